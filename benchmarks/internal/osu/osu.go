@@ -1,0 +1,140 @@
+// Package osu holds what the OSU-style benchmark programs share: the
+// message-size sweep, iteration counts, flags and the table format.
+package osu
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"strconv"
+	"strings"
+	"runtime/pprof"
+
+	"shmpi/ranks"
+)
+
+// Version is the OSU suite whose table format the programs print.
+const Version = "7.4"
+
+// Options are the flags every program takes.
+type Options struct {
+	MinSize, MaxSize int
+	Iters, Skip      int // small messages
+	ItersLarge       int
+	SkipLarge        int
+	LargeSize        int // sizes above this use the large counts
+	Window           int // bandwidth tests
+}
+
+// Parse reads -m min:max, -i iters, -x skip, -W window.
+func Parse(iters, skip, itersLarge, skipLarge int) Options {
+	o := Options{MinSize: 0, MaxSize: 4 << 20, Iters: iters, Skip: skip, ItersLarge: itersLarge, SkipLarge: skipLarge,
+		LargeSize: 8192, Window: 64}
+	m := flag.String("m", "", "message sizes min:max in bytes")
+	flag.IntVar(&o.Iters, "i", o.Iters, "iterations for small messages")
+	flag.IntVar(&o.Skip, "x", o.Skip, "warm-up iterations for small messages")
+	flag.IntVar(&o.ItersLarge, "il", o.ItersLarge, "iterations for large messages")
+	flag.IntVar(&o.Window, "W", o.Window, "window size (bandwidth tests)")
+	flag.StringVar(&threadLevel, "t", "single", "thread level: single (as OSU's MPI_Init) or multiple")
+	flag.Parse()
+	if *m != "" {
+		lo, hi, ok := strings.Cut(*m, ":")
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := strconv.Atoi(hi)
+		if !ok || err1 != nil || err2 != nil || a < 0 || b < a {
+			log.Fatalf("bad -m %q, want min:max", *m)
+		}
+		o.MinSize, o.MaxSize = a, b
+	}
+	return o
+}
+
+// Sizes is the sweep: 0, then powers of two from 1 to MaxSize.
+func (o Options) Sizes() []int {
+	var s []int
+	if o.MinSize == 0 {
+		s = append(s, 0)
+	}
+	for n := 1; n <= o.MaxSize; n *= 2 {
+		if n >= o.MinSize {
+			s = append(s, n)
+		}
+	}
+	return s
+}
+
+// Counts returns the iterations and warm-up iterations for size n.
+func (o Options) Counts(n int) (iters, skip int) {
+	if n > o.LargeSize {
+		return o.ItersLarge, o.SkipLarge
+	}
+	return o.Iters, o.Skip
+}
+
+// Header prints the OSU banner.
+func Header(title, column string) {
+	fmt.Printf("# OSU MPI %s Test v%s (shmpi)\n", title, Version)
+	fmt.Printf("# Datatype: MPI_CHAR.\n")
+	fmt.Printf("%-10s%18s\n", "# Size", column)
+}
+
+// Row prints one table row.
+func Row(size int, v float64) { fmt.Printf("%-10d%18.2f\n", size, v) }
+
+var threadLevel = "single"
+
+// Init starts the rank and checks the world has at least min ranks.
+func Init(min int) (*ranks.World, *ranks.Comm) {
+	level := ranks.ThreadSingle
+	switch threadLevel {
+	case "single":
+	case "multiple":
+		level = ranks.ThreadMultiple
+	default:
+		log.Fatalf("-t takes single or multiple, not %q", threadLevel)
+	}
+	w, err := ranks.InitThread(level)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// OSU_CPUPROFILE=prefix writes a CPU profile per rank (prefix.RANK).
+	if pre := os.Getenv("OSU_CPUPROFILE"); pre != "" {
+		f, err := os.Create(pre + "." + strconv.Itoa(w.Rank()))
+		if err != nil {
+			log.Fatal(err)
+		}
+		pprof.StartCPUProfile(f)
+		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+	}
+	if w.Size() < min {
+		fmt.Fprintf(os.Stderr, "this benchmark needs at least %d ranks: shmrun -n %d %s\n", min, min, os.Args[0])
+		w.Finalize()
+		os.Exit(1)
+	}
+	return w, w.Comm()
+}
+
+var stopProfile = func() {}
+
+// Finish stops profiling and finalizes.
+func Finish(w *ranks.World) {
+	stopProfile()
+	Must(w.Finalize())
+}
+
+// Must stops the benchmark on an error.
+func Must(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
+// Buffer returns a buffer of n bytes filled with a pattern.
+func Buffer(n int, seed byte) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = seed + byte(i)
+	}
+	return b
+}

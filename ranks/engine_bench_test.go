@@ -1,0 +1,96 @@
+package ranks
+
+import (
+	"testing"
+)
+
+// twoEngines builds a 2-rank segment and both ranks' engines in this
+// process, to measure the software cost of the message paths without a
+// cross-CPU transfer.
+func twoEngines(tb testing.TB) (*Comm, *Comm) {
+	seg, err := NewSegment(DefaultLayout(2), 2)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { seg.Close() })
+	var cs [2]*Comm
+	for r := range 2 {
+		e, err := newEngineWith(seg, r, false)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		cs[r] = e.newComm(0, identityGroup(2), "world")
+	}
+	return cs[0], cs[1]
+}
+
+// BenchmarkSendRecvInline: one 8-byte Send and its Recv, both on this
+// CPU. It is the software cost of a small message, all of it.
+func BenchmarkSendRecvInline(b *testing.B) {
+	c0, c1 := twoEngines(b)
+	buf := make([]byte, 8)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Send(c0, buf, 1, 3); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Recv(c1, buf, 0, 3); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSendThenRecv128: 128 sends, then their 128 receives, so
+// the receives find their messages already there (ns per message).
+func BenchmarkSendThenRecv128(b *testing.B) {
+	c0, c1 := twoEngines(b)
+	buf := make([]byte, 8)
+	b.ReportAllocs()
+	for b.Loop() {
+		for range 128 {
+			if err := Send(c0, buf, 1, 3); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for range 128 {
+			if _, err := Recv(c1, buf, 0, 3); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*128), "ns/msg")
+}
+
+// BenchmarkIsendIrecvWait: the nonblocking forms, one of each and Waits.
+func BenchmarkIsendIrecvWait(b *testing.B) {
+	c0, c1 := twoEngines(b)
+	sbuf := make([]byte, 8)
+	rbuf := make([]byte, 8)
+	b.ReportAllocs()
+	for b.Loop() {
+		rr, _ := Irecv(c1, rbuf, 0, 3)
+		sr, _ := Isend(c0, sbuf, 1, 3)
+		if _, err := sr.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := rr.Wait(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSendRecvChunk: a 4 KiB message through an eager chunk.
+func BenchmarkSendRecvChunk(b *testing.B) {
+	c0, c1 := twoEngines(b)
+	buf := make([]byte, 4096)
+	b.SetBytes(4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Send(c0, buf, 1, 3); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Recv(c1, buf, 0, 3); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package ranks
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Error classes. Every error an operation returns matches exactly one of
+// them with errors.Is; errors.As with *Error gives the details.
+var (
+	// ErrProcFailed: a process involved in the operation has failed.
+	ErrProcFailed = errors.New("process failed")
+	// ErrProcFailedPending: a nonblocking AnySource receive has not been
+	// matched and a potential sender has failed; the request stays
+	// pending until the failure is acknowledged (Comm.FailureAck).
+	ErrProcFailedPending = errors.New("process failed; AnySource receive still pending")
+	// ErrRevoked: the communicator has been revoked.
+	ErrRevoked = errors.New("communicator revoked")
+	// ErrPeerFinalized: the peer finalized, so the operation can never
+	// complete (an erroneous program in MPI terms; reported, not hung).
+	ErrPeerFinalized = errors.New("peer has finalized")
+
+	ErrRank      = errors.New("invalid rank")
+	ErrTag       = errors.New("invalid tag")
+	ErrCount     = errors.New("invalid count")
+	ErrBuffer    = errors.New("invalid buffer")
+	ErrType      = errors.New("invalid element type")
+	ErrTruncate  = errors.New("message truncated")
+	ErrRequest   = errors.New("invalid request")
+	ErrComm      = errors.New("invalid communicator")
+	ErrFinalized = errors.New("shmpi already finalized")
+	ErrInit      = errors.New("shmpi initialisation failed")
+	ErrArg       = errors.New("invalid argument")
+	ErrOther     = errors.New("internal error")
+)
+
+// Error is the concrete type of every error the runtime returns.
+type Error struct {
+	Class  error  // one of the Err* classes above
+	Op     string // the operation that failed, e.g. "Recv"
+	Rank   int    // the peer in the communicator, or -1
+	Failed []int  // for ErrProcFailed: failed ranks of the communicator known here
+	Detail string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("shmpi: ")
+	if e.Op != "" {
+		b.WriteString(e.Op)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Class.Error())
+	if e.Rank >= 0 {
+		fmt.Fprintf(&b, " (rank %d)", e.Rank)
+	}
+	if len(e.Failed) > 0 && !(len(e.Failed) == 1 && e.Failed[0] == e.Rank) {
+		fmt.Fprintf(&b, " (failed: %v)", e.Failed)
+	}
+	if e.Detail != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Detail)
+	}
+	return b.String()
+}
+
+// Unwrap makes errors.Is(err, ErrProcFailed) and friends work.
+func (e *Error) Unwrap() error { return e.Class }
+
+func newErr(class error, op string, rank int, detail string, args ...any) *Error {
+	if len(args) > 0 {
+		detail = fmt.Sprintf(detail, args...)
+	}
+	return &Error{Class: class, Op: op, Rank: rank, Detail: detail}
+}

@@ -1,0 +1,359 @@
+// Package launch starts and watches the ranks of a job: it creates the
+// shared segment, starts one process per rank with the segment as an
+// inherited descriptor, binds them to CPUs, captures their output, reaps
+// them, records how each one ended in the failure table and wakes the
+// survivors. shmrun and ranktest are built on it; a node agent that
+// starts local ranks itself uses it the same way.
+//
+// Ranks die with the process that started them (a parent-death signal),
+// and the segment file is unlinked as soon as it is created, so nothing is
+// left behind even when the launcher is killed with SIGKILL.
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"shmpi/ranks"
+	"shmpi/shm"
+)
+
+// Config describes a job.
+type Config struct {
+	N    int      // number of ranks
+	Path string   // program to run
+	Args []string // its arguments (without the program name)
+	Env  []string // environment; nil means the launcher's own
+	Dir  string   // working directory; "" means the launcher's
+
+	// Bind pins rank r to CPU r mod Cores (only sensible when N <= Cores).
+	Bind  bool
+	Cores int // CPUs the job runs on; 0 means runtime.NumCPU()
+
+	// Stdin feeds rank 0's standard input; the others get /dev/null.
+	Stdin io.Reader
+	// Output returns where rank r's standard output and error go. nil
+	// writers are discarded; *os.File writers are handed to the child
+	// directly, others are fed through a pipe.
+	Output func(r int) (stdout, stderr io.Writer)
+	// RankEnv adds environment entries for rank r.
+	RankEnv func(r int) []string
+
+	// Layout overrides the default segment layout for N ranks.
+	Layout *ranks.Layout
+}
+
+// Exit is one rank's end, as the launcher saw it.
+type Exit struct {
+	Rank  int
+	Pid   int
+	Code  int // exit code, or -1 if killed by a signal
+	Sig   syscall.Signal
+	Fate  ranks.Fate // the failure table's entry after the exit was recorded
+	Error error      // the wait error, if the process could not be waited for
+}
+
+// Failed reports whether the rank ended without finalizing (a failure in
+// ULFM terms).
+func (x Exit) Failed() bool { return x.Fate.State == "failed" }
+
+// Abnormal reports whether the rank failed or exited non-zero.
+func (x Exit) Abnormal() bool { return x.Failed() || x.Code != 0 }
+
+// How says how the process ended, for messages.
+func (x Exit) How() string {
+	switch {
+	case x.Error != nil:
+		return x.Error.Error()
+	case x.Sig != 0:
+		return fmt.Sprintf("killed by signal %d (%v)", int(x.Sig), x.Sig)
+	case x.Fate.State == "failed":
+		return fmt.Sprintf("exited with code %d without finalizing", x.Code)
+	case x.Fate.State == "unstarted" && x.Code == 0:
+		return "exited with code 0 (never called Init)"
+	default:
+		return fmt.Sprintf("exited with code %d", x.Code)
+	}
+}
+
+// Job is a running job.
+type Job struct {
+	cfg   Config
+	seg   *shm.Segment
+	procs []*os.Process
+	exits chan Exit
+	done  chan struct{}
+
+	mu      sync.Mutex
+	results []Exit
+	alive   int
+	copies  sync.WaitGroup
+	closers []io.Closer
+}
+
+// Start creates the segment and starts every rank.
+func Start(cfg Config) (*Job, error) {
+	if cfg.N <= 0 {
+		return nil, fmt.Errorf("launch: need at least one rank, got %d", cfg.N)
+	}
+	if cfg.Cores <= 0 {
+		cfg.Cores = runtime.NumCPU()
+	}
+	lay := ranks.DefaultLayout(cfg.N)
+	if cfg.Layout != nil {
+		lay = *cfg.Layout
+		lay.Ranks = cfg.N
+	}
+	seg, err := ranks.NewSegment(lay, cfg.Cores)
+	if err != nil {
+		return nil, err
+	}
+	j := &Job{cfg: cfg, seg: seg, procs: make([]*os.Process, cfg.N), exits: make(chan Exit, cfg.N),
+		done: make(chan struct{}), results: make([]Exit, cfg.N), alive: cfg.N}
+	started := make(chan error, 1)
+	// The parent-death signal is tied to the thread that forks, so every
+	// rank is started from one locked thread that lives until the job
+	// ends.
+	go j.keeper(started)
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+func (j *Job) keeper(started chan<- error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var orig unix.CPUSet
+	bind := j.cfg.Bind && unix.SchedGetaffinity(0, &orig) == nil
+	var cpus []int
+	if bind {
+		for c := range 1024 {
+			if orig.IsSet(c) {
+				cpus = append(cpus, c)
+			}
+		}
+		bind = len(cpus) > 0
+	}
+	for r := range j.cfg.N {
+		if bind {
+			var set unix.CPUSet
+			set.Set(cpus[r%len(cpus)])
+			unix.SchedSetaffinity(0, &set) // the child inherits it
+		}
+		if err := j.startRank(r); err != nil {
+			if bind {
+				unix.SchedSetaffinity(0, &orig)
+			}
+			for i := range r {
+				j.procs[i].Kill()
+			}
+			for i := range r {
+				j.procs[i].Wait()
+			}
+			j.seg.Close()
+			started <- fmt.Errorf("launch: start rank %d: %w", r, err)
+			return
+		}
+	}
+	if bind {
+		unix.SchedSetaffinity(0, &orig)
+	}
+	for r := range j.cfg.N {
+		go j.reap(r)
+	}
+	started <- nil
+	<-j.done // keep this thread (and the parent-death link) until the end
+}
+
+func (j *Job) startRank(r int) error {
+	cmd := exec.Command(j.cfg.Path, j.cfg.Args...)
+	cmd.Dir = j.cfg.Dir
+	env := j.cfg.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = append(append([]string(nil), env...), ranks.RankEnv(j.seg, r, 3)...)
+	if j.cfg.RankEnv != nil {
+		env = append(env, j.cfg.RankEnv(r)...)
+	}
+	cmd.Env = env
+	cmd.ExtraFiles = []*os.File{j.seg.File()}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var toClose []*os.File
+	if r == 0 && j.cfg.Stdin != nil {
+		if f, ok := j.cfg.Stdin.(*os.File); ok {
+			cmd.Stdin = f
+		} else {
+			pr, pw, err := os.Pipe()
+			if err != nil {
+				return err
+			}
+			cmd.Stdin = pr
+			toClose = append(toClose, pr)
+			go func() { io.Copy(pw, j.cfg.Stdin); pw.Close() }()
+		}
+	}
+	if j.cfg.Output != nil {
+		o, e := j.cfg.Output(r)
+		for i, w := range []io.Writer{o, e} {
+			var f *os.File
+			switch w := w.(type) {
+			case nil:
+				continue
+			case *os.File:
+				f = w
+			default:
+				pr, pw, err := os.Pipe()
+				if err != nil {
+					return err
+				}
+				f = pw
+				toClose = append(toClose, pw)
+				j.copies.Add(1)
+				go func() {
+					defer j.copies.Done()
+					io.Copy(w, pr)
+					pr.Close()
+				}()
+			}
+			if i == 0 {
+				cmd.Stdout = f
+			} else {
+				cmd.Stderr = f
+			}
+		}
+	}
+	err := cmd.Start()
+	for _, f := range toClose {
+		f.Close() // the child has its copies
+	}
+	if err != nil {
+		ranks.DeclareFailed(j.seg, r)
+		return err
+	}
+	j.procs[r] = cmd.Process
+	return nil
+}
+
+func (j *Job) reap(r int) {
+	p := j.procs[r]
+	ps, err := p.Wait()
+	x := Exit{Rank: r, Pid: p.Pid, Code: -1}
+	if err != nil {
+		x.Error = err
+	} else if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+		if ws.Signaled() {
+			x.Sig = ws.Signal()
+		} else {
+			x.Code = ws.ExitStatus()
+		}
+	}
+	x.Fate = ranks.RecordExit(j.seg, r, ranks.Exit{Code: x.Code, Signal: int(x.Sig)})
+	j.mu.Lock()
+	j.results[r] = x
+	j.alive--
+	last := j.alive == 0
+	j.mu.Unlock()
+	j.exits <- x
+	if last {
+		j.seg.MarkClosed()
+		close(j.done)
+	}
+}
+
+// Exits delivers each rank's exit as it happens (N in all).
+func (j *Job) Exits() <-chan Exit { return j.exits }
+
+// Done is closed when every rank has exited.
+func (j *Job) Done() <-chan struct{} { return j.done }
+
+// Wait waits for every rank and its output, and returns their exits in
+// rank order. It releases the segment.
+func (j *Job) Wait() []Exit {
+	<-j.done
+	j.copies.Wait()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.seg != nil {
+		j.seg.Close()
+		j.seg = nil
+	}
+	return append([]Exit(nil), j.results...)
+}
+
+// WaitTimeout is Wait with a deadline; ok is false if it passed (the job
+// is still running).
+func (j *Job) WaitTimeout(d time.Duration) ([]Exit, bool) {
+	select {
+	case <-j.done:
+		return j.Wait(), true
+	case <-time.After(d):
+		return nil, false
+	}
+}
+
+// Signal sends sig to rank r.
+func (j *Job) Signal(r int, sig os.Signal) error {
+	if r < 0 || r >= len(j.procs) {
+		return fmt.Errorf("launch: no rank %d", r)
+	}
+	err := j.procs[r].Signal(sig)
+	if errors.Is(err, os.ErrProcessDone) {
+		return nil
+	}
+	return err
+}
+
+// SignalAll sends sig to every rank still running.
+func (j *Job) SignalAll(sig os.Signal) {
+	for r := range j.procs {
+		j.Signal(r, sig)
+	}
+}
+
+// Kill kills every rank with SIGKILL.
+func (j *Job) Kill() { j.SignalAll(syscall.SIGKILL) }
+
+// Pid is rank r's process id.
+func (j *Job) Pid(r int) int { return j.procs[r].Pid }
+
+// Fates reads the failure table: what each rank is doing or how it ended.
+// It is valid until Wait returns.
+func (j *Job) Fates() []ranks.Fate {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.seg == nil {
+		return nil
+	}
+	fs := make([]ranks.Fate, j.cfg.N)
+	for r := range fs {
+		fs[r] = ranks.FateOf(j.seg, r)
+	}
+	return fs
+}
+
+// Running lists the ranks that have not exited.
+func (j *Job) Running() []int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []int
+	for r, x := range j.results {
+		if x.Pid == 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// SegmentSize is the size of the job's shared segment in bytes.
+func (j *Job) SegmentSize() int { return j.seg.Size() }

@@ -1,0 +1,478 @@
+package ranks
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"shmpi/ring"
+	"shmpi/shm"
+)
+
+// The segment of a job holds these areas, in this order (shm places them;
+// every record starts on a cache line, chunk data on a page):
+//
+//	area      records    stride                 what
+//	global    1          256 B                  the change epoch
+//	ctl       N          256 B                  per-rank control block
+//	inbox     N          128 B + InboxSlots*64 B per-rank MPSC message ring
+//	hs        N          HSSlots*128 B          per-rank handshake slots
+//	chunkst   N          ChunkCount*8 B (→64)   per-rank chunk owner words
+//	chunks    N          ChunkCount*ChunkSize   per-rank eager chunk data
+//
+// Every area grows linearly with N: nothing is allocated per pair of
+// ranks. The sizes are stored in the header parameters, so a rank reads
+// them from the segment rather than assuming them.
+const (
+	areaGlobal = iota
+	areaCtl
+	areaInbox
+	areaHS
+	areaChunkState
+	areaChunks
+	numAreas
+)
+
+// Header parameter indices.
+const (
+	paramInboxSlots = iota
+	paramHSSlots
+	paramChunkCount
+	paramChunkSize
+)
+
+// Default layout parameters. The eager chunk size is the cut-off between
+// the copy-through-the-segment protocol and single-copy; see README.md for
+// the measurement behind it.
+const (
+	DefaultInboxSlots = 256
+	DefaultHSSlots    = 64
+	DefaultChunkCount = 16
+	DefaultChunkSize  = 16 << 10
+)
+
+// Global record layout (256 bytes):
+//
+//	+0   epoch uint64  bumped by every failure and every finalize; every
+//	                   wait loop compares it with the value it last saw
+//	+8   (pad to 256: the epoch line is read by all and written rarely)
+const globalStride = 256
+
+// Per-rank control block layout (256 bytes, 4 cache lines):
+//
+//	line 0: the rank's fate; written at init and finalize by the rank and
+//	        at death by whoever detects it
+//	  +0   state    uint32  stUnstarted / stAlive / stFinalized / stFailed
+//	  +4   pid      uint32  set by the rank at Init
+//	  +8   cause    uint32  how a failure was detected (cause*)
+//	  +12  exitCode int32   set by the launcher when it reaps the process, else -1
+//	  +16  signal   int32   signal that killed it, 0 if none
+//	  +20  detector int32   rank that declared the failure, -1 for the launcher
+//	  +24  failedAt int64   wall-clock ns of the declaration
+//	  +32  reaped   uint32  1 once the launcher has recorded the exit status
+//	line 1: the robust-futex liveness entry (shm.LivenessEntry, 16 bytes)
+//	  +64  next     uint64
+//	  +72  word     uint32  TID | FUTEX_WAITERS, | FUTEX_OWNER_DIED at death
+//	line 2: the doorbell the rank sleeps on, written by whoever gives it work
+//	  +128 doorbell uint32
+//	line 3: what the rank is blocked in, for deadline reports; only the rank
+//	        writes it, and only when it starts to wait
+//	  +192 op       uint32  opCode
+//	  +196 peer     int32   communicator rank it waits on, or AnySource
+//	  +200 tag      int32
+//	  +204 ctx      uint32  communicator context id
+//	  +208 since    int64   wall-clock ns when the wait began
+//	  +216 count    uint64  blocking waits begun so far
+//	  +224 announce uint64  the inbox position this rank is claiming (see
+//	                        package ring); written on every send, read by
+//	                        a consumer only when a claimed slot stays empty
+const (
+	ctlStride = 256
+
+	offState    = 0
+	offPid      = 4
+	offCause    = 8
+	offExit     = 12
+	offSignal   = 16
+	offDetector = 20
+	offFailedAt = 24
+	offReaped   = 32
+	offLiveness = 64
+	offDoorbell = 128
+	offOp       = 192
+	offOpPeer   = 196
+	offOpTag    = 200
+	offOpCtx    = 204
+	offOpSince  = 208
+	offOpCount  = 216
+	offAnnounce = 224
+)
+
+// Rank states in the failure table.
+const (
+	stUnstarted = 0
+	stAlive     = 1
+	stFinalized = 2
+	stFailed    = 3
+)
+
+// How a failure was detected.
+const (
+	causeNone   = 0
+	causeRobust = 1 // the kernel marked the liveness word FUTEX_OWNER_DIED
+	causeExit   = 2 // the launcher reaped the process before anyone else saw it
+)
+
+// Handshake slot layout (128 bytes, 2 cache lines), owned by the sender;
+// it carries a synchronous send's acknowledgement or a large message's
+// rendezvous:
+//
+//	line 0:
+//	  +0   state   uint32  hsFree / hsPosted / hsPipe / hsDone
+//	  +4   gen     uint32  bumped on each use; descriptors carry it
+//	  +8   dest    uint32  world rank of the receiver
+//	  +12  (pad)
+//	  +16  addr    uint64  the sender's buffer, in the sender's address space
+//	  +24  length  uint64  bytes offered
+//	  +32  accept  uint64  bytes the receiver takes (min of length and its buffer)
+//	line 1: the pipelined fallback when cross-process copy is refused
+//	  +64  pipeTail uint32  entries the sender has filled
+//	  +68  pipeHead uint32  entries the receiver has drained
+//	  +72  pipe     [4]{chunk uint32, len uint32}
+const (
+	hsStride   = 128
+	hsState    = 0
+	hsGen      = 4
+	hsDest     = 8
+	hsAddr     = 16
+	hsLength   = 24
+	hsAccept   = 32
+	hsPipeTail = 64
+	hsPipeHead = 68
+	hsPipe     = 72
+	hsPipeLen  = 4
+)
+
+// Handshake states.
+const (
+	hsFree   = 0
+	hsPosted = 1 // descriptor sent, not matched yet
+	hsPipe_  = 2 // matched; the receiver asks for a pipelined copy
+	hsDone   = 3 // the receiver has matched (sync) or copied (rendezvous)
+)
+
+// Message descriptor, the payload of an inbox ring slot (56 bytes):
+//
+//	+0   ctx   uint32  communicator context id
+//	+4   tag   int32
+//	+8   kind  uint8   kInline / kChunk / kRndv
+//	+9   flags uint8   fSync: acknowledge the match through handshake hs
+//	+10  hs    uint16  handshake slot index in the sender's table
+//	+12  len   uint32  bytes carried (inline, chunk)
+//	+16  gen   uint32  handshake generation
+//	+20  data  [36]byte  inline payload; chunk: index uint32; rndv: length uint64
+const (
+	dCtx   = 0
+	dTag   = 4
+	dKind  = 8
+	dFlags = 9
+	dHS    = 10
+	dLen   = 12
+	dGen   = 16
+	dData  = 20
+
+	inlineMax = ring.PayloadSize - dData // 36 bytes
+
+	kInline = 1
+	kChunk  = 2
+	kRndv   = 3
+
+	fSync = 1
+)
+
+// Layout is the set of sizes a segment was built with.
+type Layout struct {
+	Ranks      int
+	InboxSlots int
+	HSSlots    int
+	ChunkCount int
+	ChunkSize  int
+}
+
+// DefaultLayout is the layout for n ranks.
+func DefaultLayout(n int) Layout {
+	return Layout{Ranks: n, InboxSlots: DefaultInboxSlots, HSSlots: DefaultHSSlots,
+		ChunkCount: DefaultChunkCount, ChunkSize: DefaultChunkSize}
+}
+
+func (l Layout) spec(cores int) shm.Spec {
+	n := l.Ranks
+	sp := shm.Spec{Ranks: n, Cores: cores}
+	sp.Areas = make([]shm.AreaSpec, numAreas)
+	sp.Areas[areaGlobal] = shm.AreaSpec{Count: 1, Stride: globalStride}
+	sp.Areas[areaCtl] = shm.AreaSpec{Count: n, Stride: ctlStride}
+	sp.Areas[areaInbox] = shm.AreaSpec{Count: n, Stride: ring.Bytes(l.InboxSlots)}
+	sp.Areas[areaHS] = shm.AreaSpec{Count: n, Stride: l.HSSlots * hsStride}
+	sp.Areas[areaChunkState] = shm.AreaSpec{Count: n, Stride: (l.ChunkCount*8 + 63) &^ 63}
+	sp.Areas[areaChunks] = shm.AreaSpec{Count: n, Stride: l.ChunkCount * l.ChunkSize, Align: shm.PageSize}
+	sp.Params[paramInboxSlots] = uint64(l.InboxSlots)
+	sp.Params[paramHSSlots] = uint64(l.HSSlots)
+	sp.Params[paramChunkCount] = uint64(l.ChunkCount)
+	sp.Params[paramChunkSize] = uint64(l.ChunkSize)
+	return sp
+}
+
+func (l Layout) check() error {
+	if l.Ranks <= 0 || l.Ranks > ring.MaxProducer {
+		return fmt.Errorf("ranks: bad rank count %d", l.Ranks)
+	}
+	if l.InboxSlots < 2 || l.InboxSlots&(l.InboxSlots-1) != 0 || l.HSSlots < 1 || l.HSSlots > 1<<16 ||
+		l.ChunkCount < 1 || l.ChunkSize < 4096 || l.ChunkSize%shm.PageSize != 0 {
+		return fmt.Errorf("ranks: bad layout %+v", l)
+	}
+	return nil
+}
+
+// NewSegment creates the shared segment for a job of l.Ranks ranks that
+// runs on cores CPUs. Launchers (shmrun, ranktest, a node agent) call it,
+// then pass Segment.File() and JobID to the ranks (see Env).
+func NewSegment(l Layout, cores int) (*shm.Segment, error) {
+	if err := l.check(); err != nil {
+		return nil, err
+	}
+	seg, err := shm.Create(l.spec(cores))
+	if err != nil {
+		return nil, err
+	}
+	t := newTable(seg)
+	for r := range t.n {
+		t.ctl(r, offExit).Store(^uint32(0)) // exit code unknown
+		t.ctl(r, offDetector).Store(^uint32(0))
+	}
+	return seg, nil
+}
+
+// SegmentLayout reads back the layout a segment was built with.
+func SegmentLayout(seg *shm.Segment) Layout {
+	return Layout{
+		Ranks:      seg.Ranks(),
+		InboxSlots: int(seg.Param(paramInboxSlots)),
+		HSSlots:    int(seg.Param(paramHSSlots)),
+		ChunkCount: int(seg.Param(paramChunkCount)),
+		ChunkSize:  int(seg.Param(paramChunkSize)),
+	}
+}
+
+// table is a process's typed view of the shared failure table and
+// control blocks. It is what launchers and ranks share.
+type table struct {
+	seg   *shm.Segment
+	n     int
+	epoch *atomic.Uint64
+	ctl0  uint64
+}
+
+func newTable(seg *shm.Segment) *table {
+	return &table{
+		seg:   seg,
+		n:     seg.Ranks(),
+		epoch: seg.U64(seg.Area(areaGlobal).Off),
+		ctl0:  seg.Area(areaCtl).Off,
+	}
+}
+
+func (t *table) ctl(r int, off uint64) *atomic.Uint32 {
+	return t.seg.U32(t.ctl0 + uint64(r)*ctlStride + off)
+}
+
+func (t *table) ctl64(r int, off uint64) *atomic.Uint64 {
+	return t.seg.U64(t.ctl0 + uint64(r)*ctlStride + off)
+}
+
+func (t *table) liveness(r int) *shm.LivenessEntry {
+	return (*shm.LivenessEntry)(t.seg.Ptr(t.ctl0 + uint64(r)*ctlStride + offLiveness))
+}
+
+func (t *table) doorbell(r int) shm.Doorbell {
+	return shm.NewDoorbell(t.ctl(r, offDoorbell))
+}
+
+func (t *table) state(r int) uint32 { return t.ctl(r, offState).Load() }
+
+// bump publishes a change of the table: every waiter re-checks.
+func (t *table) bump() {
+	t.epoch.Add(1)
+	for r := range t.n {
+		t.doorbell(r).Ring()
+	}
+}
+
+// declareFailed moves rank r to stFailed unless it already ended, and
+// tells everyone. It reports whether this call made the change.
+func (t *table) declareFailed(r int, cause uint32, detector int) bool {
+	st := t.ctl(r, offState)
+	for {
+		v := st.Load()
+		if v == stFailed || v == stFinalized {
+			return false
+		}
+		if st.CompareAndSwap(v, stFailed) {
+			break
+		}
+	}
+	t.ctl(r, offCause).Store(cause)
+	t.ctl(r, offDetector).Store(uint32(int32(detector)))
+	t.ctl64(r, offFailedAt).Store(uint64(time.Now().UnixNano()))
+	t.bump()
+	return true
+}
+
+// checkLiveness declares every rank whose liveness word the kernel marked
+// dead. It is the backstop when no watcher was woken.
+func (t *table) checkLiveness(detector int) {
+	for r := range t.n {
+		if t.state(r) == stAlive && shm.Dead(t.liveness(r).Word.Load()) {
+			t.declareFailed(r, causeRobust, detector)
+		}
+	}
+}
+
+// Exit is what a launcher learned when it reaped a rank's process.
+type Exit struct {
+	Code   int // exit code, or -1 if killed by a signal
+	Signal int // the signal that killed it, or 0
+}
+
+// Fate is what became of a rank, as the failure table records it.
+type Fate struct {
+	Rank      int
+	State     string // "unstarted", "alive", "finalized" or "failed"
+	Cause     string // for a failure: "robust-futex" or "exit"
+	Detector  int    // rank that declared the failure, -1 for the launcher
+	ExitCode  int    // -1 if unknown or killed by a signal
+	Signal    int
+	Reaped    bool
+	Op        string // the operation it was last blocked in
+	OpPeer    int
+	OpTag     int
+	OpSince   time.Time
+	OpCount   uint64
+	Finalized bool
+}
+
+// RecordExit is called by a launcher when rank r's process has exited. An
+// exit without Finalize, for any reason, is a failure: the table is marked
+// and every rank woken. It returns the rank's fate.
+func RecordExit(seg *shm.Segment, r int, ex Exit) Fate {
+	t := newTable(seg)
+	t.ctl(r, offExit).Store(uint32(int32(ex.Code)))
+	t.ctl(r, offSignal).Store(uint32(int32(ex.Signal)))
+	t.ctl(r, offReaped).Store(1)
+	if st := t.state(r); st == stAlive || (st == stUnstarted && (ex.Code != 0 || ex.Signal != 0)) {
+		t.declareFailed(r, causeExit, -1)
+	}
+	return FateOf(seg, r)
+}
+
+// DeclareFailed lets a launcher mark a rank that will never run (it could
+// not be started) as failed.
+func DeclareFailed(seg *shm.Segment, r int) { newTable(seg).declareFailed(r, causeExit, -1) }
+
+// FateOf reads rank r's entry in the failure table.
+func FateOf(seg *shm.Segment, r int) Fate {
+	t := newTable(seg)
+	f := Fate{Rank: r, Detector: int(int32(t.ctl(r, offDetector).Load())),
+		ExitCode: int(int32(t.ctl(r, offExit).Load())), Signal: int(int32(t.ctl(r, offSignal).Load())),
+		Reaped: t.ctl(r, offReaped).Load() == 1}
+	switch t.state(r) {
+	case stUnstarted:
+		f.State = "unstarted"
+	case stAlive:
+		f.State = "alive"
+	case stFinalized:
+		f.State = "finalized"
+		f.Finalized = true
+	case stFailed:
+		f.State = "failed"
+	}
+	switch t.ctl(r, offCause).Load() {
+	case causeRobust:
+		f.Cause = "robust-futex"
+	case causeExit:
+		f.Cause = "exit"
+	}
+	f.Op = opCode(t.ctl(r, offOp).Load()).String()
+	f.OpPeer = int(int32(t.ctl(r, offOpPeer).Load()))
+	f.OpTag = int(int32(t.ctl(r, offOpTag).Load()))
+	if ns := int64(t.ctl64(r, offOpSince).Load()); ns != 0 {
+		f.OpSince = time.Unix(0, ns)
+	}
+	f.OpCount = t.ctl64(r, offOpCount).Load()
+	return f
+}
+
+// String describes where a rank is, for deadline reports.
+func (f Fate) String() string {
+	s := fmt.Sprintf("rank %d: %s", f.Rank, f.State)
+	if f.State == "failed" {
+		s += " (detected by " + f.Cause + ")"
+	}
+	if f.Op != "none" && f.Op != "" {
+		s += fmt.Sprintf("; last blocked in %s", f.Op)
+		if f.OpPeer != -100 {
+			s += fmt.Sprintf("(peer=%s, tag=%s)", peerString(f.OpPeer), tagString(f.OpTag))
+		}
+		if !f.OpSince.IsZero() {
+			s += fmt.Sprintf(" since %v ago", time.Since(f.OpSince).Round(time.Millisecond))
+		}
+	}
+	return s
+}
+
+func peerString(p int) string {
+	switch p {
+	case AnySource:
+		return "any"
+	case ProcNull:
+		return "null"
+	}
+	return fmt.Sprint(p)
+}
+
+func tagString(t int) string {
+	if t == AnyTag {
+		return "any"
+	}
+	return fmt.Sprint(t)
+}
+
+// opCode names the blocking operation a rank is in (control block line 3).
+type opCode uint32
+
+const (
+	opNone opCode = iota
+	opSend
+	opSsend
+	opRecv
+	opProbe
+	opWait
+	opWaitAll
+	opWaitAny
+	opWaitSome
+	opSendrecv
+	opFinalize
+	opInit
+	opColl // collectives record their own names through SetOp
+)
+
+var opNames = [...]string{"none", "Send", "Ssend", "Recv", "Probe", "Wait", "WaitAll", "WaitAny", "WaitSome", "Sendrecv", "Finalize", "Init", "collective"}
+
+func (o opCode) String() string {
+	if int(o) < len(opNames) {
+		return opNames[o]
+	}
+	return fmt.Sprintf("op%d", o)
+}
+
+func ptrAdd(p unsafe.Pointer, off uintptr) unsafe.Pointer { return unsafe.Add(p, off) }

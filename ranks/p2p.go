@@ -1,0 +1,392 @@
+package ranks
+
+import (
+	"unsafe"
+)
+
+// Point-to-point operations. Buffers are slices of any plain element type
+// T (numbers, bool, and arrays and structs of them); []byte always works.
+// Ranks are ranks of the communicator; tags are 0..TagUB. Messages from
+// one sender on one communicator are matched in the order they were sent.
+// A nil or empty slice is a message of zero elements.
+
+func argsOf[T any](buf []T, op string) (unsafe.Pointer, int, int, error) {
+	sz, err := elemSize[T]()
+	if err != nil {
+		if e, ok := err.(*Error); ok {
+			return nil, 0, 0, &Error{Class: e.Class, Op: op, Rank: -1, Detail: e.Detail}
+		}
+		return nil, 0, 0, err
+	}
+	p, n := bytesOf(buf, sz)
+	return p, n, sz, nil
+}
+
+func rawArgs(p unsafe.Pointer, count, elemSize int, op string) (int, error) {
+	switch {
+	case count < 0:
+		return 0, newErr(ErrCount, op, -1, "negative count %d", count)
+	case elemSize <= 0:
+		return 0, newErr(ErrCount, op, -1, "element size %d", elemSize)
+	case p == nil && count > 0:
+		return 0, newErr(ErrBuffer, op, -1, "nil buffer with count %d", count)
+	}
+	return count * elemSize, nil
+}
+
+// checkPeer validates a destination (send) or source (receive) rank and a
+// tag, under the engine lock.
+func (c *Comm) checkPeer(peer, tag int, recv bool, op string) error {
+	if err := c.usable(op); err != nil {
+		return err
+	}
+	if peer != ProcNull && (peer < 0 || peer >= c.size) && !(recv && peer == AnySource) {
+		return newErr(ErrRank, op, -1, "rank %d in a communicator of %d", peer, c.size)
+	}
+	if (tag < 0 || tag > TagUB) && !(recv && tag == AnyTag) {
+		return newErr(ErrTag, op, -1, "tag %d", tag)
+	}
+	return nil
+}
+
+func nilComm(op string) error { return newErr(ErrComm, op, -1, "nil communicator") }
+
+// newOp builds a request under the engine lock.
+func (c *Comm) newOp(r *Request, send, sync bool, p unsafe.Pointer, n, esize, peer, tag int, op string) {
+	r.c, r.op, r.send, r.sync = c, op, send, sync
+	r.buf, r.nbytes, r.esize, r.peer, r.tag = p, n, esize, peer, tag
+	r.anySrc = !send && peer == AnySource
+	r.wpeer = -1
+	if peer >= 0 {
+		r.wpeer = c.group[peer]
+	}
+	r.persistent, r.active, r.freed, r.blocking = false, false, false, false
+	r.reset()
+}
+
+// send is the blocking send shared by Send, Ssend and SendPtr.
+func (c *Comm) send(p unsafe.Pointer, n, esize, dest, tag int, sync bool, op string) error {
+	if c == nil {
+		return nilComm(op)
+	}
+	e := c.e
+	e.lock()
+	if err := c.checkPeer(dest, tag, false, op); err != nil {
+		e.unlock()
+		return err
+	}
+	if !sync && n <= inlineMax && dest >= 0 && e.sendInline(c, c.group[dest], p, n, tag) {
+		e.unlockFence() // orders the publish before the doorbell load
+		e.dbs[c.group[dest]].Ring()
+		return nil
+	}
+	r := e.getReq()
+	c.newOp(r, true, sync, p, n, esize, dest, tag, op)
+	r.blocking = true
+	e.startSend(r)
+	code := opSend
+	if sync {
+		code = opSsend
+	}
+	if !r.done {
+		e.block(func() bool { return r.done }, code, dest, tag, c.ctx)
+	}
+	err := r.st.Err
+	e.putReq(r)
+	e.unlock()
+	return err
+}
+
+// recv is the blocking receive shared by Recv and RecvPtr.
+func (c *Comm) recv(p unsafe.Pointer, n, esize, src, tag int, op string) (Status, error) {
+	if c == nil {
+		return Status{}, nilComm(op)
+	}
+	e := c.e
+	e.lock()
+	if err := c.checkPeer(src, tag, true, op); err != nil {
+		e.unlock()
+		return Status{}, err
+	}
+	if src != ProcNull && e.quiet(c) && (src == AnySource || !e.gone[c.group[src]]) {
+		var st Status
+		if e.recvFast(c, p, n, esize, src, tag, &st) {
+			e.unlock()
+			return st, st.Err
+		}
+	}
+	r := e.getReq()
+	c.newOp(r, false, false, p, n, esize, src, tag, op)
+	r.blocking = true
+	e.startRecv(r)
+	if !r.done {
+		failedPending := false
+		e.block(func() bool {
+			if r.done {
+				return true
+			}
+			failedPending = r.anySrc && e.drained && c.unacked()
+			return failedPending
+		}, opRecv, src, tag, c.ctx)
+		if !r.done && failedPending {
+			// A blocking AnySource receive reports the failure and is
+			// withdrawn (MPI_ERR_PROC_FAILED).
+			r.unlink()
+			e.complete(r, &Error{Class: ErrProcFailed, Op: op, Rank: -1, Failed: c.failedRanks(len(e.failedOrder)),
+				Detail: "a potential sender failed (AnySource receive); acknowledge with FailureAck"})
+		}
+	}
+	st := r.st
+	e.putReq(r)
+	e.unlock()
+	return st, st.Err
+}
+
+// isend starts a nonblocking send (or creates a persistent one).
+func (c *Comm) isend(p unsafe.Pointer, n, esize, dest, tag int, sync, persistent bool, op string) (*Request, error) {
+	if c == nil {
+		return nil, nilComm(op)
+	}
+	e := c.e
+	e.lock()
+	defer e.unlock()
+	if err := c.checkPeer(dest, tag, false, op); err != nil {
+		return nil, err
+	}
+	r := &Request{e: e}
+	c.newOp(r, true, sync, p, n, esize, dest, tag, op)
+	r.persistent = persistent
+	if !persistent {
+		e.startSend(r)
+	}
+	return r, nil
+}
+
+func (c *Comm) irecv(p unsafe.Pointer, n, esize, src, tag int, persistent bool, op string) (*Request, error) {
+	if c == nil {
+		return nil, nilComm(op)
+	}
+	e := c.e
+	e.lock()
+	defer e.unlock()
+	if err := c.checkPeer(src, tag, true, op); err != nil {
+		return nil, err
+	}
+	r := &Request{e: e}
+	c.newOp(r, false, false, p, n, esize, src, tag, op)
+	r.persistent = persistent
+	if !persistent {
+		e.startRecv(r)
+	}
+	return r, nil
+}
+
+// Send sends buf to rank dest with tag. It returns once buf may be
+// reused: small messages are buffered, large ones wait for the receiver.
+func Send[T any](c *Comm, buf []T, dest, tag int) error {
+	p, n, sz, err := argsOf(buf, "Send")
+	if err != nil {
+		return err
+	}
+	return c.send(p, n, sz, dest, tag, false, "Send")
+}
+
+// Ssend sends buf and returns only once a matching receive has started.
+func Ssend[T any](c *Comm, buf []T, dest, tag int) error {
+	p, n, sz, err := argsOf(buf, "Ssend")
+	if err != nil {
+		return err
+	}
+	return c.send(p, n, sz, dest, tag, true, "Ssend")
+}
+
+// Recv receives a message from rank src (or AnySource) with tag (or
+// AnyTag) into buf. A longer message is truncated: buf gets its first
+// len(buf) elements and the error is ErrTruncate.
+func Recv[T any](c *Comm, buf []T, src, tag int) (Status, error) {
+	p, n, sz, err := argsOf(buf, "Recv")
+	if err != nil {
+		return Status{}, err
+	}
+	return c.recv(p, n, sz, src, tag, "Recv")
+}
+
+// Isend starts a send and returns at once. buf must not change until the
+// request completes. Failures are reported at completion, never here.
+func Isend[T any](c *Comm, buf []T, dest, tag int) (*Request, error) {
+	p, n, sz, err := argsOf(buf, "Isend")
+	if err != nil {
+		return nil, err
+	}
+	return c.isend(p, n, sz, dest, tag, false, false, "Isend")
+}
+
+// Issend starts a synchronous send.
+func Issend[T any](c *Comm, buf []T, dest, tag int) (*Request, error) {
+	p, n, sz, err := argsOf(buf, "Issend")
+	if err != nil {
+		return nil, err
+	}
+	return c.isend(p, n, sz, dest, tag, true, false, "Issend")
+}
+
+// Irecv starts a receive and returns at once.
+func Irecv[T any](c *Comm, buf []T, src, tag int) (*Request, error) {
+	p, n, sz, err := argsOf(buf, "Irecv")
+	if err != nil {
+		return nil, err
+	}
+	return c.irecv(p, n, sz, src, tag, false, "Irecv")
+}
+
+// SendInit creates a persistent send; Start begins each instance.
+func SendInit[T any](c *Comm, buf []T, dest, tag int) (*Request, error) {
+	p, n, sz, err := argsOf(buf, "SendInit")
+	if err != nil {
+		return nil, err
+	}
+	return c.isend(p, n, sz, dest, tag, false, true, "SendInit")
+}
+
+// SsendInit creates a persistent synchronous send.
+func SsendInit[T any](c *Comm, buf []T, dest, tag int) (*Request, error) {
+	p, n, sz, err := argsOf(buf, "SsendInit")
+	if err != nil {
+		return nil, err
+	}
+	return c.isend(p, n, sz, dest, tag, true, true, "SsendInit")
+}
+
+// RecvInit creates a persistent receive.
+func RecvInit[T any](c *Comm, buf []T, src, tag int) (*Request, error) {
+	p, n, sz, err := argsOf(buf, "RecvInit")
+	if err != nil {
+		return nil, err
+	}
+	return c.irecv(p, n, sz, src, tag, true, "RecvInit")
+}
+
+// Sendrecv sends sbuf to dest and receives into rbuf from src, without
+// deadlock whatever the other side does first.
+func Sendrecv[T, U any](c *Comm, sbuf []T, dest, stag int, rbuf []U, src, rtag int) (Status, error) {
+	rp, rn, rsz, err := argsOf(rbuf, "Sendrecv")
+	if err != nil {
+		return Status{}, err
+	}
+	sp, sn, ssz, err := argsOf(sbuf, "Sendrecv")
+	if err != nil {
+		return Status{}, err
+	}
+	rr, err := c.irecv(rp, rn, rsz, src, rtag, false, "Sendrecv")
+	if err != nil {
+		return Status{}, err
+	}
+	if err := c.send(sp, sn, ssz, dest, stag, false, "Sendrecv"); err != nil {
+		rr.Cancel()
+		rr.Wait()
+		return Status{}, err
+	}
+	return rr.Wait()
+}
+
+// SendPtr, RecvPtr, IsendPtr and IrecvPtr take raw memory, for callers
+// that hold buffers outside Go's heap (mmap'd or C memory) or bind other
+// languages. count is in elements of elemSize bytes.
+
+// SendPtr is Send for raw memory.
+func SendPtr(c *Comm, p unsafe.Pointer, count, elemSize, dest, tag int) error {
+	n, err := rawArgs(p, count, elemSize, "Send")
+	if err != nil {
+		return err
+	}
+	return c.send(p, n, elemSize, dest, tag, false, "Send")
+}
+
+// RecvPtr is Recv for raw memory.
+func RecvPtr(c *Comm, p unsafe.Pointer, count, elemSize, src, tag int) (Status, error) {
+	n, err := rawArgs(p, count, elemSize, "Recv")
+	if err != nil {
+		return Status{}, err
+	}
+	return c.recv(p, n, elemSize, src, tag, "Recv")
+}
+
+// IsendPtr is Isend for raw memory.
+func IsendPtr(c *Comm, p unsafe.Pointer, count, elemSize, dest, tag int) (*Request, error) {
+	n, err := rawArgs(p, count, elemSize, "Isend")
+	if err != nil {
+		return nil, err
+	}
+	return c.isend(p, n, elemSize, dest, tag, false, false, "Isend")
+}
+
+// IrecvPtr is Irecv for raw memory.
+func IrecvPtr(c *Comm, p unsafe.Pointer, count, elemSize, src, tag int) (*Request, error) {
+	n, err := rawArgs(p, count, elemSize, "Irecv")
+	if err != nil {
+		return nil, err
+	}
+	return c.irecv(p, n, elemSize, src, tag, false, "Irecv")
+}
+
+// Probe blocks until a message from src (or AnySource) with tag (or
+// AnyTag) can be received, and describes it without receiving it.
+func (c *Comm) Probe(src, tag int) (Status, error) {
+	st, _, err := c.probe(src, tag, true, "Probe")
+	return st, err
+}
+
+// Iprobe reports whether such a message can be received now.
+func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
+	return c.probe(src, tag, false, "Iprobe")
+}
+
+func (c *Comm) probe(src, tag int, block bool, op string) (Status, bool, error) {
+	if c == nil {
+		return Status{}, false, nilComm(op)
+	}
+	e := c.e
+	e.lock()
+	defer e.unlock()
+	if err := c.checkPeer(src, tag, true, op); err != nil {
+		return Status{}, false, err
+	}
+	if src == ProcNull {
+		return Status{Source: ProcNull, Tag: AnyTag}, true, nil
+	}
+	anySrc := src == AnySource
+	w := -1
+	if !anySrc {
+		w = c.group[src]
+	}
+	var m *umsg
+	var perr error
+	pred := func() bool {
+		if m = c.matchUnexp(w, tag, anySrc); m != nil {
+			return true
+		}
+		if !e.drained {
+			return false
+		}
+		switch {
+		case !anySrc && e.gone[w]:
+			perr = e.goneErr(c, w, op)
+		case anySrc && c.unacked():
+			perr = &Error{Class: ErrProcFailed, Op: op, Rank: -1, Failed: c.failedRanks(len(e.failedOrder))}
+		case anySrc && c.noSender():
+			perr = newErr(ErrPeerFinalized, op, -1, "every other member has ended")
+		}
+		return perr != nil
+	}
+	if block {
+		e.block(pred, opProbe, src, tag, c.ctx)
+	} else {
+		e.progress()
+		pred()
+	}
+	if m != nil {
+		st := Status{Source: int(c.toComm[m.src]), Tag: m.tag, Bytes: m.n, Count: m.n}
+		return st, true, nil
+	}
+	return Status{}, false, perr
+}

@@ -1,0 +1,79 @@
+package shm
+
+import (
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Futex operations. x/sys exports no op constants. The private flag (128)
+// is never set: these words are shared between processes.
+const (
+	futexWait = 0
+	futexWake = 1
+
+	// Robust-futex bits the kernel defines for the liveness word.
+	FutexWaiters   = 0x80000000
+	FutexOwnerDied = 0x40000000
+	FutexTIDMask   = 0x3fffffff
+
+	futex2SizeU32 = 0x02
+)
+
+// FutexWait sleeps while *w == val, at most timeout (forever when
+// timeout <= 0). A wake, a changed value, a signal and a timeout all
+// return; the caller re-checks its condition.
+func FutexWait(w *atomic.Uint32, val uint32, timeout time.Duration) {
+	var ts *unix.Timespec
+	if timeout > 0 {
+		t := unix.NsecToTimespec(int64(timeout))
+		ts = &t
+	}
+	syscall.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(w)), futexWait, uintptr(val), uintptr(unsafe.Pointer(ts)), 0, 0)
+}
+
+// FutexWake wakes up to n sleepers on w and returns how many woke.
+func FutexWake(w *atomic.Uint32, n int) int {
+	r, _, _ := syscall.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(w)), futexWake, uintptr(n), 0, 0, 0)
+	return int(r)
+}
+
+// WaitvEntry is the kernel's struct futex_waitv (24 bytes).
+type WaitvEntry struct {
+	Val   uint64
+	Addr  uint64
+	Flags uint32
+	_     uint32
+}
+
+// SetWaitv fills e to wait on the 32-bit shared word w while it holds val.
+func (e *WaitvEntry) SetWaitv(w *atomic.Uint32, val uint32) {
+	e.Val = uint64(val)
+	e.Addr = uint64(uintptr(unsafe.Pointer(w)))
+	e.Flags = futex2SizeU32
+}
+
+// FutexWaitv sleeps until any of the entries' words is woken or differs
+// from its expected value, or timeout passes (forever when <= 0). It
+// returns the index woken, or -1 for a mismatch, timeout or signal.
+func FutexWaitv(es []WaitvEntry, timeout time.Duration) int {
+	if len(es) == 0 {
+		return -1
+	}
+	var ts *unix.Timespec
+	if timeout > 0 {
+		var now unix.Timespec
+		unix.ClockGettime(unix.CLOCK_MONOTONIC, &now)
+		t := unix.NsecToTimespec(now.Nano() + int64(timeout))
+		ts = &t
+	}
+	r, _, e := syscall.Syscall6(unix.SYS_FUTEX_WAITV, uintptr(unsafe.Pointer(&es[0])), uintptr(len(es)), 0,
+		uintptr(unsafe.Pointer(ts)), unix.CLOCK_MONOTONIC, 0)
+	if e != 0 {
+		return -1
+	}
+	return int(r)
+}
