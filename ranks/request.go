@@ -597,4 +597,3 @@ func waitSome(rs []*Request, block bool, op string) ([]int, []Status, error) {
 	}
 	return idx, sts, first
 }
-

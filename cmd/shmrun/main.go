@@ -247,4 +247,3 @@ func (p *prefixWriter) Flush() {
 		p.buf = nil
 	}
 }
-

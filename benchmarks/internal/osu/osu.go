@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
-	"runtime/pprof"
 
 	"shmpi/ranks"
 )
