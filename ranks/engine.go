@@ -84,6 +84,8 @@ type engine struct {
 
 	level     ThreadLevel
 	serial    bool          // ThreadSerialized or below: no engine lock
+	released  bool          // inbox slots or peers' chunks freed since the last relax
+	starving  bool          // our starving flag is up
 	fenceWord atomic.Uint32 // a private word for a full fence
 }
 
@@ -216,10 +218,17 @@ func (e *engine) chunkState(r, k int) *atomic.Uint64 {
 	return e.seg.U64(e.cst0 + uint64(r)*e.cstRk + uint64(k)*8)
 }
 
+// release consumes the inbox's head slot.
+func (e *engine) release() {
+	e.inbox.Release()
+	e.released = true
+}
+
 // freeChunk gives chunk k back to its owner r once its data is read. A
 // release store: the reads of the data cannot pass it.
 func (e *engine) freeChunk(r, k int) {
 	spin.StoreRelease64((*uint64)(unsafe.Pointer(e.chunkState(r, k))), 0)
+	e.released = true
 }
 
 func (e *engine) chunkPtr(r, k int) unsafe.Pointer {
@@ -350,7 +359,7 @@ func (e *engine) block(pred func() bool, op opCode, peer, tag int, ctx uint32) {
 			switch {
 			case e.want.Load() != 0:
 				// Another goroutine of this rank needs the engine.
-				e.inbox.Flush()
+				e.relax()
 				e.unlock()
 				runtime.Gosched()
 				e.lock()
@@ -360,7 +369,7 @@ func (e *engine) block(pred func() bool, op opCode, peer, tag int, ctx uint32) {
 			default:
 				// Only a message or a change of the failure table can end
 				// this wait: poll for them with plain loads.
-				e.inbox.Flush() // idle: hand consumed slots back now
+				e.relax() // idle: hand consumed slots back now
 				seen := e.seenEpoch
 				for k := 0; k < 64 && !e.inbox.Ready() && e.epoch.Load() == seen && e.want.Load() == 0; k++ {
 				}
@@ -372,12 +381,15 @@ func (e *engine) block(pred func() bool, op opCode, peer, tag int, ctx uint32) {
 			}
 			tok := e.db.Arm()
 			e.sleepers.Add(1)
+			// Sends that wait for room: ask receivers to wake us when
+			// they free some (set before the re-check in progress).
+			e.setStarving(len(e.queued) > 0)
 			e.progress()
 			if pred() {
 				e.sleepers.Add(-1)
 				break
 			}
-			e.inbox.Flush()
+			e.relax()
 			e.unlock()
 			t0 := time.Now()
 			e.db.Sleep(tok, sleepTimeout)
@@ -396,6 +408,45 @@ func (e *engine) block(pred func() bool, op opCode, peer, tag int, ctx uint32) {
 	}
 	if recorded {
 		e.t.ctl(e.me, offOp).Store(uint32(op))
+	}
+	e.setStarving(false)
+}
+
+// relax runs when this rank is idle: it publishes the slots it consumed
+// and, if it freed anything and some rank sleeps waiting for room
+// (backpressure), wakes the starving ranks. The fence orders the frees
+// before the load of the starving count (the other half of the Dekker
+// pair is in setStarving).
+func (e *engine) relax() {
+	if !e.released {
+		return
+	}
+	e.released = false
+	e.inbox.Flush()
+	e.fenceWord.Add(0)
+	if e.t.starving.Load() == 0 {
+		return
+	}
+	for q := range e.n {
+		if q != e.me && e.t.ctl(q, offStarve).Load() != 0 {
+			e.dbs[q].Ring()
+		}
+	}
+}
+
+// setStarving raises or lowers this rank's starving flag: up while it
+// sleeps with sends that wait for room in an inbox or for a chunk.
+func (e *engine) setStarving(on bool) {
+	if on == e.starving {
+		return
+	}
+	e.starving = on
+	if on {
+		e.t.ctl(e.me, offStarve).Store(1)
+		e.t.starving.Add(1)
+	} else {
+		e.t.ctl(e.me, offStarve).Store(0)
+		e.t.starving.Add(^uint32(0))
 	}
 }
 
@@ -426,6 +477,9 @@ func (e *engine) progress() {
 	}
 	if e.needEval && e.drained {
 		e.evaluate()
+	}
+	if e.released && e.drained && e.t.starving.Load() != 0 {
+		e.relax()
 	}
 }
 
@@ -485,13 +539,13 @@ func (e *engine) handle(src int, p unsafe.Pointer) {
 		switch kind {
 		case kInline:
 			m.setData(data, ln)
-			e.inbox.Release()
+			e.release()
 		case kChunk:
-			e.inbox.Release()
+			e.release()
 			m.setData(e.chunkPtr(src, int(aux)), ln)
 			e.freeChunk(src, int(aux))
 		case kRndv:
-			e.inbox.Release()
+			e.release()
 			m.n = int(aux)
 		}
 		if c != nil {
@@ -509,13 +563,13 @@ func (e *engine) handle(src int, p unsafe.Pointer) {
 	switch kind {
 	case kInline:
 		e.deliver(r, src, tag, data, ln)
-		e.inbox.Release()
+		e.release()
 	case kChunk:
-		e.inbox.Release()
+		e.release()
 		e.deliver(r, src, tag, e.chunkPtr(src, int(aux)), ln)
 		e.freeChunk(src, int(aux))
 	case kRndv:
-		e.inbox.Release()
+		e.release()
 		e.rndvRecv(r, src, tag, hs, gen, int(aux))
 		return
 	}
@@ -775,10 +829,10 @@ func (e *engine) recvFast(c *Comm, p unsafe.Pointer, n, esize, src, tag int, st 
 		m := min(ln, n)
 		if kind == kInline {
 			memmove(p, unsafe.Add(d, dData), m)
-			e.inbox.Release()
+			e.release()
 		} else {
 			k := int(*(*uint32)(unsafe.Add(d, dData)))
-			e.inbox.Release()
+			e.release()
 			memmove(p, e.chunkPtr(int(prod), k), m)
 			e.freeChunk(int(prod), k)
 		}

@@ -7,7 +7,9 @@ import (
 // twoEngines builds a 2-rank segment and both ranks' engines in this
 // process, to measure the software cost of the message paths without a
 // cross-CPU transfer.
-func twoEngines(tb testing.TB) (*Comm, *Comm) {
+func twoEngines(tb testing.TB) (*Comm, *Comm) { return twoEnginesAt(tb, ThreadMultiple) }
+
+func twoEnginesAt(tb testing.TB, level ThreadLevel) (*Comm, *Comm) {
 	seg, err := NewSegment(DefaultLayout(2), 2)
 	if err != nil {
 		tb.Fatal(err)
@@ -19,6 +21,7 @@ func twoEngines(tb testing.TB) (*Comm, *Comm) {
 		if err != nil {
 			tb.Fatal(err)
 		}
+		e.level, e.serial = level, level < ThreadMultiple
 		cs[r] = e.newComm(0, identityGroup(2), "world")
 	}
 	return cs[0], cs[1]
@@ -28,6 +31,22 @@ func twoEngines(tb testing.TB) (*Comm, *Comm) {
 // CPU. It is the software cost of a small message, all of it.
 func BenchmarkSendRecvInline(b *testing.B) {
 	c0, c1 := twoEngines(b)
+	buf := make([]byte, 8)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Send(c0, buf, 1, 3); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Recv(c1, buf, 0, 3); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSendRecvInlineSingle is BenchmarkSendRecvInline at
+// ThreadSingle: no engine lock.
+func BenchmarkSendRecvInlineSingle(b *testing.B) {
+	c0, c1 := twoEnginesAt(b, ThreadSingle)
 	buf := make([]byte, 8)
 	b.ReportAllocs()
 	for b.Loop() {

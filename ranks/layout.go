@@ -54,10 +54,16 @@ const (
 
 // Global record layout (256 bytes):
 //
-//	+0   epoch uint64  bumped by every failure and every finalize; every
-//	                   wait loop compares it with the value it last saw
-//	+8   (pad to 256: the epoch line is read by all and written rarely)
-const globalStride = 256
+//	+0   epoch    uint64  bumped by every failure and every finalize; every
+//	                      wait loop compares it with the value it last saw
+//	+64  starving uint32  ranks asleep with sends that wait for room in an
+//	                      inbox or for a chunk; receivers that free room read
+//	                      it (normally zero) and wake them
+//	(the rest pads the two lines, read by all and written rarely)
+const (
+	globalStride = 256
+	offStarving  = 64
+)
 
 // Per-rank control block layout (256 bytes, 4 cache lines):
 //
@@ -71,6 +77,7 @@ const globalStride = 256
 //	  +20  detector int32   rank that declared the failure, -1 for the launcher
 //	  +24  failedAt int64   wall-clock ns of the declaration
 //	  +32  reaped   uint32  1 once the launcher has recorded the exit status
+//	  +36  starving uint32  1 while the rank sleeps with sends waiting for room
 //	line 1: the robust-futex liveness entry (shm.LivenessEntry, 16 bytes)
 //	  +64  next     uint64
 //	  +72  word     uint32  TID | FUTEX_WAITERS, | FUTEX_OWNER_DIED at death
@@ -98,6 +105,7 @@ const (
 	offDetector = 20
 	offFailedAt = 24
 	offReaped   = 32
+	offStarve   = 36
 	offLiveness = 64
 	offDoorbell = 128
 	offOp       = 192
@@ -267,18 +275,21 @@ func SegmentLayout(seg *shm.Segment) Layout {
 // table is a process's typed view of the shared failure table and
 // control blocks. It is what launchers and ranks share.
 type table struct {
-	seg   *shm.Segment
-	n     int
-	epoch *atomic.Uint64
-	ctl0  uint64
+	seg      *shm.Segment
+	n        int
+	epoch    *atomic.Uint64
+	starving *atomic.Uint32
+	ctl0     uint64
 }
 
 func newTable(seg *shm.Segment) *table {
+	g := seg.Area(areaGlobal).Off
 	return &table{
-		seg:   seg,
-		n:     seg.Ranks(),
-		epoch: seg.U64(seg.Area(areaGlobal).Off),
-		ctl0:  seg.Area(areaCtl).Off,
+		seg:      seg,
+		n:        seg.Ranks(),
+		epoch:    seg.U64(g),
+		starving: seg.U32(g + offStarving),
+		ctl0:     seg.Area(areaCtl).Off,
 	}
 }
 
@@ -358,6 +369,7 @@ type Fate struct {
 	OpTag     int
 	OpSince   time.Time
 	OpCount   uint64
+	Blocked   bool // in Op now (else Op is the last one it was blocked in)
 	Finalized bool
 }
 
@@ -402,7 +414,9 @@ func FateOf(seg *shm.Segment, r int) Fate {
 	case causeExit:
 		f.Cause = "exit"
 	}
-	f.Op = opCode(t.ctl(r, offOp).Load()).String()
+	op := t.ctl(r, offOp).Load()
+	f.Op = opCode(op &^ (1 << 31)).String()
+	f.Blocked = op>>31 == 1
 	f.OpPeer = int(int32(t.ctl(r, offOpPeer).Load()))
 	f.OpTag = int(int32(t.ctl(r, offOpTag).Load()))
 	if ns := int64(t.ctl64(r, offOpSince).Load()); ns != 0 {
@@ -419,12 +433,16 @@ func (f Fate) String() string {
 		s += " (detected by " + f.Cause + ")"
 	}
 	if f.Op != "none" && f.Op != "" {
-		s += fmt.Sprintf("; last blocked in %s", f.Op)
+		if f.Blocked {
+			s += fmt.Sprintf("; blocked in %s", f.Op)
+		} else {
+			s += fmt.Sprintf("; last blocked in %s", f.Op)
+		}
 		if f.OpPeer != -100 {
 			s += fmt.Sprintf("(peer=%s, tag=%s)", peerString(f.OpPeer), tagString(f.OpTag))
 		}
-		if !f.OpSince.IsZero() {
-			s += fmt.Sprintf(" since %v ago", time.Since(f.OpSince).Round(time.Millisecond))
+		if !f.OpSince.IsZero() && f.Blocked {
+			s += fmt.Sprintf(" for %v", time.Since(f.OpSince).Round(time.Millisecond))
 		}
 	}
 	return s

@@ -58,6 +58,9 @@ func (e *engine) rndvRecv(r *Request, src, tag, hs int, gen uint32, total int) {
 	e.dbs[src].Ring()
 	r.hs, r.gen, r.off, r.accept = hs, gen, 0, accept
 	e.active.push(r)
+	if e.gone[src] {
+		e.needEval = true // the sender already ended: judge it now
+	}
 }
 
 // cmaRead copies n bytes at raddr in process pid into dst.

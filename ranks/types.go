@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -12,12 +13,45 @@ import (
 // of plain types. Strings, slices, maps, pointers, interfaces, channels
 // and functions are refused with ErrType.
 
-var plainCache sync.Map // reflect.Type -> error (nil for plain)
+// plainCache holds one *plainEntry per element type ever checked;
+// recentPlain is a direct-mapped table over it keyed by the type word of
+// a nil *T in an interface, so the common case costs a load and a
+// compare, and a miss allocates nothing after a type's first use.
+var (
+	plainCache  sync.Map // type word -> *plainEntry
+	recentPlain [16]atomic.Pointer[plainEntry]
+)
 
-// elemSize returns sizeof(T) if T is plain. The common numeric types are
-// decided by a type switch on a nil pointer, which neither allocates nor
-// locks; others are checked once with reflect and cached.
+type plainEntry struct {
+	typ  unsafe.Pointer
+	size int
+	err  error
+}
+
+func typeWord(x any) unsafe.Pointer { return (*[2]unsafe.Pointer)(unsafe.Pointer(&x))[0] }
+
+// elemSize returns sizeof(T) if T is plain, else ErrType.
 func elemSize[T any]() (int, error) {
+	tw := typeWord((*T)(nil))
+	slot := &recentPlain[(uintptr(tw)>>4)&15]
+	if c := slot.Load(); c != nil && c.typ == tw {
+		return c.size, c.err
+	}
+	var c *plainEntry
+	if v, ok := plainCache.Load(tw); ok {
+		c = v.(*plainEntry)
+	} else {
+		sz, err := elemSizeSlow[T]()
+		v, _ := plainCache.LoadOrStore(tw, &plainEntry{tw, sz, err})
+		c = v.(*plainEntry)
+	}
+	slot.Store(c)
+	return c.size, c.err
+}
+
+// elemSizeSlow decides plainness: the common numeric types by a type
+// switch, others with reflect.
+func elemSizeSlow[T any]() (int, error) {
 	switch any((*T)(nil)).(type) {
 	case *byte, *int8, *int16, *uint16, *int32, *uint32, *int64, *uint64, *int, *uint,
 		*float32, *float64, *complex64, *complex128, *bool, *uintptr:
@@ -25,21 +59,13 @@ func elemSize[T any]() (int, error) {
 		return int(unsafe.Sizeof(z)), nil
 	}
 	rt := reflect.TypeFor[T]()
-	if v, ok := plainCache.Load(rt); ok {
-		if v != nil {
-			return 0, v.(error)
-		}
-		return int(rt.Size()), nil
-	}
 	err := checkPlain(rt)
 	if err == nil && rt.Size() == 0 {
 		err = newErr(ErrType, "", -1, "%v has size 0", rt)
 	}
 	if err != nil {
-		plainCache.Store(rt, err)
 		return 0, err
 	}
-	plainCache.Store(rt, nil)
 	return int(rt.Size()), nil
 }
 

@@ -167,9 +167,9 @@ func attachFromEnv() (*shm.Segment, int, error) {
 	if err != nil {
 		return nil, 0, &Error{Class: ErrInit, Op: "Init", Rank: -1, Detail: err.Error()}
 	}
-	if rank < 0 || rank >= seg.Ranks() {
+	if n := seg.Ranks(); rank < 0 || rank >= n {
 		seg.Close()
-		return nil, 0, newErr(ErrInit, "Init", -1, "rank %d outside a job of %d", rank, seg.Ranks())
+		return nil, 0, newErr(ErrInit, "Init", -1, "rank %d outside a job of %d", rank, n)
 	}
 	return seg, rank, nil
 }

@@ -17,6 +17,8 @@ package ranktest
 
 import (
 	"bytes"
+	"errors"
+	"path/filepath"
 	"fmt"
 	"io"
 	"os"
@@ -193,7 +195,8 @@ func runRank(body func(r *R)) {
 		}()
 		body(r)
 	}()
-	if err := w.Finalize(); err != nil {
+	// The body may have finalized itself (tests of use after Finalize).
+	if err := w.Finalize(); err != nil && !errors.Is(err, ranks.ErrFinalized) {
 		fmt.Fprintf(os.Stderr, "rank %d: Finalize: %v\n", r.Rank, err)
 		syscall.Exit(1)
 	}
@@ -287,6 +290,7 @@ func runParent(t testing.TB, o Options, id string, body func(r *R)) {
 		t.Fatal(b.String())
 		return
 	}
+	checkLeaks(t, job, o.N)
 	dies := map[int]bool{}
 	for _, r := range o.Dies {
 		dies[r] = true
@@ -309,5 +313,19 @@ func runParent(t testing.TB, o Options, id string, body func(r *R)) {
 		if s := out.String(); s != "" && (bad || !o.Quiet && testing.Verbose()) {
 			t.Logf("--- output of rank %d:\n%s", r, s)
 		}
+	}
+}
+
+// checkLeaks fails the test if a rank process outlived the job or this
+// process left a segment file in /dev/shm.
+func checkLeaks(t testing.TB, job *launch.Job, n int) {
+	t.Helper()
+	for r := range n {
+		if pid := job.Pid(r); syscall.Kill(pid, 0) != syscall.ESRCH {
+			t.Errorf("ranktest: rank %d (pid %d) is still there after the job", r, pid)
+		}
+	}
+	if left, _ := filepath.Glob(fmt.Sprintf("/dev/shm/shmpi-%d-*", os.Getpid())); len(left) > 0 {
+		t.Errorf("ranktest: segment files left in /dev/shm: %v", left)
 	}
 }
