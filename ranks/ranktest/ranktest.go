@@ -18,10 +18,10 @@ package ranktest
 import (
 	"bytes"
 	"errors"
-	"path/filepath"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"strconv"
