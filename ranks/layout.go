@@ -132,33 +132,43 @@ const (
 	causeExit   = 2 // the launcher reaped the process before anyone else saw it
 )
 
-// Handshake slot layout (128 bytes, 2 cache lines), owned by the sender;
+// Handshake slot layout (192 bytes, 3 cache lines), owned by the sender;
 // it carries a synchronous send's acknowledgement or a large message's
 // rendezvous:
 //
-//	line 0:
-//	  +0   state   uint32  hsFree / hsPosted / hsPipe / hsDone
-//	  +4   gen     uint32  bumped on each use; descriptors carry it
-//	  +8   dest    uint32  world rank of the receiver
+//	line 0: written once per use
+//	  +0   state    uint32  hsFree / hsPosted / hsPipe_ / hsCoop / hsDone
+//	  +4   gen      uint32  bumped on each use; descriptors carry it
+//	  +8   dest     uint32  world rank of the receiver
 //	  +12  (pad)
-//	  +16  addr    uint64  the sender's buffer, in the sender's address space
-//	  +24  length  uint64  bytes offered
-//	  +32  accept  uint64  bytes the receiver takes (min of length and its buffer)
-//	line 1: the pipelined fallback when cross-process copy is refused
-//	  +64  pipeTail uint32  entries the sender has filled
-//	  +68  pipeHead uint32  entries the receiver has drained
-//	  +72  pipe     [4]{chunk uint32, len uint32}
+//	  +16  addr     uint64  the sender's buffer, in the sender's address space
+//	  +24  length   uint64  bytes offered
+//	  +32  accept   uint64  bytes the receiver takes (min of length and its buffer)
+//	  +40  dstAddr  uint64  the receiver's buffer, in its address space (hsCoop)
+//	line 1: the cooperative copy, both sides claim pieces
+//	  +64  next     uint64  next byte offset to claim (atomic add)
+//	  +72  copied   uint64  bytes copied so far (atomic add)
+//	  +80  failed   uint64  1 + offset of a piece the sender claimed but could
+//	                        not write; the receiver copies it instead
+//	line 2: the pipelined fallback when cross-process copy is refused
+//	  +128 pipeTail uint32  entries the sender has filled
+//	  +132 pipeHead uint32  entries the receiver has drained
+//	  +136 pipe     [4]{chunk uint32, len uint32}
 const (
-	hsStride   = 128
+	hsStride   = 192
 	hsState    = 0
 	hsGen      = 4
 	hsDest     = 8
 	hsAddr     = 16
 	hsLength   = 24
 	hsAccept   = 32
-	hsPipeTail = 64
-	hsPipeHead = 68
-	hsPipe     = 72
+	hsDstAddr  = 40
+	hsNext     = 64
+	hsCopied   = 72
+	hsFailed   = 80
+	hsPipeTail = 128
+	hsPipeHead = 132
+	hsPipe     = 136
 	hsPipeLen  = 4
 )
 
@@ -168,7 +178,13 @@ const (
 	hsPosted = 1 // descriptor sent, not matched yet
 	hsPipe_  = 2 // matched; the receiver asks for a pipelined copy
 	hsDone   = 3 // the receiver has matched (sync) or copied (rendezvous)
+	hsCoop   = 4 // matched; both sides copy pieces with process_vm_readv/writev
 )
+
+// coopPiece is the unit both sides claim in a cooperative copy: large
+// enough to amortise a syscall (≈1 µs) against ≈20 µs of copying, small
+// enough to split a few hundred KiB between two CPUs.
+const coopPiece = 128 << 10
 
 // Message descriptor, the payload of an inbox ring slot (56 bytes):
 //

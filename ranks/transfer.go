@@ -17,6 +17,12 @@ import (
 
 // rndvRecv starts the transfer of a rendezvous message of total bytes
 // from world rank src (handshake slot hs of generation gen) into r.
+//
+// The receiver copies the first piece itself with process_vm_readv. If
+// the message is longer, it then publishes its own buffer and both sides
+// copy the remaining pieces in parallel: the receiver reading, the sender
+// (if it is in a call of ours) writing with process_vm_writev. If the
+// kernel refuses cross-process copies, it asks for the pipelined copy.
 func (e *engine) rndvRecv(r *Request, src, tag, hs int, gen uint32, total int) {
 	p := e.hsPtr(src, hs)
 	if hsU32(p, hsGen).Load() != gen {
@@ -29,37 +35,139 @@ func (e *engine) rndvRecv(r *Request, src, tag, hs int, gen uint32, total int) {
 		r.st.Err = newErr(ErrTruncate, r.op, r.st.Source, "message of %d bytes, buffer of %d", total, r.nbytes)
 	}
 	r.wpeer = src
-	if accept > 0 && e.cma {
-		err := e.cmaRead(e.pid(src), r.buf, uintptr(hsU64(p, hsAddr).Load()), accept)
-		switch err {
-		case nil:
-			accept = 0 // all copied
-		case unix.EPERM, unix.ENOSYS, unix.EACCES:
-			e.cma = false // refused here: pipeline from now on
-		default:
-			// The sender's memory is gone: it died or exited.
-			e.refresh()
-			if e.gone[src] {
-				e.complete(r, e.goneErr(r.c, src, r.op))
-			} else {
-				e.complete(r, newErr(ErrOther, r.op, r.st.Source, "process_vm_readv: %v", err))
-			}
-			return
-		}
-	}
+	r.hs, r.gen, r.off, r.accept = hs, gen, 0, accept
 	if accept == 0 {
 		hsU32(p, hsState).Store(hsDone)
 		e.dbs[src].Ring()
 		e.complete(r, nil)
 		return
 	}
+	if e.cma {
+		first := min(accept, coopPiece)
+		err := e.cmaRead(e.pid(src), r.buf, uintptr(hsU64(p, hsAddr).Load()), first)
+		switch err {
+		case nil:
+			if first == accept {
+				hsU32(p, hsState).Store(hsDone)
+				e.dbs[src].Ring()
+				e.complete(r, nil)
+				return
+			}
+			// The sender writes into our buffer: keep it in place.
+			r.pin.Pin(r.buf)
+			r.pinned = true
+			hsU64(p, hsDstAddr).Store(uint64(uintptr(r.buf)))
+			hsU64(p, hsAccept).Store(uint64(accept))
+			hsU64(p, hsFailed).Store(0)
+			hsU64(p, hsCopied).Store(uint64(first))
+			hsU64(p, hsNext).Store(uint64(first))
+			hsU32(p, hsState).Store(hsCoop)
+			e.dbs[src].Ring()
+			e.active.push(r)
+			e.coopRecv(r)
+			e.noteGone(src)
+			return
+		case unix.EPERM, unix.ENOSYS, unix.EACCES:
+			e.cma = false // refused here: pipeline from now on
+		default:
+			e.rndvLost(r, src, err)
+			return
+		}
+	}
 	hsU64(p, hsAccept).Store(uint64(accept))
 	hsU32(p, hsState).Store(hsPipe_)
 	e.dbs[src].Ring()
-	r.hs, r.gen, r.off, r.accept = hs, gen, 0, accept
 	e.active.push(r)
+	e.noteGone(src)
+}
+
+// noteGone makes sure an operation just started with a peer that has
+// already ended is judged (evaluate) rather than left to wait.
+func (e *engine) noteGone(w int) {
+	if e.gone[w] {
+		e.needEval = true
+	}
+}
+
+// rndvLost ends a rendezvous receive whose copy failed: the sender's
+// memory is gone (it died or exited) or the kernel said something else.
+func (e *engine) rndvLost(r *Request, src int, err error) {
+	if r.list != nil {
+		r.list.remove(r)
+	}
+	e.refresh()
+	if e.gone[src] || err == unix.ESRCH {
+		e.t.checkLiveness(e.me)
+		e.refresh()
+	}
 	if e.gone[src] {
-		e.needEval = true // the sender already ended: judge it now
+		e.complete(r, e.goneErr(r.c, src, r.op))
+		return
+	}
+	e.complete(r, newErr(ErrOther, r.op, r.st.Source, "process_vm_readv from rank %d: %v", src, err))
+}
+
+// coopRecv is the receiver's share of a cooperative copy: it claims and
+// reads pieces until none is left, then completes once the sender's
+// pieces are in too.
+func (e *engine) coopRecv(r *Request) {
+	src := r.wpeer
+	p := e.hsPtr(src, r.hs)
+	next, copied := hsU64(p, hsNext), hsU64(p, hsCopied)
+	addr := uintptr(hsU64(p, hsAddr).Load())
+	for {
+		off := int(next.Add(coopPiece) - coopPiece)
+		if off >= r.accept {
+			break
+		}
+		n := min(coopPiece, r.accept-off)
+		if err := e.cmaRead(e.pid(src), unsafe.Add(r.buf, off), addr+uintptr(off), n); err != nil {
+			e.rndvLost(r, src, err)
+			return
+		}
+		copied.Add(uint64(n))
+	}
+	// A piece the sender claimed but could not write is ours to copy.
+	if f := hsU64(p, hsFailed).Swap(0); f != 0 {
+		off := int(f - 1)
+		n := min(coopPiece, r.accept-off)
+		if err := e.cmaRead(e.pid(src), unsafe.Add(r.buf, off), addr+uintptr(off), n); err != nil {
+			e.rndvLost(r, src, err)
+			return
+		}
+		copied.Add(uint64(n))
+	}
+	if int(copied.Load()) >= r.accept {
+		e.active.remove(r)
+		hsU32(p, hsState).Store(hsDone)
+		e.dbs[src].Ring()
+		e.complete(r, nil)
+	}
+}
+
+// coopSend is the sender's share of a cooperative copy.
+func (e *engine) coopSend(r *Request, p unsafe.Pointer) {
+	next, copied := hsU64(p, hsNext), hsU64(p, hsCopied)
+	accept := int(hsU64(p, hsAccept).Load())
+	dst := uintptr(hsU64(p, hsDstAddr).Load())
+	moved := false
+	for {
+		off := int(next.Add(coopPiece) - coopPiece)
+		if off >= accept {
+			break
+		}
+		n := min(coopPiece, accept-off)
+		if err := e.cmaWrite(e.pid(r.wpeer), dst+uintptr(off), unsafe.Add(r.buf, off), n); err != nil {
+			// Hand the piece back to the receiver and stop helping.
+			hsU64(p, hsFailed).Store(uint64(off) + 1)
+			e.dbs[r.wpeer].Ring()
+			return
+		}
+		copied.Add(uint64(n))
+		moved = true
+	}
+	if moved {
+		e.dbs[r.wpeer].Ring() // the receiver may be waiting for our last piece
 	}
 }
 
@@ -84,13 +192,37 @@ func (e *engine) cmaRead(pid int, dst unsafe.Pointer, raddr uintptr, n int) erro
 	return nil
 }
 
+// cmaWrite copies n bytes from src into raddr in process pid.
+func (e *engine) cmaWrite(pid int, raddr uintptr, src unsafe.Pointer, n int) error {
+	for off := 0; off < n; {
+		e.iov[0].Base = (*byte)(unsafe.Add(src, off))
+		e.iov[0].SetLen(n - off)
+		e.riov[0] = unix.RemoteIovec{Base: raddr + uintptr(off), Len: n - off}
+		k, err := unix.ProcessVMWritev(pid, e.iov[:], e.riov[:], 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if k <= 0 {
+			return unix.EFAULT
+		}
+		off += k
+	}
+	return nil
+}
+
 // advance moves every transfer in the active list along.
 func (e *engine) advance() {
 	for r := e.active.head; r != nil; {
 		next := r.next
-		if r.send {
+		switch {
+		case r.send:
 			e.advanceSend(r)
-		} else {
+		case e.cma && hsU32(e.hsPtr(r.wpeer, r.hs), hsState).Load() == hsCoop:
+			e.coopRecv(r)
+		default:
 			e.pullPipe(r)
 		}
 		r = next
@@ -105,6 +237,8 @@ func (e *engine) advanceSend(r *Request) {
 		e.freeHS(r.hs)
 		r.hs = -1
 		e.complete(r, nil)
+	case hsCoop:
+		e.coopSend(r, p)
 	case hsPipe_:
 		e.pushPipe(r, p)
 	}
