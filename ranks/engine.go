@@ -46,6 +46,7 @@ type engine struct {
 	cd0    uint64           // offset of the chunk-data area
 	cdRk   uint64           // chunk-data bytes per rank
 	csz    int              // chunk size
+	eager  int              // largest message sent through a chunk
 	opName atomic.Pointer[string]
 
 	hsFree    []int // our free handshake slots
@@ -153,6 +154,10 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	cd := seg.Area(areaChunks)
 	e.cd0, e.cdRk = cd.Off, cd.Stride
 	e.csz = lay.ChunkSize
+	e.eager = e.csz
+	if v, err := strconv.Atoi(os.Getenv(EnvEagerMax)); err == nil && v >= 0 {
+		e.eager = min(v, e.csz)
+	}
 	for i := lay.HSSlots - 1; i >= 0; i-- {
 		e.hsFree = append(e.hsFree, i)
 	}
@@ -716,7 +721,7 @@ func (e *engine) trySend(r *Request) bool {
 	switch {
 	case n <= inlineMax:
 		kind = kInline
-	case n <= e.csz:
+	case n <= e.eager:
 		kind = kChunk
 		if r.chunk < 0 {
 			k := e.allocChunk(w)

@@ -2,6 +2,8 @@ package ranks
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -48,8 +50,8 @@ const (
 const (
 	DefaultInboxSlots = 256
 	DefaultHSSlots    = 64
-	DefaultChunkCount = 16
-	DefaultChunkSize  = 16 << 10
+	DefaultChunkCount = 8
+	DefaultChunkSize  = 64 << 10
 )
 
 // Global record layout (256 bytes):
@@ -184,7 +186,7 @@ const (
 // coopPiece is the unit both sides claim in a cooperative copy: large
 // enough to amortise a syscall (≈1 µs) against ≈20 µs of copying, small
 // enough to split a few hundred KiB between two CPUs.
-const coopPiece = 128 << 10
+const coopPiece = 64 << 10
 
 // Message descriptor, the payload of an inbox ring slot (56 bytes):
 //
@@ -224,10 +226,18 @@ type Layout struct {
 	ChunkSize  int
 }
 
-// DefaultLayout is the layout for n ranks.
+// DefaultLayout is the layout for n ranks. EnvChunkSize and
+// EnvChunkCount, if set, override the chunk size and count.
 func DefaultLayout(n int) Layout {
-	return Layout{Ranks: n, InboxSlots: DefaultInboxSlots, HSSlots: DefaultHSSlots,
+	l := Layout{Ranks: n, InboxSlots: DefaultInboxSlots, HSSlots: DefaultHSSlots,
 		ChunkCount: DefaultChunkCount, ChunkSize: DefaultChunkSize}
+	if v, err := strconv.Atoi(os.Getenv(EnvChunkSize)); err == nil && v >= 4096 && v%4096 == 0 {
+		l.ChunkSize = v
+	}
+	if v, err := strconv.Atoi(os.Getenv(EnvChunkCount)); err == nil && v >= 1 && v <= 1024 {
+		l.ChunkCount = v
+	}
+	return l
 }
 
 func (l Layout) spec(cores int) shm.Spec {

@@ -56,6 +56,14 @@ const (
 	// through the segment for large messages (for tests and for hosts
 	// where ptrace_scope forbids it).
 	EnvNoCMA = "SHMPI_NO_CMA"
+	// EnvEagerMax: the largest message sent eagerly through a chunk (at
+	// most the segment's chunk size); larger ones use the rendezvous.
+	EnvEagerMax = "SHMPI_EAGER_MAX"
+	// EnvChunkSize: read by launchers, the eager chunk size of the segment
+	// they create (a multiple of 4096).
+	EnvChunkSize = "SHMPI_CHUNK_SIZE"
+	// EnvChunkCount: read by launchers, the number of chunks per rank.
+	EnvChunkCount = "SHMPI_CHUNK_COUNT"
 )
 
 // RankEnv returns the environment entries that make a child process rank
