@@ -602,7 +602,7 @@ func (e *engine) deliver(r *Request, src, tag int, data unsafe.Pointer, n int) {
 	e.setRecvStatus(r, src, tag, m)
 	var err error
 	if n > r.nbytes {
-		err = newErr(ErrTruncate, r.op, r.st.Source, "message of %d bytes, buffer of %d", n, r.nbytes)
+		err = truncErr(r.op, r.st.Source, n, r.nbytes)
 	}
 	e.complete(r, err)
 }
@@ -843,10 +843,15 @@ func (e *engine) recvFast(c *Comm, p unsafe.Pointer, n, esize, src, tag int, st 
 		}
 		st.Source, st.Tag, st.Bytes, st.Count = int(c.toComm[prod]), mtag, m, elems(m, esize)
 		if ln > n {
-			st.Err = newErr(ErrTruncate, "Recv", st.Source, "message of %d bytes, buffer of %d", ln, n)
+			st.Err = truncErr("Recv", st.Source, ln, n)
 		}
 		return true
 	}
+}
+
+//go:noinline
+func truncErr(op string, rank, msg, buf int) error {
+	return newErr(ErrTruncate, op, rank, "message of %d bytes, buffer of %d", msg, buf)
 }
 
 // elems converts bytes to elements of esize bytes (Undefined if not

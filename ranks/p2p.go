@@ -35,8 +35,17 @@ func rawArgs(p unsafe.Pointer, count, elemSize int, op string) (int, error) {
 }
 
 // checkPeer validates a destination (send) or source (receive) rank and a
-// tag, under the engine lock.
+// tag, under the engine lock. The common case is a few compares, inlined;
+// the slow half builds the error.
 func (c *Comm) checkPeer(peer, tag int, recv bool, op string) error {
+	if !c.e.closed && !c.freed && uint(peer) < uint(c.size) && uint(tag) <= TagUB {
+		return nil
+	}
+	return c.checkPeerSlow(peer, tag, recv, op)
+}
+
+//go:noinline
+func (c *Comm) checkPeerSlow(peer, tag int, recv bool, op string) error {
 	if err := c.usable(op); err != nil {
 		return err
 	}
@@ -64,7 +73,8 @@ func (c *Comm) newOp(r *Request, send, sync bool, p unsafe.Pointer, n, esize, pe
 	r.reset()
 }
 
-// send is the blocking send shared by Send, Ssend and SendPtr.
+// send is the blocking send shared by Send, Ssend and SendPtr. A small
+// standard-mode send takes the fast path; everything else sendSlow.
 func (c *Comm) send(p unsafe.Pointer, n, esize, dest, tag int, sync bool, op string) error {
 	if c == nil {
 		return nilComm(op)
@@ -75,11 +85,22 @@ func (c *Comm) send(p unsafe.Pointer, n, esize, dest, tag int, sync bool, op str
 		e.unlock()
 		return err
 	}
-	if !sync && n <= inlineMax && dest >= 0 && e.sendInline(c, c.group[dest], p, n, tag) {
-		e.unlockFence() // orders the publish before the doorbell load
-		e.dbs[c.group[dest]].Ring()
-		return nil
+	if !sync && n <= inlineMax && dest >= 0 {
+		if w := c.group[dest]; e.sendInline(c, w, p, n, tag) {
+			e.unlockFence() // orders the publish before the doorbell load
+			e.dbs[w].Ring()
+			return nil
+		}
 	}
+	return c.sendSlow(p, n, esize, dest, tag, sync, op)
+}
+
+// sendSlow is the general blocking send; the engine lock is held on entry
+// and released on return.
+//
+//go:noinline
+func (c *Comm) sendSlow(p unsafe.Pointer, n, esize, dest, tag int, sync bool, op string) error {
+	e := c.e
 	r := e.getReq()
 	c.newOp(r, true, sync, p, n, esize, dest, tag, op)
 	r.blocking = true
@@ -97,24 +118,39 @@ func (c *Comm) send(p unsafe.Pointer, n, esize, dest, tag int, sync bool, op str
 	return err
 }
 
-// recv is the blocking receive shared by Recv and RecvPtr.
-func (c *Comm) recv(p unsafe.Pointer, n, esize, src, tag int, op string) (Status, error) {
+// recv is the blocking receive shared by Recv and RecvPtr. When nothing
+// else is pending it polls the inbox itself (recvFast); otherwise, or if
+// that gives up, recvSlow posts a request and runs the progress engine.
+func (c *Comm) recv(p unsafe.Pointer, n, esize, src, tag int, op string, st *Status) error {
 	if c == nil {
-		return Status{}, nilComm(op)
+		return nilComm(op)
 	}
 	e := c.e
 	e.lock()
-	if err := c.checkPeer(src, tag, true, op); err != nil {
+	if src != AnySource || tag != AnyTag {
+		if err := c.checkPeer(src, tag, true, op); err != nil {
+			e.unlock()
+			return err
+		}
+	} else if c.e.closed || c.freed {
 		e.unlock()
-		return Status{}, err
+		return c.usable(op)
 	}
 	if src != ProcNull && e.quiet(c) && (src == AnySource || !e.gone[c.group[src]]) {
-		var st Status
-		if e.recvFast(c, p, n, esize, src, tag, &st) {
+		if e.recvFast(c, p, n, esize, src, tag, st) {
 			e.unlock()
-			return st, st.Err
+			return st.Err
 		}
 	}
+	return c.recvSlow(p, n, esize, src, tag, op, st)
+}
+
+// recvSlow is the general blocking receive; the engine lock is held on
+// entry and released on return.
+//
+//go:noinline
+func (c *Comm) recvSlow(p unsafe.Pointer, n, esize, src, tag int, op string, st *Status) error {
+	e := c.e
 	r := e.getReq()
 	c.newOp(r, false, false, p, n, esize, src, tag, op)
 	r.blocking = true
@@ -136,10 +172,10 @@ func (c *Comm) recv(p unsafe.Pointer, n, esize, src, tag int, op string) (Status
 				Detail: "a potential sender failed (AnySource receive); acknowledge with FailureAck"})
 		}
 	}
-	st := r.st
+	*st = r.st
 	e.putReq(r)
 	e.unlock()
-	return st, st.Err
+	return st.Err
 }
 
 // isend starts a nonblocking send (or creates a persistent one).
@@ -203,12 +239,13 @@ func Ssend[T any](c *Comm, buf []T, dest, tag int) error {
 // Recv receives a message from rank src (or AnySource) with tag (or
 // AnyTag) into buf. A longer message is truncated: buf gets its first
 // len(buf) elements and the error is ErrTruncate.
-func Recv[T any](c *Comm, buf []T, src, tag int) (Status, error) {
+func Recv[T any](c *Comm, buf []T, src, tag int) (st Status, err error) {
 	p, n, sz, err := argsOf(buf, "Recv")
 	if err != nil {
 		return Status{}, err
 	}
-	return c.recv(p, n, sz, src, tag, "Recv")
+	err = c.recv(p, n, sz, src, tag, "Recv", &st)
+	return st, err
 }
 
 // Isend starts a send and returns at once. buf must not change until the
@@ -308,7 +345,9 @@ func RecvPtr(c *Comm, p unsafe.Pointer, count, elemSize, src, tag int) (Status, 
 	if err != nil {
 		return Status{}, err
 	}
-	return c.recv(p, n, elemSize, src, tag, "Recv")
+	var st Status
+	err = c.recv(p, n, elemSize, src, tag, "Recv", &st)
+	return st, err
 }
 
 // IsendPtr is Isend for raw memory.

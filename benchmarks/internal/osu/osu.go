@@ -37,6 +37,7 @@ func Parse(iters, skip, itersLarge, skipLarge int) Options {
 	flag.IntVar(&o.ItersLarge, "il", o.ItersLarge, "iterations for large messages")
 	flag.IntVar(&o.Window, "W", o.Window, "window size (bandwidth tests)")
 	flag.StringVar(&threadLevel, "t", "single", "thread level: single (as OSU's MPI_Init) or multiple")
+	flag.IntVar(&digits, "digits", 2, "decimals printed (OSU prints 2)")
 	flag.Parse()
 	if *m != "" {
 		lo, hi, ok := strings.Cut(*m, ":")
@@ -79,8 +80,10 @@ func Header(title, column string) {
 	fmt.Printf("%-10s%18s\n", "# Size", column)
 }
 
+var digits = 2
+
 // Row prints one table row.
-func Row(size int, v float64) { fmt.Printf("%-10d%18.2f\n", size, v) }
+func Row(size int, v float64) { fmt.Printf("%-10d%18.*f\n", size, digits, v) }
 
 var threadLevel = "single"
 
