@@ -108,8 +108,9 @@ func (e *engine) unlock() {
 	}
 }
 
-// fence orders this rank's earlier stores before its later loads. An
-// unlock is one; without a lock it is an explicit fence.
+// unlockFence unlocks and orders this rank's earlier stores before its
+// later loads: an unlock is a locked instruction, a full fence on amd64;
+// without a lock it is an explicit one.
 func (e *engine) unlockFence() {
 	if e.serial {
 		e.fenceWord.Add(0)
@@ -844,6 +845,9 @@ func (e *engine) recvFast(c *Comm, p unsafe.Pointer, n, esize, src, tag int, st 
 		st.Source, st.Tag, st.Bytes, st.Count = int(c.toComm[prod]), mtag, m, elems(m, esize)
 		if ln > n {
 			st.Err = truncErr("Recv", st.Source, ln, n)
+		}
+		if e.t.starving.Load() != 0 {
+			e.relax() // a sender sleeps waiting for room we may have made
 		}
 		return true
 	}

@@ -19,3 +19,6 @@ func StoreRelease64(p *uint64, v uint64) { storeRelease64(p, v) }
 
 // Ptr64 views the 8 bytes at p as a *uint64.
 func Ptr64(p unsafe.Pointer) *uint64 { return (*uint64)(p) }
+
+// StoreRelease32 is StoreRelease64 for a 32-bit word.
+func StoreRelease32(p *uint32, v uint32) { storeRelease32(p, v) }

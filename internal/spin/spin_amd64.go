@@ -11,3 +11,7 @@ func pause()
 func storeRelease64(p *uint64, v uint64) {
 	*(*uint64)(unsafe.Pointer(p)) = v
 }
+
+func storeRelease32(p *uint32, v uint32) {
+	*(*uint32)(unsafe.Pointer(p)) = v
+}
