@@ -64,10 +64,11 @@ type engine struct {
 	comms []*Comm
 	early map[uint32]*umsgList // messages for communicators not created here yet
 
-	sendq   []reqList // per destination: sends waiting for ring space, in order
-	queued  []int     // destinations with a non-empty sendq
-	active  reqList   // transfers waiting on a handshake or a pipelined copy
-	reqFree []*Request
+	sendq   []reqList  // per destination: sends waiting for ring space, in order
+	queued  []int      // destinations with a non-empty sendq
+	active  reqList    // transfers waiting on a handshake or a pipelined copy
+	reqFree []*Request // internal requests of blocking calls, reused
+	slab    []Request  // where nonblocking requests come from
 	umFree  []*umsg
 
 	spin     bool

@@ -147,11 +147,14 @@ const (
 //	  +24  length   uint64  bytes offered
 //	  +32  accept   uint64  bytes the receiver takes (min of length and its buffer)
 //	  +40  dstAddr  uint64  the receiver's buffer, in its address space (hsCoop)
-//	line 1: the cooperative copy, both sides claim pieces
-//	  +64  next     uint64  next byte offset to claim (atomic add)
+//	line 1: the cooperative copy; pieces of coopPiece bytes from base
+//	  +64  claim    uint64  low half: next piece from the front (the
+//	                        receiver's), high half: end of the pieces not yet
+//	                        taken from the back (the sender's); CAS
 //	  +72  copied   uint64  bytes copied so far (atomic add)
-//	  +80  failed   uint64  1 + offset of a piece the sender claimed but could
-//	                        not write; the receiver copies it instead
+//	  +80  failed   uint64  1 + a piece the sender claimed but could not
+//	                        write; the receiver copies it instead
+//	  +88  base     uint64  byte offset where the pieces start
 //	line 2: the pipelined fallback when cross-process copy is refused
 //	  +128 pipeTail uint32  entries the sender has filled
 //	  +132 pipeHead uint32  entries the receiver has drained
@@ -165,9 +168,10 @@ const (
 	hsLength   = 24
 	hsAccept   = 32
 	hsDstAddr  = 40
-	hsNext     = 64
+	hsClaim    = 64
 	hsCopied   = 72
 	hsFailed   = 80
+	hsBase     = 88
 	hsPipeTail = 128
 	hsPipeHead = 132
 	hsPipe     = 136
@@ -184,9 +188,14 @@ const (
 )
 
 // coopPiece is the unit both sides claim in a cooperative copy: large
-// enough to amortise a syscall (≈1 µs) against ≈20 µs of copying, small
-// enough to split a few hundred KiB between two CPUs.
-const coopPiece = 64 << 10
+// enough to amortise a syscall (≈1 µs) against ≈10 µs of copying, small
+// enough to split a few hundred KiB between two CPUs. coopProbe is the
+// first piece, which the receiver copies alone to learn whether the
+// kernel allows cross-process copies before it offers the rest.
+const (
+	coopPiece = 64 << 10
+	coopProbe = 16 << 10
+)
 
 // Message descriptor, the payload of an inbox ring slot (56 bytes):
 //

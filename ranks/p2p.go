@@ -189,7 +189,7 @@ func (c *Comm) isend(p unsafe.Pointer, n, esize, dest, tag int, sync, persistent
 	if err := c.checkPeer(dest, tag, false, op); err != nil {
 		return nil, err
 	}
-	r := &Request{e: e}
+	r := e.newRequest()
 	c.newOp(r, true, sync, p, n, esize, dest, tag, op)
 	r.persistent = persistent
 	if !persistent {
@@ -208,7 +208,7 @@ func (c *Comm) irecv(p unsafe.Pointer, n, esize, src, tag int, persistent bool, 
 	if err := c.checkPeer(src, tag, true, op); err != nil {
 		return nil, err
 	}
-	r := &Request{e: e}
+	r := e.newRequest()
 	c.newOp(r, false, false, p, n, esize, src, tag, op)
 	r.persistent = persistent
 	if !persistent {

@@ -1,6 +1,7 @@
 package ranks
 
 import (
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -43,7 +44,7 @@ func (e *engine) rndvRecv(r *Request, src, tag, hs int, gen uint32, total int) {
 		return
 	}
 	if e.cma {
-		first := min(accept, coopPiece)
+		first := min(accept, coopProbe)
 		err := e.cmaRead(e.pid(src), r.buf, uintptr(hsU64(p, hsAddr).Load()), first)
 		switch err {
 		case nil:
@@ -60,7 +61,9 @@ func (e *engine) rndvRecv(r *Request, src, tag, hs int, gen uint32, total int) {
 			hsU64(p, hsAccept).Store(uint64(accept))
 			hsU64(p, hsFailed).Store(0)
 			hsU64(p, hsCopied).Store(uint64(first))
-			hsU64(p, hsNext).Store(uint64(first))
+			hsU64(p, hsBase).Store(uint64(first))
+			pieces := (accept - first + coopPiece - 1) / coopPiece
+			hsU64(p, hsClaim).Store(uint64(pieces) << 32)
 			hsU32(p, hsState).Store(hsCoop)
 			e.dbs[src].Ring()
 			e.active.push(r)
@@ -107,20 +110,45 @@ func (e *engine) rndvLost(r *Request, src int, err error) {
 	e.complete(r, newErr(ErrOther, r.op, r.st.Source, "process_vm_readv from rank %d: %v", src, err))
 }
 
+// claimPiece takes a piece of a cooperative copy: from the front for the
+// receiver, from the back for the sender, so that the two meet in the
+// middle and a message of two pieces is copied by both at once.
+func claimPiece(claim *atomic.Uint64, front bool) (int, bool) {
+	for {
+		v := claim.Load()
+		f, b := uint32(v), uint32(v>>32)
+		if f >= b {
+			return 0, false
+		}
+		if front && claim.CompareAndSwap(v, v+1) {
+			return int(f), true
+		}
+		if !front && claim.CompareAndSwap(v, uint64(b-1)<<32|uint64(f)) {
+			return int(b - 1), true
+		}
+	}
+}
+
+// piece returns the byte range of piece i.
+func piece(p unsafe.Pointer, i, accept int) (off, n int) {
+	off = int(hsU64(p, hsBase).Load()) + i*coopPiece
+	return off, min(coopPiece, accept-off)
+}
+
 // coopRecv is the receiver's share of a cooperative copy: it claims and
-// reads pieces until none is left, then completes once the sender's
-// pieces are in too.
+// reads pieces from the front until none is left, then completes once the
+// sender's pieces are in too.
 func (e *engine) coopRecv(r *Request) {
 	src := r.wpeer
 	p := e.hsPtr(src, r.hs)
-	next, copied := hsU64(p, hsNext), hsU64(p, hsCopied)
+	claim, copied := hsU64(p, hsClaim), hsU64(p, hsCopied)
 	addr := uintptr(hsU64(p, hsAddr).Load())
 	for {
-		off := int(next.Add(coopPiece) - coopPiece)
-		if off >= r.accept {
+		i, ok := claimPiece(claim, true)
+		if !ok {
 			break
 		}
-		n := min(coopPiece, r.accept-off)
+		off, n := piece(p, i, r.accept)
 		if err := e.cmaRead(e.pid(src), unsafe.Add(r.buf, off), addr+uintptr(off), n); err != nil {
 			e.rndvLost(r, src, err)
 			return
@@ -129,8 +157,7 @@ func (e *engine) coopRecv(r *Request) {
 	}
 	// A piece the sender claimed but could not write is ours to copy.
 	if f := hsU64(p, hsFailed).Swap(0); f != 0 {
-		off := int(f - 1)
-		n := min(coopPiece, r.accept-off)
+		off, n := piece(p, int(f-1), r.accept)
 		if err := e.cmaRead(e.pid(src), unsafe.Add(r.buf, off), addr+uintptr(off), n); err != nil {
 			e.rndvLost(r, src, err)
 			return
@@ -145,21 +172,21 @@ func (e *engine) coopRecv(r *Request) {
 	}
 }
 
-// coopSend is the sender's share of a cooperative copy.
+// coopSend is the sender's share of a cooperative copy, from the back.
 func (e *engine) coopSend(r *Request, p unsafe.Pointer) {
-	next, copied := hsU64(p, hsNext), hsU64(p, hsCopied)
+	claim, copied := hsU64(p, hsClaim), hsU64(p, hsCopied)
 	accept := int(hsU64(p, hsAccept).Load())
 	dst := uintptr(hsU64(p, hsDstAddr).Load())
 	moved := false
 	for {
-		off := int(next.Add(coopPiece) - coopPiece)
-		if off >= accept {
+		i, ok := claimPiece(claim, false)
+		if !ok {
 			break
 		}
-		n := min(coopPiece, accept-off)
+		off, n := piece(p, i, accept)
 		if err := e.cmaWrite(e.pid(r.wpeer), dst+uintptr(off), unsafe.Add(r.buf, off), n); err != nil {
 			// Hand the piece back to the receiver and stop helping.
-			hsU64(p, hsFailed).Store(uint64(off) + 1)
+			hsU64(p, hsFailed).Store(uint64(i) + 1)
 			e.dbs[r.wpeer].Ring()
 			return
 		}

@@ -141,3 +141,20 @@ func Buffer(n int, seed byte) []byte {
 	}
 	return b
 }
+
+// Check fails the benchmark if b does not hold the pattern Buffer(len(b),
+// seed) wrote, looking at the first and last byte (enough to catch a
+// transfer that did not happen or landed at the wrong offset).
+func Check(b []byte, seed byte, what string) {
+	if n := len(b); n > 0 && (b[0] != seed || b[n-1] != seed+byte(n-1)) {
+		log.Fatalf("%s: %d-byte message arrived wrong (first %d, last %d)", what, n, b[0], b[n-1])
+	}
+}
+
+// BwCounts are OSU's bandwidth-test iteration counts.
+func BwCounts(n int) (iters, skip int) {
+	if n > 8192 {
+		return 20, 2
+	}
+	return 100, 10
+}
