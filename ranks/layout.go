@@ -17,8 +17,8 @@ import (
 //
 //	area      records    stride                 what
 //	global    1          256 B                  the change epoch
-//	ctl       N          256 B                  per-rank control block
-//	inbox     N          128 B + InboxSlots*64 B per-rank MPSC message ring
+//	ctl       N          512 B                  per-rank control block
+//	inbox     N          256 B + InboxSlots*64 B per-rank MPSC message ring
 //	hs        N          HSSlots*128 B          per-rank handshake slots
 //	chunkst   N          ChunkCount*8 B (→64)   per-rank chunk owner words
 //	chunks    N          ChunkCount*ChunkSize   per-rank eager chunk data
@@ -67,10 +67,14 @@ const (
 	offStarving  = 64
 )
 
-// Per-rank control block layout (256 bytes, 4 cache lines):
+// Per-rank control block layout (512 bytes, 8 cache lines). x86's
+// adjacent-line prefetcher moves lines in 128-byte pairs, so a line that
+// others read on every message (the doorbell) and a line its owner writes
+// on every message (the announcement) must not share a pair: the reader
+// would drag the writer's line away each time.
 //
-//	line 0: the rank's fate; written at init and finalize by the rank and
-//	        at death by whoever detects it
+//	lines 0-1: the rank's fate and liveness; read by others only when the
+//	        failure epoch changes
 //	  +0   state    uint32  stUnstarted / stAlive / stFinalized / stFailed
 //	  +4   pid      uint32  set by the rank at Init
 //	  +8   cause    uint32  how a failure was detected (cause*)
@@ -80,24 +84,21 @@ const (
 //	  +24  failedAt int64   wall-clock ns of the declaration
 //	  +32  reaped   uint32  1 once the launcher has recorded the exit status
 //	  +36  starving uint32  1 while the rank sleeps with sends waiting for room
-//	line 1: the robust-futex liveness entry (shm.LivenessEntry, 16 bytes)
-//	  +64  next     uint64
-//	  +72  word     uint32  TID | FUTEX_WAITERS, | FUTEX_OWNER_DIED at death
-//	line 2: the doorbell the rank sleeps on, written by whoever gives it work
+//	  +64  liveness shm.LivenessEntry (16 bytes): next uint64, word uint32 =
+//	                TID | FUTEX_WAITERS, | FUTEX_OWNER_DIED at death
+//	lines 2-3: the doorbell, read by every sender after every message
 //	  +128 doorbell uint32
-//	line 3: what the rank is blocked in, for deadline reports; only the rank
-//	        writes it, and only when it starts to wait
-//	  +192 op       uint32  opCode
-//	  +196 peer     int32   communicator rank it waits on, or AnySource
-//	  +200 tag      int32
-//	  +204 ctx      uint32  communicator context id
-//	  +208 since    int64   wall-clock ns when the wait began
-//	  +216 count    uint64  blocking waits begun so far
-//	  +224 announce uint64  the inbox position this rank is claiming (see
-//	                        package ring); written on every send, read by
-//	                        a consumer only when a claimed slot stays empty
+//	  +192 what the rank is blocked in, for deadline reports; only the rank
+//	       writes it, and only when it starts to wait:
+//	       op uint32 (opCode), peer int32 (or AnySource), tag int32,
+//	       ctx uint32, since int64 (wall-clock ns), count uint64 (+216)
+//	lines 4-5: the announcement, written by the rank on every send
+//	  +256 announce uint64  the inbox position this rank is claiming (see
+//	                        package ring); read by a consumer only when a
+//	                        claimed slot stays unpublished
+//	lines 6-7: unused
 const (
-	ctlStride = 256
+	ctlStride = 512
 
 	offState    = 0
 	offPid      = 4
@@ -116,7 +117,7 @@ const (
 	offOpCtx    = 204
 	offOpSince  = 208
 	offOpCount  = 216
-	offAnnounce = 224
+	offAnnounce = 256
 )
 
 // Rank states in the failure table.
@@ -254,8 +255,8 @@ func (l Layout) spec(cores int) shm.Spec {
 	sp := shm.Spec{Ranks: n, Cores: cores}
 	sp.Areas = make([]shm.AreaSpec, numAreas)
 	sp.Areas[areaGlobal] = shm.AreaSpec{Count: 1, Stride: globalStride}
-	sp.Areas[areaCtl] = shm.AreaSpec{Count: n, Stride: ctlStride}
-	sp.Areas[areaInbox] = shm.AreaSpec{Count: n, Stride: ring.Bytes(l.InboxSlots)}
+	sp.Areas[areaCtl] = shm.AreaSpec{Count: n, Stride: ctlStride, Align: 512}
+	sp.Areas[areaInbox] = shm.AreaSpec{Count: n, Stride: ring.Bytes(l.InboxSlots), Align: 128}
 	sp.Areas[areaHS] = shm.AreaSpec{Count: n, Stride: l.HSSlots * hsStride}
 	sp.Areas[areaChunkState] = shm.AreaSpec{Count: n, Stride: (l.ChunkCount*8 + 63) &^ 63}
 	sp.Areas[areaChunks] = shm.AreaSpec{Count: n, Stride: l.ChunkCount * l.ChunkSize, Align: shm.PageSize}

@@ -38,8 +38,10 @@ const SlotSize = 64
 const PayloadSize = SlotSize - 8
 
 // HeaderSize is the ring header before the slots: the tail line and the
-// head line.
-const HeaderSize = 128
+// head line, each alone in a 128-byte pair of lines, because x86's
+// adjacent-line prefetcher moves lines in pairs: a consumer writing its
+// head must not drag the producers' tail line away from them.
+const HeaderSize = 256
 
 // MaxProducer is the largest producer id.
 const MaxProducer = 1<<24 - 1
@@ -67,11 +69,11 @@ const (
 func Bytes(capacity int) int { return HeaderSize + capacity*SlotSize }
 
 // Ring is a view of a ring in shared memory. Layout (HeaderSize +
-// capacity*SlotSize bytes, 64-byte aligned):
+// capacity*SlotSize bytes, 128-byte aligned):
 //
 //	+0    tail uint64   next position producers claim (CAS)
-//	+64   head uint64   consumer's position, published for producers
-//	+128  slots [capacity][64]byte: control word uint64, payload [56]byte
+//	+128  head uint64   consumer's position, published for producers
+//	+256  slots [capacity][64]byte: control word uint64, payload [56]byte
 type Ring struct {
 	id    uint64
 	tail  *atomic.Uint64
@@ -80,14 +82,14 @@ type Ring struct {
 	mask  uint64
 }
 
-// New views the ring with id id at mem (64-byte aligned, Bytes(capacity)
+// New views the ring with id id at mem (128-byte aligned, Bytes(capacity)
 // long). capacity must be a power of two.
 func New(mem unsafe.Pointer, capacity int, id int) *Ring {
 	if capacity <= 0 || capacity&(capacity-1) != 0 {
 		panic(fmt.Sprintf("ring: capacity %d is not a power of two", capacity))
 	}
-	if uintptr(mem)%64 != 0 {
-		panic("ring: memory not cache-line aligned")
+	if uintptr(mem)%128 != 0 {
+		panic("ring: memory not aligned to a pair of cache lines")
 	}
 	if id < 0 || id > MaxRing {
 		panic(fmt.Sprintf("ring: id %d out of range", id))
@@ -95,7 +97,7 @@ func New(mem unsafe.Pointer, capacity int, id int) *Ring {
 	return &Ring{
 		id:    uint64(id),
 		tail:  (*atomic.Uint64)(mem),
-		head:  (*atomic.Uint64)(unsafe.Add(mem, 64)),
+		head:  (*atomic.Uint64)(unsafe.Add(mem, 128)),
 		slots: unsafe.Add(mem, HeaderSize),
 		mask:  uint64(capacity - 1),
 	}

@@ -8,12 +8,12 @@ import (
 	"unsafe"
 )
 
-// alignedMem returns n bytes of zeroed memory aligned to 64 bytes (a ring
+// alignedMem returns n bytes of zeroed memory aligned to 128 bytes (a ring
 // in ordinary memory behaves as one in a shared segment).
 func alignedMem(n int) unsafe.Pointer {
 	buf := make([]uint64, n/8+16)
 	p := unsafe.Pointer(&buf[0])
-	return unsafe.Add(p, (64-uintptr(p)%64)%64)
+	return unsafe.Add(p, (128-uintptr(p)%128)%128)
 }
 
 func newTestRing(capacity int) (*Ring, unsafe.Pointer) {
@@ -97,8 +97,8 @@ func TestFullAndFlush(t *testing.T) {
 func TestSequenceWrap(t *testing.T) {
 	r, mem := newTestRing(4)
 	start := uint64(1)<<40 - 6
-	*(*uint64)(mem) = start                 // tail
-	*(*uint64)(unsafe.Add(mem, 64)) = start // head
+	*(*uint64)(mem) = start                  // tail
+	*(*uint64)(unsafe.Add(mem, 128)) = start // head
 	var ann atomic.Uint64
 	p := r.NewProducer(9, &ann)
 	c := NewConsumer(r)

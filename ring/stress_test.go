@@ -33,7 +33,7 @@ const (
 // producer (a line each).
 func stressSegment(t *testing.T) *shm.Segment {
 	seg, err := shm.Create(shm.Spec{Ranks: 1, Cores: 2, Areas: []shm.AreaSpec{
-		{Count: 1, Stride: Bytes(stressCap)}, {Count: stressProd, Stride: 64}}})
+		{Count: 1, Stride: Bytes(stressCap), Align: 128}, {Count: stressProd, Stride: 64}}})
 	if err != nil {
 		t.Fatal(err)
 	}
