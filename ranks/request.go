@@ -181,6 +181,20 @@ func (e *engine) pendingErr(r *Request, op string) error {
 	return &Error{Class: ErrProcFailedPending, Op: op, Rank: -1, Failed: r.c.failedRanks(len(e.failedOrder))}
 }
 
+// enter validates r and takes its engine's lock; on error the lock is not
+// held.
+func (r *Request) enter(op string) error {
+	if r == nil || r.e == nil {
+		return newErr(ErrRequest, op, -1, "nil request")
+	}
+	r.e.lock()
+	if err := r.check(op); err != nil {
+		r.e.unlock()
+		return err
+	}
+	return nil
+}
+
 // inactive: a persistent request not started completes at once, empty.
 func (r *Request) inactive() bool { return r.persistent && !r.active }
 
@@ -188,15 +202,11 @@ func (r *Request) inactive() bool { return r.persistent && !r.active }
 // nonblocking AnySource receive whose communicator has an unacknowledged
 // failure it returns ErrProcFailedPending and the request stays pending.
 func (r *Request) Wait() (Status, error) {
-	if r == nil {
-		return Status{}, newErr(ErrRequest, "Wait", -1, "nil request")
-	}
-	e := r.e
-	e.lock()
-	defer e.unlock()
-	if err := r.check("Wait"); err != nil {
+	if err := r.enter("Wait"); err != nil {
 		return Status{}, err
 	}
+	e := r.e
+	defer e.unlock()
 	if r.inactive() {
 		return Status{Source: ProcNull, Tag: AnyTag}, nil
 	}
@@ -217,15 +227,11 @@ func (r *Request) Wait() (Status, error) {
 // Test reports whether the request has completed, making progress once,
 // without blocking.
 func (r *Request) Test() (Status, bool, error) {
-	if r == nil {
-		return Status{}, false, newErr(ErrRequest, "Test", -1, "nil request")
-	}
-	e := r.e
-	e.lock()
-	defer e.unlock()
-	if err := r.check("Test"); err != nil {
+	if err := r.enter("Test"); err != nil {
 		return Status{}, false, err
 	}
+	e := r.e
+	defer e.unlock()
 	if r.inactive() {
 		return Status{Source: ProcNull, Tag: AnyTag}, true, nil
 	}
@@ -244,15 +250,11 @@ func (r *Request) Test() (Status, bool, error) {
 // Wait then returns a status with Cancelled set. A receive that already
 // matched completes normally. Sends cannot be cancelled.
 func (r *Request) Cancel() error {
-	if r == nil {
-		return newErr(ErrRequest, "Cancel", -1, "nil request")
-	}
-	e := r.e
-	e.lock()
-	defer e.unlock()
-	if err := r.check("Cancel"); err != nil {
+	if err := r.enter("Cancel"); err != nil {
 		return err
 	}
+	e := r.e
+	defer e.unlock()
 	if r.send {
 		return newErr(ErrRequest, "Cancel", -1, "send requests cannot be cancelled")
 	}
@@ -269,15 +271,11 @@ func (r *Request) Cancel() error {
 
 // Start starts an inactive persistent request.
 func (r *Request) Start() error {
-	if r == nil {
-		return newErr(ErrRequest, "Start", -1, "nil request")
-	}
-	e := r.e
-	e.lock()
-	defer e.unlock()
-	if err := r.check("Start"); err != nil {
+	if err := r.enter("Start"); err != nil {
 		return err
 	}
+	e := r.e
+	defer e.unlock()
 	if !r.persistent {
 		return newErr(ErrRequest, "Start", -1, "not a persistent request")
 	}
@@ -307,15 +305,11 @@ func StartAll(rs []*Request) error {
 // pending nonblocking receive is cancelled; a pending send still
 // completes, unobserved.
 func (r *Request) Free() error {
-	if r == nil {
-		return newErr(ErrRequest, "Free", -1, "nil request")
-	}
-	e := r.e
-	e.lock()
-	defer e.unlock()
-	if err := r.check("Free"); err != nil {
+	if err := r.enter("Free"); err != nil {
 		return err
 	}
+	e := r.e
+	defer e.unlock()
 	if r.persistent && r.active && !r.done {
 		return newErr(ErrRequest, "Free", -1, "persistent request is active; Wait for it first")
 	}

@@ -200,32 +200,23 @@ func (e *engine) coopSend(r *Request, p unsafe.Pointer) {
 
 // cmaRead copies n bytes at raddr in process pid into dst.
 func (e *engine) cmaRead(pid int, dst unsafe.Pointer, raddr uintptr, n int) error {
-	for off := 0; off < n; {
-		e.iov[0].Base = (*byte)(unsafe.Add(dst, off))
-		e.iov[0].SetLen(n - off)
-		e.riov[0] = unix.RemoteIovec{Base: raddr + uintptr(off), Len: n - off}
-		k, err := unix.ProcessVMReadv(pid, e.iov[:], e.riov[:], 0)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if k <= 0 {
-			return unix.EFAULT
-		}
-		off += k
-	}
-	return nil
+	return e.cma1(pid, dst, raddr, n, unix.ProcessVMReadv)
 }
 
 // cmaWrite copies n bytes from src into raddr in process pid.
 func (e *engine) cmaWrite(pid int, raddr uintptr, src unsafe.Pointer, n int) error {
+	return e.cma1(pid, src, raddr, n, unix.ProcessVMWritev)
+}
+
+// cma1 moves n bytes between local memory and raddr in process pid with
+// process_vm_readv or process_vm_writev, resuming partial transfers.
+func (e *engine) cma1(pid int, local unsafe.Pointer, raddr uintptr, n int,
+	rw func(int, []unix.Iovec, []unix.RemoteIovec, uint) (int, error)) error {
 	for off := 0; off < n; {
-		e.iov[0].Base = (*byte)(unsafe.Add(src, off))
+		e.iov[0].Base = (*byte)(unsafe.Add(local, off))
 		e.iov[0].SetLen(n - off)
 		e.riov[0] = unix.RemoteIovec{Base: raddr + uintptr(off), Len: n - off}
-		k, err := unix.ProcessVMWritev(pid, e.iov[:], e.riov[:], 0)
+		k, err := rw(pid, e.iov[:], e.riov[:], 0)
 		if err == unix.EINTR {
 			continue
 		}
