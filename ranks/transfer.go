@@ -80,6 +80,7 @@ func (e *engine) rndvRecv(r *Request, src, tag, hs int, gen uint32, total int) {
 	hsU64(p, hsAccept).Store(uint64(accept))
 	hsU32(p, hsState).Store(hsPipe_)
 	e.dbs[src].Ring()
+	e.warmChunks(src)
 	e.active.push(r)
 	e.noteGone(src)
 }

@@ -392,6 +392,16 @@ func (s *Segment) Populate(off uint64, n int) {
 	unix.Madvise(s.mem[start:end], unix.MADV_POPULATE_WRITE)
 }
 
+// PopulateRead pre-faults [off, off+n) for reading (a peer's memory this
+// process will read often), best effort like Populate.
+func (s *Segment) PopulateRead(off uint64, n int) {
+	start := off &^ (PageSize - 1)
+	end := min(alignUp(off+uint64(n), PageSize), uint64(len(s.mem)))
+	if end > start {
+		unix.Madvise(s.mem[start:end], unix.MADV_POPULATE_READ)
+	}
+}
+
 // Close unmaps the segment and closes its file.
 func (s *Segment) Close() error {
 	err := s.mem.Unmap()
