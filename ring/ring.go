@@ -148,8 +148,21 @@ func (c Claimed) Publish() { spin.StoreRelease64((*uint64)(unsafe.Pointer(c.word
 func (c Claimed) PublishFence() { c.word.Store(c.full) }
 
 // TryClaim claims the next slot. It fails only when the ring is full. It
-// makes no syscall, takes no lock and allocates nothing.
+// makes no syscall, takes no lock and allocates nothing. The common case
+// (room known, no competing producer) is small enough to inline.
 func (p *Producer) TryClaim() (Claimed, bool) {
+	r := p.r
+	pos := r.tail.Load()
+	if pos-p.cached <= r.mask {
+		spin.StoreRelease64((*uint64)(unsafe.Pointer(p.ann)), r.id<<annPosBits|pos&annPosMask)
+		if r.tail.CompareAndSwap(pos, pos+1) {
+			return Claimed{r.word(pos), ((pos+1)&seqMask)<<seqShift | p.id}, true
+		}
+	}
+	return p.tryClaimSlow()
+}
+
+func (p *Producer) tryClaimSlow() (Claimed, bool) {
 	r := p.r
 	for {
 		pos := r.tail.Load()

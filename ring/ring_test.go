@@ -1,199 +1,888 @@
 package ring
 
 import (
-	"encoding/binary"
+	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
-// alignedMem returns n bytes of zeroed memory aligned to 128 bytes (a ring
-// in ordinary memory behaves as one in a shared segment).
-func alignedMem(n int) unsafe.Pointer {
-	buf := make([]uint64, n/8+16)
+// alignedMem returns n bytes of zeroed Go memory aligned to 128 bytes: a
+// ring in ordinary memory behaves as one in a shared segment. The memory
+// is a []uint64, over-allocated and aligned by hand; keep the returned
+// slice alive while the pointer is used.
+func alignedMem(n int) (unsafe.Pointer, []uint64) {
+	buf := make([]uint64, n/8+32)
 	p := unsafe.Pointer(&buf[0])
-	return unsafe.Add(p, (128-uintptr(p)%128)%128)
+	return unsafe.Add(p, (128-uintptr(p)%128)%128), buf
 }
 
-func newTestRing(capacity int) (*Ring, unsafe.Pointer) {
-	mem := alignedMem(Bytes(capacity))
-	return New(mem, capacity, 7), mem
+// testRing is a ring in Go memory, with its backing kept alive.
+type testRing struct {
+	*Ring
+	mem  unsafe.Pointer
+	keep []uint64
 }
 
-func put(t testing.TB, p *Producer, v uint64) bool {
+func newTestRing(capacity, id int) *testRing {
+	mem, keep := alignedMem(Bytes(capacity))
+	return &testRing{New(mem, capacity, id), mem, keep}
+}
+
+// tailWord and headWord are the ring's header words, read or written
+// behind the ring's back.
+func (r *testRing) tailWord() *uint64 { return (*uint64)(r.mem) }
+func (r *testRing) headWord() *uint64 { return (*uint64)(unsafe.Add(r.mem, 128)) }
+func (r *testRing) slotWord(pos uint64) *uint64 {
+	return (*uint64)(unsafe.Add(r.mem, HeaderSize+int(pos&uint64(r.Capacity()-1))*SlotSize))
+}
+
+// Message format in the 56-byte payload, shared with the stress test:
+//
+//	+0  producer id uint32
+//	+4  sequence    uint32
+//	+8  length      uint8 (0..maxBody)
+//	+9  length bytes, each a function of (id, sequence, index)
+//
+// Bytes after the body are not written: a slot keeps whatever an earlier
+// message left there, so a reader that trusts a stale length would see
+// the wrong bytes.
+const maxBody = PayloadSize - 9
+
+func msgLen(id, seq int) int {
+	return int((uint32(id)*2654435761 ^ uint32(seq)*40503 ^ uint32(seq)>>7) % (maxBody + 1))
+}
+
+func msgByte(id, seq, i int) byte { return byte(id*131 + seq*7 + i*29 + seq>>8) }
+
+func payload(p unsafe.Pointer) []byte { return unsafe.Slice((*byte)(p), PayloadSize) }
+
+func writeMsg(p unsafe.Pointer, id, seq int) {
+	b := payload(p)
+	*(*uint32)(unsafe.Pointer(&b[0])) = uint32(id)
+	*(*uint32)(unsafe.Pointer(&b[4])) = uint32(seq)
+	n := msgLen(id, seq)
+	b[8] = byte(n)
+	for i := range n {
+		b[9+i] = msgByte(id, seq, i)
+	}
+}
+
+// readMsg decodes and checks a message: it returns the producer id and
+// sequence it carries, and an error if its length or a body byte is not
+// what that producer wrote for that sequence.
+func readMsg(p unsafe.Pointer) (id, seq int, err error) {
+	b := payload(p)
+	id = int(*(*uint32)(unsafe.Pointer(&b[0])))
+	seq = int(*(*uint32)(unsafe.Pointer(&b[4])))
+	n := int(b[8])
+	if want := msgLen(id, seq); n != want {
+		return id, seq, fmt.Errorf("producer %d message %d: length %d, want %d", id, seq, n, want)
+	}
+	for i := range n {
+		if got, want := b[9+i], msgByte(id, seq, i); got != want {
+			return id, seq, fmt.Errorf("producer %d message %d: body byte %d is %#x, want %#x", id, seq, i, got, want)
+		}
+	}
+	return id, seq, nil
+}
+
+// send claims, fills and publishes one message; false if the ring is full.
+func send(p *Producer, id, seq int) bool {
 	c, ok := p.TryClaim()
 	if !ok {
 		return false
 	}
-	binary.LittleEndian.PutUint64(unsafe.Slice((*byte)(c.Payload()), PayloadSize), v)
+	writeMsg(c.Payload(), id, seq)
 	c.Publish()
 	return true
 }
 
-func get(c *Consumer) (uint32, uint64, bool) {
-	id, pl, ok := c.Peek()
+// recv checks and releases the head message; ok false if none is ready.
+func recv(t testing.TB, c *Consumer) (id, seq int, ok bool) {
+	t.Helper()
+	pid, p, ok := c.Peek()
 	if !ok {
 		return 0, 0, false
 	}
-	v := binary.LittleEndian.Uint64(unsafe.Slice((*byte)(pl), PayloadSize))
+	id, seq, err := readMsg(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uint32(id) != pid {
+		t.Fatalf("slot says producer %d, payload says %d", pid, id)
+	}
 	c.Release()
-	return id, v, true
+	return id, seq, true
 }
 
-func TestEmptyAndOrder(t *testing.T) {
-	r, _ := newTestRing(8)
+func expectMsg(t *testing.T, c *Consumer, id, seq int) {
+	t.Helper()
+	gid, gseq, ok := recv(t, c)
+	if !ok {
+		t.Fatalf("expected producer %d message %d, ring not ready", id, seq)
+	}
+	if gid != id || gseq != seq {
+		t.Fatalf("got producer %d message %d, want producer %d message %d", gid, gseq, id, seq)
+	}
+}
+
+func expectPanic(t *testing.T, what string, f func()) {
+	t.Helper()
+	defer func() {
+		if recover() == nil {
+			t.Errorf("%s did not panic", what)
+		}
+	}()
+	f()
+}
+
+func TestConstructorChecks(t *testing.T) {
+	if Bytes(8) != HeaderSize+8*SlotSize || SlotSize != 64 || PayloadSize != 56 {
+		t.Fatalf("sizes: Bytes(8)=%d SlotSize=%d PayloadSize=%d", Bytes(8), SlotSize, PayloadSize)
+	}
+	mem, keep := alignedMem(Bytes(8) + 128)
+	defer runtime.KeepAlive(keep)
+	for _, capacity := range []int{0, -4, 3, 6, 12} {
+		expectPanic(t, fmt.Sprintf("New with capacity %d", capacity), func() { New(mem, capacity, 0) })
+	}
+	expectPanic(t, "New on memory aligned to 64 only", func() { New(unsafe.Add(mem, 64), 8, 0) })
+	expectPanic(t, "New with ring id -1", func() { New(mem, 8, -1) })
+	expectPanic(t, "New with ring id MaxRing+1", func() { New(mem, 8, MaxRing+1) })
+	r := New(mem, 8, MaxRing)
+	if r.Capacity() != 8 {
+		t.Fatalf("capacity %d", r.Capacity())
+	}
 	var ann atomic.Uint64
-	p := r.NewProducer(3, &ann)
+	expectPanic(t, "producer id -1", func() { r.NewProducer(-1, &ann) })
+	expectPanic(t, "producer id MaxProducer+1", func() { r.NewProducer(MaxProducer+1, &ann) })
+	p := r.NewProducer(MaxProducer, &ann)
 	c := NewConsumer(r)
+	if c.Ring() != r {
+		t.Fatal("Consumer.Ring is not the ring")
+	}
+	// The largest ids survive the slot and announcement encodings.
+	if !send(p, MaxProducer, 1) {
+		t.Fatal("claim failed")
+	}
+	if id, _, ok := c.Peek(); !ok || id != MaxProducer {
+		t.Fatalf("peek: id %d ok %v", id, ok)
+	}
+	if ann.Load() != uint64(MaxRing)<<40 {
+		t.Fatalf("announcement %#x, want ring %d position 0", ann.Load(), MaxRing)
+	}
+}
+
+func TestEmptyRing(t *testing.T) {
+	r := newTestRing(8, 1)
+	c := NewConsumer(r.Ring)
 	if c.Ready() {
 		t.Fatal("empty ring is ready")
 	}
-	for i := range 5 {
-		if !put(t, p, uint64(100+i)) {
-			t.Fatalf("claim %d failed", i)
-		}
+	if id, p, ok := c.Peek(); ok || id != 0 || p != nil {
+		t.Fatalf("peek on empty ring: %d %v %v", id, p, ok)
 	}
-	for i := range 5 {
-		id, v, ok := get(c)
-		if !ok || id != 3 || v != uint64(100+i) {
-			t.Fatalf("message %d: id %d value %d ok %v", i, id, v, ok)
-		}
+	if c.Claimed() {
+		t.Fatal("empty ring has a claimed slot")
 	}
-	if _, _, ok := get(c); ok {
-		t.Fatal("a sixth message")
+	c.Flush() // nothing to publish
+	if *r.headWord() != 0 {
+		t.Fatalf("flush of an empty ring moved head to %d", *r.headWord())
 	}
-}
 
-// TryClaim fails exactly when capacity messages are outstanding, and
-// works again once the consumer has flushed its position.
-func TestFullAndFlush(t *testing.T) {
-	r, _ := newTestRing(4)
+	// Claimed but not published: claimed, not ready.
 	var ann atomic.Uint64
-	p := r.NewProducer(1, &ann)
-	c := NewConsumer(r)
-	for lap := range 1000 {
-		for i := range 4 {
-			if !put(t, p, uint64(lap*4+i)) {
-				t.Fatalf("lap %d: claim %d failed", lap, i)
-			}
-		}
-		if put(t, p, 0) {
-			t.Fatalf("lap %d: claim succeeded on a full ring", lap)
-		}
-		for i := range 4 {
-			if _, v, ok := get(c); !ok || v != uint64(lap*4+i) {
-				t.Fatalf("lap %d: message %d = %d %v", lap, i, v, ok)
-			}
-		}
-		// Released but not flushed: a producer cannot know yet (unless
-		// Release flushed by itself, at a quarter lap).
-		c.Flush()
+	p := r.NewProducer(4, &ann)
+	cl, ok := p.TryClaim()
+	if !ok {
+		t.Fatal("claim on an empty ring failed")
+	}
+	if c.Ready() {
+		t.Fatal("a claimed, unpublished slot is ready")
+	}
+	if !c.Claimed() {
+		t.Fatal("a claimed slot is not reported claimed")
+	}
+	if !c.Announced(ann.Load()) {
+		t.Fatalf("the claimer's announcement %#x does not name position 0", ann.Load())
+	}
+	writeMsg(cl.Payload(), 4, 0)
+	cl.PublishFence()
+	if !c.Ready() {
+		t.Fatal("published slot not ready")
+	}
+	expectMsg(t, c, 4, 0)
+	if c.Ready() || c.Claimed() {
+		t.Fatal("ring not empty after its only message")
 	}
 }
 
-// Positions are compared modulo 2^40 in the slot word: a ring whose
-// counters start just below 2^40 keeps working across the wrap.
-func TestSequenceWrap(t *testing.T) {
-	r, mem := newTestRing(4)
-	start := uint64(1)<<40 - 6
-	*(*uint64)(mem) = start                  // tail
-	*(*uint64)(unsafe.Add(mem, 128)) = start // head
+func TestPublishPeekReleaseOrder(t *testing.T) {
+	r := newTestRing(16, 2)
 	var ann atomic.Uint64
 	p := r.NewProducer(9, &ann)
-	c := NewConsumer(r)
-	for i := range 40 {
-		if !put(t, p, uint64(i)) {
-			t.Fatalf("claim %d failed", i)
+	c := NewConsumer(r.Ring)
+	for seq := range 10 {
+		if !send(p, 9, seq) {
+			t.Fatalf("claim %d failed", seq)
 		}
-		id, v, ok := get(c)
-		if !ok || id != 9 || v != uint64(i) {
-			t.Fatalf("message %d across the wrap: %d %d %v", i, id, v, ok)
+	}
+	for seq := range 10 {
+		// Peek does not consume: it sees the same slot until Release.
+		id1, p1, ok1 := c.Peek()
+		id2, p2, ok2 := c.Peek()
+		if !ok1 || !ok2 || id1 != id2 || p1 != p2 || !c.Ready() {
+			t.Fatalf("message %d: repeated peeks differ", seq)
 		}
-		c.Flush()
+		expectMsg(t, c, 9, seq)
+	}
+	if c.Ready() {
+		t.Fatal("an eleventh message")
+	}
+	// Publish and PublishFence are equivalent for the consumer.
+	for seq := range 4 {
+		cl, ok := p.TryClaim()
+		if !ok {
+			t.Fatal("claim failed")
+		}
+		writeMsg(cl.Payload(), 9, seq)
+		if seq%2 == 0 {
+			cl.Publish()
+		} else {
+			cl.PublishFence()
+		}
+	}
+	for seq := range 4 {
+		expectMsg(t, c, 9, seq)
 	}
 }
 
-// Many producers (goroutines here, processes in the stress test): every
-// message arrives exactly once and each producer's messages in order.
+// Many laps of a small ring, with every depth of backlog from 1 to the
+// capacity, every payload byte checked.
+func TestWrapAround(t *testing.T) {
+	for _, capacity := range []int{1, 2, 4, 8} {
+		t.Run(fmt.Sprint(capacity), func(t *testing.T) {
+			r := newTestRing(capacity, 3)
+			var ann atomic.Uint64
+			p := r.NewProducer(77, &ann)
+			c := NewConsumer(r.Ring)
+			const total = 10000
+			sent, got := 0, 0
+			for batch := 0; got < total; batch++ {
+				n := batch%capacity + 1
+				for i := 0; i < n && sent < total; i++ {
+					if !send(p, 77, sent) {
+						t.Fatalf("claim of message %d failed with %d outstanding", sent, sent-got)
+					}
+					sent++
+				}
+				for got < sent {
+					expectMsg(t, c, 77, got)
+					got++
+				}
+				c.Flush()
+				if c.Ready() {
+					t.Fatalf("ready after draining %d messages", got)
+				}
+			}
+			if tail := *r.tailWord(); tail != total {
+				t.Fatalf("tail %d after %d messages", tail, total)
+			}
+		})
+	}
+}
+
+// TryClaim fails exactly when capacity messages are outstanding (claimed
+// and not yet released and flushed), whether published or not.
+func TestFullExactly(t *testing.T) {
+	for _, capacity := range []int{1, 2, 4, 8, 64} {
+		t.Run(fmt.Sprint(capacity), func(t *testing.T) {
+			r := newTestRing(capacity, 1)
+			var ann atomic.Uint64
+			p := r.NewProducer(5, &ann)
+			c := NewConsumer(r.Ring)
+			seq, next := 0, 0
+			for lap := range 50 {
+				// Fill: the last claim stays unpublished; it still counts.
+				for i := range capacity {
+					if i == capacity-1 {
+						cl, ok := p.TryClaim()
+						if !ok {
+							t.Fatalf("lap %d: claim %d of %d failed", lap, i, capacity)
+						}
+						if _, ok := p.TryClaim(); ok {
+							t.Fatalf("lap %d: claim succeeded on a full ring", lap)
+						}
+						writeMsg(cl.Payload(), 5, seq)
+						cl.Publish()
+					} else if !send(p, 5, seq) {
+						t.Fatalf("lap %d: claim %d of %d failed", lap, i, capacity)
+					}
+					seq++
+				}
+				tail := *r.tailWord()
+				for range 3 {
+					if send(p, 5, seq) {
+						t.Fatalf("lap %d: claim succeeded with %d outstanding", lap, capacity)
+					}
+				}
+				if *r.tailWord() != tail {
+					t.Fatal("a failed claim moved the tail")
+				}
+				// Release one at a time: until the consumer's position is
+				// published (Flush, or by itself every quarter lap) the
+				// producer must still see a full ring; after, exactly the
+				// released slots are free.
+				expectMsg(t, c, 5, next)
+				next++
+				autoFlushed := *r.headWord() == uint64(next)
+				if !autoFlushed && send(p, 5, seq) {
+					t.Fatalf("lap %d: claim succeeded before the consumer flushed", lap)
+				}
+				c.Flush()
+				if *r.headWord() != uint64(next) {
+					t.Fatalf("head %d after Flush, consumer at %d", *r.headWord(), next)
+				}
+				if !send(p, 5, seq) {
+					t.Fatalf("lap %d: claim failed after the consumer released and flushed", lap)
+				}
+				seq++
+				if send(p, 5, seq) {
+					t.Fatalf("lap %d: two claims after one release", lap)
+				}
+				for next < seq {
+					expectMsg(t, c, 5, next)
+					next++
+				}
+				c.Flush()
+			}
+		})
+	}
+}
+
+// Release publishes the consumer's position by itself once more than a
+// quarter of the ring has been consumed since the last publication.
+func TestReleaseFlushesEveryQuarterLap(t *testing.T) {
+	const capacity = 64
+	r := newTestRing(capacity, 1)
+	var ann atomic.Uint64
+	p := r.NewProducer(1, &ann)
+	c := NewConsumer(r.Ring)
+	for seq := range capacity {
+		send(p, 1, seq)
+	}
+	for i := range capacity {
+		expectMsg(t, c, 1, i)
+		head := *r.headWord()
+		if want := uint64(i+1) / 16 * 16; head != want {
+			t.Fatalf("after %d releases head is %d, want %d", i+1, head, want)
+		}
+	}
+}
+
+// ringNear makes a ring whose counters start at start, with every slot
+// holding what the previous lap left in it (as a ring that really got
+// there would), and a consumer at start.
+func ringNear(t *testing.T, capacity int, start uint64) (*testRing, *Consumer) {
+	t.Helper()
+	r := newTestRing(capacity, 6)
+	*r.tailWord() = start
+	*r.headWord() = start
+	for pos := start - uint64(capacity); pos != start; pos++ {
+		*r.slotWord(pos) = ((pos+1)&seqMask)<<seqShift | 12345
+	}
+	c := NewConsumer(r.Ring)
+	if c.Ready() || c.Claimed() {
+		t.Fatalf("ring at %#x: not empty", start)
+	}
+	return r, c
+}
+
+// Slot words carry the position modulo 2^40: a ring whose counters
+// cross 2^40 (and 2^64) keeps working, full and empty detection included.
+func TestSequenceWrap(t *testing.T) {
+	for _, start := range []uint64{1<<40 - 1, 1<<40 - 3, 1<<40 - 100, 1<<41 - 2, 1<<63 - 5} {
+		for _, capacity := range []int{1, 4} {
+			t.Run(fmt.Sprintf("%#x/%d", start, capacity), func(t *testing.T) {
+				r, c := ringNear(t, capacity, start)
+				var ann atomic.Uint64
+				p := r.NewProducer(9, &ann)
+				seq, next := 0, 0
+				for lap := range 100 {
+					for range capacity {
+						if c.Ready() {
+							t.Fatalf("lap %d: position %#x ready before its message", lap, start+uint64(next))
+						}
+						if !send(p, 9, seq) {
+							t.Fatalf("lap %d: claim at %#x failed", lap, start+uint64(seq))
+						}
+						seq++
+						if ann.Load() != 6<<40|(start+uint64(seq)-1)&(1<<40-1) {
+							t.Fatalf("announcement %#x", ann.Load())
+						}
+					}
+					if send(p, 9, seq) {
+						t.Fatalf("lap %d: claim succeeded on a full ring at %#x", lap, start+uint64(seq))
+					}
+					for next < seq {
+						expectMsg(t, c, 9, next)
+						next++
+					}
+					c.Flush()
+					if c.Ready() || c.Claimed() {
+						t.Fatalf("lap %d: not empty after draining", lap)
+					}
+				}
+				if *r.tailWord() != start+uint64(seq) {
+					t.Fatalf("tail %#x, want %#x", *r.tailWord(), start+uint64(seq))
+				}
+			})
+		}
+	}
+}
+
+// Several producers (goroutines, each with its own id and announcement
+// word) on one ring: every message arrives exactly once, intact, and each
+// producer's messages in order.
 func TestMultiProducer(t *testing.T) {
-	const producers, per = 6, 20000
-	r, _ := newTestRing(16)
-	var anns [producers]atomic.Uint64
+	for _, tc := range []struct{ producers, per, capacity int }{
+		{6, 20000, 16},
+		{4, 20000, 2},
+		{3, 5000, 1},
+	} {
+		t.Run(fmt.Sprintf("%dx%d/cap%d", tc.producers, tc.per, tc.capacity), func(t *testing.T) {
+			multiProducer(t, tc.producers, tc.per, tc.capacity)
+		})
+	}
+}
+
+func multiProducer(t *testing.T, producers, per, capacity int) {
+	r := newTestRing(capacity, 11)
+	anns := make([]atomic.Uint64, producers*8) // a line each
+	var stop atomic.Bool
+	sent := make([]atomic.Int64, producers)
 	var wg sync.WaitGroup
 	for id := range producers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p := r.NewProducer(id, &anns[id])
-			for i := 0; i < per; {
-				if put(t, p, uint64(id)<<32|uint64(i)) {
-					i++
+			p := r.NewProducer(id+100, &anns[id*8])
+			for seq := 0; seq < per && !stop.Load(); {
+				if send(p, id+100, seq) {
+					seq++
+					sent[id].Store(int64(seq))
+				} else {
+					runtime.Gosched()
 				}
 			}
 		}()
 	}
-	c := NewConsumer(r)
-	next := make([]uint32, producers)
+	defer func() {
+		stop.Store(true)
+		wg.Wait()
+	}()
+	c := NewConsumer(r.Ring)
+	next := make([]int, producers)
+	deadline := time.Now().Add(30 * time.Second)
+	idle := 0
 	for got := 0; got < producers*per; {
-		id, v, ok := get(c)
+		id, seq, ok := recv(t, c)
 		if !ok {
 			c.Flush()
+			if idle++; idle%1024 == 0 && time.Now().After(deadline) {
+				t.Fatalf("deadline: received %v of %d each; producers sent %v", next, per, loadAll(sent))
+			}
+			runtime.Gosched()
 			continue
 		}
-		if uint32(v>>32) != id || uint32(v) != next[id] {
-			t.Fatalf("from %d: %x, want sequence %d", id, v, next[id])
+		q := id - 100
+		if q < 0 || q >= producers {
+			t.Fatalf("message from unknown producer %d", id)
 		}
-		next[id]++
+		if seq != next[q] {
+			t.Fatalf("producer %d: message %d, want %d (lost, duplicated or reordered)", id, seq, next[q])
+		}
+		next[q]++
 		got++
 	}
+	stop.Store(true)
 	wg.Wait()
+	c.Flush()
+	if c.Ready() || c.Claimed() {
+		t.Fatal("ring not empty after every message")
+	}
+	if tail := *r.tailWord(); tail != uint64(producers*per) {
+		t.Fatalf("tail %d, want %d", tail, producers*per)
+	}
 }
 
-// A producer that claims and never publishes: the consumer sees a claimed
-// slot announced by it, skips it, and goes on with the others.
+func loadAll(a []atomic.Int64) []int64 {
+	v := make([]int64, len(a))
+	for i := range a {
+		v[i] = a[i].Load()
+	}
+	return v
+}
+
+// A producer that claims a slot and never publishes it (it "died"): the
+// consumer sees the position claimed and unpublished, announced by that
+// producer only, skips it, and goes on with the others' messages.
 func TestSkipDeadClaimer(t *testing.T) {
-	r, _ := newTestRing(8)
-	var dead, live atomic.Uint64
-	pd := r.NewProducer(1, &dead)
-	pl := r.NewProducer(2, &live)
-	c := NewConsumer(r)
-	put(t, pl, 10)
-	if _, ok := pd.TryClaim(); !ok { // claims position 1, then "dies"
+	r := newTestRing(8, 3)
+	var deadAnn, liveAnn, otherAnn atomic.Uint64
+	dead := r.NewProducer(1, &deadAnn)
+	live := r.NewProducer(2, &liveAnn)
+	c := NewConsumer(r.Ring)
+	send(live, 2, 0)
+	cl, ok := dead.TryClaim() // position 1, then dies half-way through its payload
+	if !ok {
 		t.Fatal("claim failed")
 	}
-	put(t, pl, 11)
-	put(t, pl, 12)
-	if _, v, ok := get(c); !ok || v != 10 {
-		t.Fatalf("first message %d %v", v, ok)
-	}
+	copy(payload(cl.Payload()), "garbage from a producer that died")
+	send(live, 2, 1)
+	send(live, 2, 2)
+
+	expectMsg(t, c, 2, 0)
 	if c.Ready() {
-		t.Fatal("unpublished slot is ready")
+		t.Fatal("the dead producer's unpublished slot is ready")
+	}
+	if _, _, ok := c.Peek(); ok {
+		t.Fatal("peek returned the unpublished slot")
 	}
 	if !c.Claimed() {
-		t.Fatal("claimed slot not reported as claimed")
+		t.Fatal("the unpublished slot is not reported claimed")
 	}
-	if !c.Announced(dead.Load()) || c.Announced(live.Load()) {
-		t.Fatalf("announcements: dead %x live %x", dead.Load(), live.Load())
+	if !c.Announced(deadAnn.Load()) {
+		t.Fatalf("the dead claimer's announcement %#x does not name position 1", deadAnn.Load())
+	}
+	if c.Announced(liveAnn.Load()) {
+		t.Fatalf("the live producer's announcement %#x names position 1", liveAnn.Load())
+	}
+	// Announcements name a ring: position 1 of another ring is not ours.
+	otherAnn.Store(4<<40 | 1)
+	if c.Announced(otherAnn.Load()) {
+		t.Fatal("an announcement for ring 4 matched ring 3")
 	}
 	c.Skip()
-	for _, want := range []uint64{11, 12} {
-		if id, v, ok := get(c); !ok || id != 2 || v != want {
-			t.Fatalf("after skip: %d %d %v", id, v, ok)
+	if *r.headWord() != 2 {
+		t.Fatalf("Skip did not publish the consumer's position: head %d", *r.headWord())
+	}
+	expectMsg(t, c, 2, 1)
+	expectMsg(t, c, 2, 2)
+	if c.Claimed() || c.Ready() {
+		t.Fatal("ring not empty")
+	}
+
+	// The skipped slot is reused on the next laps and read correctly: the
+	// dead message's garbage and stale control word must not leak.
+	for seq := 3; seq < 3+8*20; seq++ {
+		if !send(live, 2, seq) {
+			t.Fatalf("claim %d failed", seq)
+		}
+		expectMsg(t, c, 2, seq)
+		c.Flush()
+	}
+}
+
+// Dead claims at awkward places: the very first position, two in a row,
+// and the last slot before the ring is full; then the ring wraps over
+// them many times.
+func TestSkipPatterns(t *testing.T) {
+	const capacity = 4
+	r := newTestRing(capacity, 2)
+	var liveAnn atomic.Uint64
+	live := r.NewProducer(1, &liveAnn)
+	deadAnns := make([]atomic.Uint64, 8)
+	nDead := 0
+	die := func() {
+		d := r.NewProducer(200+nDead, &deadAnns[nDead])
+		if _, ok := d.TryClaim(); !ok {
+			t.Fatal("dead producer's claim failed")
+		}
+		nDead++
+	}
+	c := NewConsumer(r.Ring)
+	skipped := 0
+	// drain consumes everything, skipping positions whose announcers are
+	// all dead (every producer but live is dead).
+	seq, next := 0, 0
+	drain := func() {
+		for {
+			if _, _, ok := c.Peek(); ok {
+				expectMsg(t, c, 1, next)
+				next++
+				continue
+			}
+			if !c.Claimed() {
+				c.Flush()
+				return
+			}
+			if c.Announced(liveAnn.Load()) {
+				t.Fatal("stuck at a position the live producer announces")
+			}
+			found := false
+			for i := range nDead {
+				found = found || c.Announced(deadAnns[i].Load())
+			}
+			if !found {
+				t.Fatal("a claimed, unpublished position announced by nobody")
+			}
+			c.Skip()
+			skipped++
 		}
 	}
-	if c.Claimed() {
-		t.Fatal("nothing claimed any more")
+	die() // position 0
+	die() // position 1: two in a row
+	if !send(live, 1, seq) {
+		t.Fatal("claim failed")
+	}
+	seq++
+	die() // position 3: the ring is now full
+	if send(live, 1, seq) {
+		t.Fatal("claim on a full ring succeeded")
+	}
+	drain()
+	if skipped != 3 || next != 1 {
+		t.Fatalf("skipped %d, received %d", skipped, next)
+	}
+	for lap := range 100 {
+		for range capacity {
+			if !send(live, 1, seq) {
+				t.Fatalf("lap %d: claim failed", lap)
+			}
+			seq++
+		}
+		drain()
+	}
+	if next != seq {
+		t.Fatalf("received %d of %d", next, seq)
+	}
+}
+
+// A producer that announced a position but lost the claim to another
+// producer (its CAS failed) and then found the ring full owns nothing.
+// Its announcement must not keep naming the position it lost: if the
+// winner dies before publishing, the consumer is stuck at that position,
+// sees a live producer announcing it and cannot skip it; the ring stays
+// full, so the loser's TryClaim keeps failing before it ever announces
+// again, and the stall is permanent.
+//
+// The race is made likely by putting the loser's announcement word on a
+// page that was just dropped (MADV_DONTNEED), so its announcing store
+// takes a page fault between its load of the tail and its CAS, while
+// the winner, spinning on another CPU, claims the same position.
+func TestLostClaimLeavesNoAnnouncement(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs two CPUs for the race")
+	}
+	page, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(page)
+	loserAnn := (*atomic.Uint64)(unsafe.Pointer(&page[0]))
+	const capacity, ringID = 4, 5
+	stuck := uint64(capacity - 1)
+	deadline := time.Now().Add(3 * time.Second)
+	trials, winnerWon, stale := 0, 0, 0
+	for trials < 50000 && time.Now().Before(deadline) {
+		trials++
+		r := newTestRing(capacity, ringID)
+		var fillAnn, winnerAnn atomic.Uint64
+		filler := r.NewProducer(1, &fillAnn)
+		for seq := range capacity - 1 {
+			send(filler, 1, seq)
+		}
+		loser := r.NewProducer(2, loserAnn)
+		winner := r.NewProducer(3, &winnerAnn)
+		if err := unix.Madvise(page, unix.MADV_DONTNEED); err != nil {
+			t.Fatal(err)
+		}
+		var ready, start atomic.Bool
+		done := make(chan bool)
+		go func() {
+			ready.Store(true)
+			for !start.Load() {
+			}
+			_, ok := winner.TryClaim()
+			done <- ok
+		}()
+		for !ready.Load() {
+		}
+		start.Store(true)
+		_, loserOK := loser.TryClaim()
+		winnerOK := <-done
+		if loserOK == winnerOK {
+			t.Fatalf("trial %d: one free slot, loser ok %v, winner ok %v", trials, loserOK, winnerOK)
+		}
+		if loserOK {
+			continue
+		}
+		winnerWon++
+		// The winner "dies" holding the last free position. The consumer
+		// drains up to it.
+		c := NewConsumer(r.Ring)
+		for seq := range capacity - 1 {
+			expectMsg(t, c, 1, seq)
+		}
+		c.Flush()
+		if c.Ready() || !c.Claimed() || !c.Announced(winnerAnn.Load()) {
+			t.Fatalf("trial %d: consumer at %d: ready %v claimed %v, winner announces %#x", trials, stuck, c.Ready(), c.Claimed(), winnerAnn.Load())
+		}
+		if !c.Announced(loserAnn.Load()) {
+			continue
+		}
+		stale++
+		// The loser's stale announcement names the dead winner's position.
+		// Fill the ring behind it: the loser can no longer claim, so it
+		// never announces again, and the consumer can never skip.
+		for seq := capacity - 1; seq < 2*capacity-2; seq++ {
+			if !send(filler, 1, seq) {
+				t.Fatalf("filler claim %d failed", seq)
+			}
+		}
+		if _, ok := loser.TryClaim(); ok {
+			t.Fatal("claim succeeded on a full ring")
+		}
+		if c.Announced(loserAnn.Load()) {
+			t.Fatalf("after %d trials (%d lost by the loser): a live producer whose TryClaim failed still announces "+
+				"position %d (word %#x), which another producer claimed and never published; the consumer cannot skip "+
+				"it while that producer lives, and with the ring full the producer never announces again: a permanent stall",
+				trials, winnerWon, stuck, loserAnn.Load())
+		}
+	}
+	t.Logf("%d trials, the other producer won %d, stale announcements %d", trials, winnerWon, stale)
+}
+
+// An announcement word nobody has written yet (zeroed shared memory, a
+// producer that has never claimed) announces nothing. Read literally,
+// zero is "ring 0, position 0": a live producer that has not sent yet
+// would then block the skip of a dead claimer at position 0 of ring 0.
+func TestZeroAnnouncementNamesNothing(t *testing.T) {
+	r := newTestRing(4, 0)
+	var deadAnn, idleAnn atomic.Uint64
+	r.NewProducer(1, &idleAnn) // live, has not sent anything yet
+	dead := r.NewProducer(2, &deadAnn)
+	c := NewConsumer(r.Ring)
+	if _, ok := dead.TryClaim(); !ok {
+		t.Fatal("claim failed")
+	}
+	if !c.Claimed() || c.Ready() || !c.Announced(deadAnn.Load()) {
+		t.Fatal("setup: position 0 is not claimed by the dead producer")
+	}
+	if c.Announced(idleAnn.Load()) {
+		t.Fatalf("a zero announcement word (a producer that never claimed) names ring 0 position 0: " +
+			"a dead claimer there cannot be skipped while any producer that has not sent yet is alive")
+	}
+}
+
+// A live claimer is never taken for dead: while it fills its slot, the
+// consumer sees it announce the position; once published, the slot is
+// ready whatever the announcement says afterwards.
+func TestAnnouncementFollowsClaims(t *testing.T) {
+	r := newTestRing(4, 8)
+	var a1, a2 atomic.Uint64
+	p1 := r.NewProducer(1, &a1)
+	p2 := r.NewProducer(2, &a2)
+	c := NewConsumer(r.Ring)
+	for pos := range 40 {
+		p, a, id := p1, &a1, 1
+		if pos%3 == 0 {
+			p, a, id = p2, &a2, 2
+		}
+		cl, ok := p.TryClaim()
+		if !ok {
+			t.Fatalf("claim at %d failed", pos)
+		}
+		if !c.Claimed() || c.Ready() || !c.Announced(a.Load()) {
+			t.Fatalf("position %d: claimed %v ready %v, announcement %#x", pos, c.Claimed(), c.Ready(), a.Load())
+		}
+		writeMsg(cl.Payload(), id, pos)
+		cl.Publish()
+		expectMsg(t, c, id, pos)
+		c.Flush()
 	}
 }
 
 func BenchmarkClaimPublishConsume(b *testing.B) {
-	r, _ := newTestRing(256)
+	r := newTestRing(256, 1)
 	var ann atomic.Uint64
 	p := r.NewProducer(1, &ann)
-	c := NewConsumer(r)
+	c := NewConsumer(r.Ring)
+	var sum uint64
 	for b.Loop() {
-		put(b, p, 1)
-		get(c)
+		cl, ok := p.TryClaim()
+		if !ok {
+			b.Fatal("ring full")
+		}
+		*(*uint64)(cl.Payload()) = 42
+		cl.Publish()
+		_, pl, ok := c.Peek()
+		if !ok {
+			b.Fatal("not ready")
+		}
+		sum += *(*uint64)(pl)
+		c.Release()
 	}
+	runtime.KeepAlive(sum)
+}
+
+// Batches of a quarter ring: claims and consumes run ahead of each other.
+func BenchmarkClaimPublishConsumeBatch(b *testing.B) {
+	const capacity, batch = 256, 64
+	r := newTestRing(capacity, 1)
+	var ann atomic.Uint64
+	p := r.NewProducer(1, &ann)
+	c := NewConsumer(r.Ring)
+	n := 0
+	for b.Loop() {
+		cl, ok := p.TryClaim()
+		if !ok {
+			b.Fatal("ring full")
+		}
+		*(*uint64)(cl.Payload()) = 42
+		cl.Publish()
+		if n++; n == batch {
+			for range batch {
+				c.Peek()
+				c.Release()
+			}
+			n = 0
+		}
+	}
+}
+
+// One producer goroutine, one consumer goroutine: the cache-line hand-off.
+func BenchmarkProducerConsumerGoroutines(b *testing.B) {
+	r := newTestRing(256, 1)
+	var ann atomic.Uint64
+	p := r.NewProducer(1, &ann)
+	c := NewConsumer(r.Ring)
+	n := b.N
+	done := make(chan struct{})
+	b.ResetTimer()
+	go func() {
+		defer close(done)
+		for i := 0; i < n; {
+			if _, _, ok := c.Peek(); ok {
+				c.Release()
+				i++
+			} else {
+				c.Flush()
+			}
+		}
+	}()
+	for i := 0; i < n; {
+		if cl, ok := p.TryClaim(); ok {
+			*(*uint64)(cl.Payload()) = uint64(i)
+			cl.Publish()
+			i++
+		}
+	}
+	<-done
 }

@@ -11,8 +11,9 @@
 // Without --ft, the first rank to fail (exit without finalizing, or with a
 // non-zero code) ends the job: shmrun kills the rest, says which rank died
 // and how, and exits non-zero. With --ft the survivors are notified
-// through the failure table and go on; shmrun exits 0 when every survivor
-// exits 0, and prints a one-line summary of the ranks that failed.
+// through the failure table and go on; shmrun exits 0 when there are
+// survivors and every one exits 0, and prints a one-line summary of the
+// ranks that failed.
 package main
 
 import (
@@ -51,7 +52,8 @@ flags:
   --timeout D          kill the job after duration D (e.g. 30s) and report
                        the ranks still running and where they are blocked
   --ft                 fault tolerant: survivors of a failed rank go on;
-                       exit 0 if every survivor exits 0
+                       exit 0 if some rank survives and every survivor
+                       exits 0
   --version            print the version
   --help               print this help
 `)
@@ -154,7 +156,8 @@ func run(args []string) int {
 			}
 			if *ft {
 				if !x.Failed() && x.Code != 0 && status == 0 {
-					status = x.Code
+					// Code is -1 for a signal after Finalize.
+					status = exitStatus(x)
 				}
 				continue
 			}
@@ -182,6 +185,11 @@ func run(args []string) int {
 		}
 	}
 	job.Wait()
+	if *ft && !timedOut && status == 0 && len(failed) == *n {
+		// No rank survived (say, all were killed by a forwarded SIGTERM),
+		// so none vouches for the job: fail as without --ft.
+		status = exitStatus(failed[0])
+	}
 	for _, w := range tagged {
 		w.Flush()
 	}

@@ -3,81 +3,86 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"shmpi/shm"
 )
 
-// The tests run the real shmrun binary on real rank processes: TestMain
-// builds shmrun, the ring example and testdata/behave once.
+// The tests run the real shmrun binary on real rank processes. TestMain
+// builds shmrun, the ring example and testdata/behave once into bin.
 var bin string
 
+// deadline bounds every shmrun run; past it the test fails (and the
+// context kills shmrun, whose ranks die with it).
+const deadline = 60 * time.Second
+
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "shmrun-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
-		gobin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+		fmt.Fprintf(os.Stderr, "shmrun tests need the go tool: %v\n", err)
+		return 2
 	}
+	dir, err := os.MkdirTemp("", "shmrun-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer os.RemoveAll(dir)
+	// testdata is not part of ./..., so the helper is built here.
 	build := exec.Command(gobin, "build", "-o", dir+"/", "shmpi/cmd/shmrun", "shmpi/examples/ring", "./testdata/behave")
 	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(2)
+		fmt.Fprintf(os.Stderr, "building the test programs: %v\n%s", err, out)
+		return 2
 	}
 	bin = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	return m.Run()
 }
 
-type result struct {
-	code           int
-	stdout, stderr string
-}
-
-// shmrun runs shmrun with args under a deadline and checks afterwards
-// that it left no segment file behind.
-func shmrun(t *testing.T, env []string, stdin string, args ...string) result {
+// guard records the /dev/shm segment files before a test and checks after
+// it that the test created none and that no process of the test's
+// programs is left. It returns a directory in which behave ranks record
+// their pids (SHMRUN_TEST_PIDDIR).
+func guard(t *testing.T) string {
 	t.Helper()
-	before := shmFiles()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(bin, "shmrun"), args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var so, se strings.Builder
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("shmrun %v did not finish within the deadline\nstdout:\n%s\nstderr:\n%s", args, so.String(), se.String())
-	}
-	r := result{stdout: so.String(), stderr: se.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
+	before := shmFiles(t)
+	pidDir := t.TempDir()
+	t.Cleanup(func() {
+		if left := newFiles(before, shmFiles(t)); len(left) > 0 {
+			t.Errorf("files left in /dev/shm: %v", left)
+		}
+		// Every run has been waited for, so the ranks should be gone
+		// already; the grace period only covers ranks orphaned by a
+		// killed shmrun, which die from their parent-death signal.
+		waitGone(t, recordedPids(t, pidDir), 10*time.Second)
+		if ps := ourProcesses(); len(ps) > 0 {
+			t.Errorf("processes of the test programs still running: %v", ps)
+		}
+	})
+	return pidDir
+}
+
+func shmFiles(t *testing.T) map[string]bool {
+	names, err := filepath.Glob("/dev/shm/shmpi-*")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if left := newFiles(before, shmFiles()); len(left) > 0 {
-		t.Errorf("files left in /dev/shm: %v", left)
-	}
-	return r
-}
-
-func shmFiles() map[string]bool {
 	m := map[string]bool{}
-	names, _ := filepath.Glob("/dev/shm/shmpi-*")
 	for _, n := range names {
 		m[n] = true
 	}
@@ -91,70 +96,376 @@ func newFiles(before, after map[string]bool) []string {
 			out = append(out, n)
 		}
 	}
+	slices.Sort(out)
 	return out
+}
+
+func recordedPids(t *testing.T, dir string) []int {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			t.Fatalf("stray file %s in the pid directory", e.Name())
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// ours reports whether pid is a live (non-zombie) process running one of
+// the test's programs. Checking the executable, not just the pid, keeps a
+// recycled pid (pid_max may be as low as 32768) from looking like a
+// leftover rank. A zombie has no executable link, runs nothing and holds
+// no memory; reaping an orphan is init's business.
+func ours(pid int) bool {
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	return err == nil && strings.HasPrefix(exe, bin+string(filepath.Separator))
+}
+
+// ourProcesses lists every live process running a program from bin.
+func ourProcesses() []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && ours(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// waitGone waits until none of pids is a live process of ours, polling
+// (an external condition: there is nothing to wait on for a process that
+// is not our child) until within has passed.
+func waitGone(t *testing.T, pids []int, within time.Duration) {
+	t.Helper()
+	end := time.Now().Add(within)
+	for _, pid := range pids {
+		for ours(pid) {
+			if time.Now().After(end) {
+				t.Errorf("rank process %d still running %v after its job ended", pid, within)
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// result is a finished shmrun run.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// shmrun runs shmrun with args to completion under the deadline, with
+// extra environment entries env and standard input stdin.
+func shmrun(t *testing.T, pidDir string, env []string, stdin string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "shmrun"), args...)
+	cmd.Env = append(os.Environ(), "SHMRUN_TEST_PIDDIR="+pidDir)
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	// Should a rank outlive a killed shmrun holding the output pipes,
+	// do not wait for it forever.
+	cmd.WaitDelay = 10 * time.Second
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("shmrun %q still running after the %v deadline (killed)\nstdout:\n%s\nstderr:\n%s",
+			args, deadline, so.String(), se.String())
+	}
+	r := result{stdout: so.String(), stderr: se.String()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+		if r.code < 0 {
+			t.Fatalf("shmrun %q: %v\nstderr:\n%s", args, err, r.stderr)
+		}
+	case err != nil:
+		t.Fatalf("shmrun %q: %v", args, err)
+	}
+	return r
 }
 
 func behave(mode string, more ...string) []string {
 	return append([]string{filepath.Join(bin, "behave"), "-mode", mode}, more...)
 }
 
+func cmdline(flags []string, prog []string) []string {
+	return append(append([]string(nil), flags...), prog...)
+}
+
+// lines splits output into lines; a missing final newline is an error.
+func lines(t *testing.T, what, s string) []string {
+	t.Helper()
+	if s == "" {
+		return nil
+	}
+	if !strings.HasSuffix(s, "\n") {
+		t.Errorf("%s does not end with a newline: %q", what, s)
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+// sameLines compares got with want, ignoring order.
+func sameLines(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	g, w := slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))
+	if !slices.Equal(g, w) {
+		t.Errorf("%s:\n%s\nwant (in any order):\n%s", what, strings.Join(g, "\n"), strings.Join(w, "\n"))
+	}
+}
+
 func TestRingExample(t *testing.T) {
-	for _, n := range []string{"1", "4"} {
-		r := shmrun(t, nil, "", "-n", n, filepath.Join(bin, "ring"), "-laps", "100")
-		if r.code != 0 || !strings.Contains(r.stdout, "ring: "+n+" ranks, 100 laps") {
-			t.Fatalf("-n %s: code %d\n%s%s", n, r.code, r.stdout, r.stderr)
+	pidDir := guard(t)
+	for _, tc := range []struct{ n, bind string }{{"1", ""}, {"4", ""}, {"2", "none"}, {"4", "core"}} {
+		flags := []string{"-n", tc.n}
+		if tc.bind != "" {
+			flags = append(flags, "--bind-to", tc.bind)
+		}
+		r := shmrun(t, pidDir, nil, "", cmdline(flags, []string{filepath.Join(bin, "ring"), "-laps", "100"})...)
+		if r.code != 0 || r.stderr != "" {
+			t.Errorf("%v: exit code %d, stderr:\n%s", flags, r.code, r.stderr)
+		}
+		n, _ := strconv.Atoi(tc.n)
+		want := fmt.Sprintf(`^ring: %d ranks, 100 laps, token %d, \S+ total, [0-9.]+ µs per hop\n$`, n, 100*n)
+		if !regexp.MustCompile(want).MatchString(r.stdout) {
+			t.Errorf("%v: stdout %q does not match %s", flags, r.stdout, want)
 		}
 	}
 }
 
 func TestTagOutput(t *testing.T) {
-	r := shmrun(t, nil, "", append([]string{"-n", "3", "--tag-output"}, behave("hello")...)...)
+	pidDir := guard(t)
+	const n = 3
+	r := shmrun(t, pidDir, nil, "", cmdline([]string{"-n", strconv.Itoa(n), "--tag-output"}, behave("hello"))...)
 	if r.code != 0 {
-		t.Fatalf("code %d: %s", r.code, r.stderr)
+		t.Fatalf("exit code %d, stderr:\n%s", r.code, r.stderr)
 	}
-	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
-	sort.Strings(lines)
-	want := []string{"[0] hello from 0", "[0] second line from 0", "[1] hello from 1", "[1] second line from 1",
-		"[2] hello from 2", "[2] second line from 2"}
-	if strings.Join(lines, "|") != strings.Join(want, "|") {
-		t.Fatalf("tagged output:\n%s", r.stdout)
+	var wantOut, wantErr []string
+	for rk := range n {
+		for i := range 50 {
+			wantOut = append(wantOut, fmt.Sprintf("[%d] hello from %d line %d", rk, rk, i))
+		}
+		// The last line had no newline: shmrun completes it.
+		wantOut = append(wantOut, fmt.Sprintf("[%d] tail from %d", rk, rk))
+		wantErr = append(wantErr, fmt.Sprintf("[%d] err from %d", rk, rk))
 	}
-}
-
-func TestStdinGoesToRank0(t *testing.T) {
-	r := shmrun(t, nil, "some input\n", append([]string{"-n", "3"}, behave("stdin")...)...)
-	if r.code != 0 {
-		t.Fatalf("code %d: %s", r.code, r.stderr)
-	}
-	for _, want := range []string{`rank 0 stdin "some input\n"`, `rank 1 stdin ""`, `rank 2 stdin ""`} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("missing %q in:\n%s", want, r.stdout)
+	out := lines(t, "stdout", r.stdout)
+	sameLines(t, "tagged stdout", out, wantOut)
+	sameLines(t, "tagged stderr", lines(t, "stderr", r.stderr), wantErr)
+	// Each rank's lines keep their order.
+	next := make([]int, n)
+	for _, l := range out {
+		var rk, me, i int
+		if _, err := fmt.Sscanf(l, "[%d] hello from %d line %d", &rk, &me, &i); err == nil {
+			if i != next[rk] {
+				t.Errorf("rank %d: line %d came before line %d", rk, i, next[rk])
+			}
+			next[rk] = i + 1
 		}
 	}
 }
 
-func TestEnvironmentPassesThrough(t *testing.T) {
-	r := shmrun(t, []string{"SHMRUN_TEST_VAR=xyzzy"}, "", append([]string{"-n", "2"}, behave("env")...)...)
-	if r.code != 0 || strings.Count(r.stdout, "env xyzzy") != 2 {
-		t.Fatalf("code %d:\n%s%s", r.code, r.stdout, r.stderr)
+// session is a shmrun running in the background whose stdout the test
+// reads line by line.
+type session struct {
+	t      *testing.T
+	ctx    context.Context
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	out    chan string // stdout lines; closed when every writer is gone
+	stderr strings.Builder
+	seen   []string
+	done   bool
+}
+
+func start(t *testing.T, pidDir string, flags []string, prog []string) *session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	s := &session{t: t, ctx: ctx, out: make(chan string, 1024)}
+	s.cmd = exec.CommandContext(ctx, filepath.Join(bin, "shmrun"), cmdline(flags, prog)...)
+	s.cmd.Env = append(os.Environ(), "SHMRUN_TEST_PIDDIR="+pidDir)
+	s.cmd.Stderr = &s.stderr
+	s.cmd.WaitDelay = 10 * time.Second
+	var err error
+	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	// Our own pipe rather than StdoutPipe: reading it to EOF does not
+	// race with Wait, and EOF means every rank has let go of it.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.cmd.Stdout = pw
+	err = s.cmd.Start()
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		cancel()
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(s.out)
+		defer pr.Close()
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			s.out <- sc.Text()
+		}
+	}()
+	t.Cleanup(func() {
+		// A test that stopped early must not leave shmrun behind.
+		cancel()
+		if !s.done {
+			s.cmd.Wait()
+		}
+	})
+	return s
+}
+
+// waitLine waits for a stdout line matching re and returns its
+// submatches.
+func (s *session) waitLine(re *regexp.Regexp) []string {
+	s.t.Helper()
+	for {
+		select {
+		case l, ok := <-s.out:
+			if !ok {
+				s.t.Fatalf("stdout ended before a line matching %s; got:\n%s", re, strings.Join(s.seen, "\n"))
+			}
+			s.seen = append(s.seen, l)
+			if m := re.FindStringSubmatch(l); m != nil {
+				return m
+			}
+		case <-s.ctx.Done():
+			s.t.Fatalf("no line matching %s within the %v deadline; got:\n%s", re, deadline, strings.Join(s.seen, "\n"))
+		}
 	}
 }
 
-// Without --ft the first failure ends the job, with the rank's status.
+// rest returns the stdout lines after those already read, up to EOF.
+func (s *session) rest() []string {
+	s.t.Helper()
+	var out []string
+	for {
+		select {
+		case l, ok := <-s.out:
+			if !ok {
+				return out
+			}
+			out = append(out, l)
+		case <-s.ctx.Done():
+			s.t.Fatalf("stdout still open after the %v deadline; got:\n%s", deadline, strings.Join(out, "\n"))
+		}
+	}
+}
+
+// wait waits for shmrun to exit and returns its exit code (-1 if it was
+// killed by a signal).
+func (s *session) wait() int {
+	s.t.Helper()
+	err := s.cmd.Wait()
+	s.done = true
+	if s.ctx.Err() != nil {
+		s.t.Fatalf("shmrun still running after the %v deadline (killed); stderr:\n%s", deadline, s.stderr.String())
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return 0
+}
+
+// readyPids waits for the "ready R pid P" line of each of n blocked ranks
+// and returns their pids by rank.
+func (s *session) readyPids(n int) []int {
+	s.t.Helper()
+	re := regexp.MustCompile(`^ready (\d+) pid (\d+)$`)
+	pids := make([]int, n)
+	for range n {
+		m := s.waitLine(re)
+		r, _ := strconv.Atoi(m[1])
+		pids[r], _ = strconv.Atoi(m[2])
+	}
+	for r, p := range pids {
+		if p == 0 {
+			s.t.Fatalf("rank %d never said it was ready", r)
+		}
+	}
+	return pids
+}
+
+// Standard input goes to rank 0 only; the other ranks read /dev/null and
+// see EOF at once, while shmrun's own stdin is still open.
+func TestStdinGoesToRank0(t *testing.T) {
+	pidDir := guard(t)
+	const n = 3
+	s := start(t, pidDir, []string{"-n", strconv.Itoa(n)}, behave("stdin"))
+	s.waitLine(regexp.MustCompile(`^rank 0 waiting for stdin$`))
+	const input = "some input\nand more\n"
+	if _, err := io.WriteString(s.stdin, input); err != nil {
+		t.Fatal(err)
+	}
+	s.stdin.Close()
+	got := append(s.seen, s.rest()...)
+	if code := s.wait(); code != 0 {
+		t.Fatalf("exit code %d, stderr:\n%s", code, s.stderr.String())
+	}
+	want := []string{"rank 0 waiting for stdin", fmt.Sprintf("rank 0 stdin %q", input)}
+	for r := 1; r < n; r++ {
+		want = append(want, fmt.Sprintf("rank 0: rank %d read 0 bytes to EOF", r),
+			fmt.Sprintf("rank %d stdin \"\", from rank 0 %q", r, input))
+	}
+	sameLines(t, "stdout", got, want)
+}
+
+func TestEnvironmentPassesThrough(t *testing.T) {
+	pidDir := guard(t)
+	const val = "xyzzy plugh=1"
+	r := shmrun(t, pidDir, []string{"SHMRUN_TEST_VAR=" + val}, "", cmdline([]string{"-n", "3"}, behave("env"))...)
+	if r.code != 0 {
+		t.Fatalf("exit code %d, stderr:\n%s", r.code, r.stderr)
+	}
+	sameLines(t, "stdout", lines(t, "stdout", r.stdout), []string{
+		fmt.Sprintf("rank 0 env %q", val), fmt.Sprintf("rank 1 env %q", val), fmt.Sprintf("rank 2 env %q", val)})
+}
+
+// Without --ft the first failure ends the job: shmrun says which rank died
+// and how, kills the others (which would otherwise wait forever) and
+// exits with the rank's status.
 func TestFailureEndsJob(t *testing.T) {
 	for _, tc := range []struct {
 		how  string
 		code int
 		says string
-	}{{"exit", 3, "exited with code 3 without finalizing"}, {"kill", 128 + 9, "killed by signal 9"}} {
+	}{
+		{"exit", 3, "exited with code 3 without finalizing"},
+		{"kill", 128 + 9, `killed by signal 9 \(killed\)`},
+	} {
 		t.Run(tc.how, func(t *testing.T) {
-			r := shmrun(t, nil, "", append([]string{"-n", "3"}, behave("die", "-how", tc.how)...)...)
+			pidDir := guard(t)
+			r := shmrun(t, pidDir, nil, "", cmdline([]string{"-n", "3"}, behave("die", "-how", tc.how, "-after", "block"))...)
 			if r.code != tc.code {
 				t.Errorf("exit code %d, want %d", r.code, tc.code)
 			}
-			if !strings.Contains(r.stderr, "rank 1 (pid") || !strings.Contains(r.stderr, tc.says) ||
-				!strings.Contains(r.stderr, "killing the job") {
-				t.Errorf("stderr does not say who died and how:\n%s", r.stderr)
+			re := regexp.MustCompile(`(?m)^shmrun: rank 1 \(pid \d+\) ` + tc.says + `; killing the job$`)
+			if !re.MatchString(r.stderr) {
+				t.Errorf("stderr does not say who died and how (%s):\n%s", re, r.stderr)
+			}
+			if pids := recordedPids(t, pidDir); len(pids) != 3 {
+				t.Errorf("%d ranks recorded their pid, want 3", len(pids))
 			}
 		})
 	}
@@ -163,182 +474,232 @@ func TestFailureEndsJob(t *testing.T) {
 // With --ft the survivors see ErrProcFailed, finish, and shmrun exits 0
 // with a one-line summary.
 func TestFaultTolerantJob(t *testing.T) {
-	for _, how := range []string{"exit", "kill"} {
-		t.Run(how, func(t *testing.T) {
-			r := shmrun(t, nil, "", append([]string{"-n", "4", "--ft"}, behave("die", "-how", how)...)...)
+	for _, tc := range []struct{ how, says string }{
+		{"exit", "exited with code 3 without finalizing"},
+		{"kill", "killed by signal 9 (killed)"},
+	} {
+		t.Run(tc.how, func(t *testing.T) {
+			pidDir := guard(t)
+			r := shmrun(t, pidDir, nil, "", cmdline([]string{"-n", "4", "--ft"}, behave("die", "-how", tc.how))...)
 			if r.code != 0 {
-				t.Fatalf("exit code %d\n%s%s", r.code, r.stdout, r.stderr)
+				t.Errorf("exit code %d, want 0", r.code)
 			}
-			for _, s := range []int{0, 2, 3} {
-				if !strings.Contains(r.stdout, fmt.Sprintf("rank %d got ErrProcFailed", s)) {
-					t.Errorf("rank %d did not report ErrProcFailed:\n%s", s, r.stdout)
-				}
-			}
-			if !regexp.MustCompile(`(?m)^shmrun: 1 of 4 ranks failed: rank 1 `).MatchString(r.stderr) {
-				t.Errorf("no summary line:\n%s", r.stderr)
+			sameLines(t, "stdout", lines(t, "stdout", r.stdout),
+				[]string{"rank 0 got ErrProcFailed", "rank 2 got ErrProcFailed", "rank 3 got ErrProcFailed"})
+			want := "shmrun: 1 of 4 ranks failed: rank 1 " + tc.says + "\n"
+			if r.stderr != want {
+				t.Errorf("stderr %q, want %q", r.stderr, want)
 			}
 		})
 	}
 }
 
-// A rank that exits non-zero after Finalize is not a failure, but the job
-// fails.
+// A rank that exits non-zero (or is killed) after Finalize has not
+// failed, but the job has: shmrun passes its status on, with or without
+// --ft.
 func TestNonZeroAfterFinalize(t *testing.T) {
-	for _, ft := range []bool{false, true} {
-		args := []string{"-n", "3"}
-		if ft {
-			args = append(args, "--ft")
-		}
-		r := shmrun(t, nil, "", append(args, behave("finalize-exit1")...)...)
-		if r.code == 0 {
-			t.Errorf("ft=%v: exit code 0 though rank 1 exited 1", ft)
-		}
-		if strings.Contains(r.stderr, "ranks failed") {
-			t.Errorf("ft=%v: a finalized rank reported as failed:\n%s", ft, r.stderr)
+	for _, tc := range []struct {
+		how  string
+		code int
+		says string
+	}{{"exit", 1, "exited with code 1"}, {"kill", 128 + 9, `killed by signal 9 \(killed\)`}} {
+		for _, ft := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/ft=%v", tc.how, ft), func(t *testing.T) {
+				pidDir := guard(t)
+				flags := []string{"-n", "3"}
+				if ft {
+					flags = append(flags, "--ft")
+				}
+				r := shmrun(t, pidDir, nil, "", cmdline(flags, behave("finalize-exit1", "-how", tc.how))...)
+				if r.code != tc.code {
+					t.Errorf("exit code %d, want %d (rank 1's status)", r.code, tc.code)
+				}
+				want := `^shmrun: rank 1 \(pid \d+\) ` + tc.says + `; killing the job\n$`
+				if ft {
+					// Nobody failed, so there is nothing to summarise.
+					want = `^$`
+				}
+				if !regexp.MustCompile(want).MatchString(r.stderr) {
+					t.Errorf("stderr does not match %s:\n%s", want, r.stderr)
+				}
+			})
 		}
 	}
 }
 
-// --timeout kills the job, says who is still running and where.
+// --timeout kills the job with status 124 and says which ranks were still
+// running and in which operation they were blocked.
 func TestTimeout(t *testing.T) {
-	r := shmrun(t, nil, "", append([]string{"-n", "2", "--timeout", "2s"}, behave("block")...)...)
-	if r.code != 124 {
-		t.Errorf("exit code %d, want 124", r.code)
+	pidDir := guard(t)
+	const n = 2
+	r := shmrun(t, pidDir, nil, "", cmdline([]string{"--timeout", "2s", "-n", strconv.Itoa(n)}, behave("block"))...)
+	if r.code != exitTimeout {
+		t.Errorf("exit code %d, want %d", r.code, exitTimeout)
 	}
-	for _, want := range []string{"timeout after 2s", "rank 0: alive; blocked in Recv(peer=1, tag=99)",
-		"rank 1: alive; blocked in Recv(peer=0, tag=99)"} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+	pids := make([]int, n)
+	for _, l := range lines(t, "stdout", r.stdout) {
+		var rk, pid int
+		if _, err := fmt.Sscanf(l, "ready %d pid %d", &rk, &pid); err != nil || rk < 0 || rk >= n {
+			t.Fatalf("unexpected stdout line %q", l)
+		}
+		pids[rk] = pid
+	}
+	errLines := lines(t, "stderr", r.stderr)
+	if len(errLines) != n+1 || errLines[0] != "shmrun: timeout after 2s; still running:" {
+		t.Fatalf("stderr:\n%s", r.stderr)
+	}
+	var got []string
+	for rk := range n {
+		// The time blocked varies; the rest is exact.
+		got = append(got, fmt.Sprintf(`rank %d: alive; blocked in Recv(peer=%d, tag=99) for <t> (pid %d)`, rk, (rk+1)%n, pids[rk]))
+	}
+	norm := regexp.MustCompile(` for [0-9.]+(ms|s) \(`)
+	var have []string
+	for _, l := range errLines[1:] {
+		have = append(have, strings.TrimPrefix(norm.ReplaceAllString(l, " for <t> ("), "  "))
+	}
+	sameLines(t, "still-running report", have, got)
+}
+
+// SIGINT and SIGTERM sent to shmrun reach every rank; shmrun reaps them
+// all and exits with the status of a rank killed by the signal. Without
+// --ft it names the first rank killed; with --ft every rank has failed,
+// and no survivor is left to make the job a success.
+func TestSignalForwarding(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		for _, ft := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v/ft=%v", sig, ft), func(t *testing.T) {
+				pidDir := guard(t)
+				const n = 2
+				flags := []string{"-n", strconv.Itoa(n)}
+				if ft {
+					flags = append(flags, "--ft")
+				}
+				s := start(t, pidDir, flags, behave("block"))
+				pids := s.readyPids(n)
+				if err := s.cmd.Process.Signal(sig); err != nil {
+					t.Fatal(err)
+				}
+				if code := s.wait(); code != 128+int(sig) {
+					t.Errorf("exit code %d, want %d", code, 128+int(sig))
+				}
+				killed := fmt.Sprintf(`killed by signal %d \(%v\)`, int(sig), sig)
+				want := `^shmrun: rank [01] \(pid \d+\) ` + killed + `; killing the job\n$`
+				if ft {
+					want = `^shmrun: 2 of 2 ranks failed: rank [01] ` + killed + `; rank [01] ` + killed + `\n$`
+				}
+				if !regexp.MustCompile(want).MatchString(s.stderr.String()) {
+					t.Errorf("stderr does not match %s:\n%s", want, s.stderr.String())
+				}
+				// shmrun reaps its ranks before it exits: they must be
+				// gone now, not merely soon.
+				for r, pid := range pids {
+					if ours(pid) {
+						t.Errorf("rank %d (pid %d) still running after shmrun exited", r, pid)
+					}
+				}
+				if extra := s.rest(); len(extra) > 0 {
+					t.Errorf("unexpected output: %q", extra)
+				}
+			})
 		}
 	}
 }
 
-// startBlocked starts shmrun on blocking ranks and returns it and the
-// ranks' pids once every rank said it is ready.
-func startBlocked(t *testing.T, n int) (*exec.Cmd, []int) {
-	t.Helper()
-	cmd := exec.Command(filepath.Join(bin, "shmrun"), append([]string{"-n", strconv.Itoa(n)}, behave("block")...)...)
-	out, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
+// Ranks that exit 0 without Finalize have failed all the same; when every
+// rank fails, the job fails even with --ft.
+func TestNoSurvivors(t *testing.T) {
+	for _, ft := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ft=%v", ft), func(t *testing.T) {
+			pidDir := guard(t)
+			flags := []string{"-n", "2"}
+			want := `^shmrun: rank [01] \(pid \d+\) exited with code 0 without finalizing; killing the job\n$`
+			if ft {
+				flags = append(flags, "--ft")
+				want = `^shmrun: 2 of 2 ranks failed: rank [01] exited with code 0 without finalizing; rank [01] exited with code 0 without finalizing\n$`
+			}
+			r := shmrun(t, pidDir, nil, "", cmdline(flags, behave("abandon"))...)
+			if r.code != 1 {
+				t.Errorf("exit code %d, want 1", r.code)
+			}
+			if !regexp.MustCompile(want).MatchString(r.stderr) {
+				t.Errorf("stderr does not match %s:\n%s", want, r.stderr)
+			}
+		})
+	}
+}
+
+// kill -9 of shmrun leaves no rank process and no file: the ranks die of
+// their parent-death signal and the segment was never linked.
+func TestKillShmrun(t *testing.T) {
+	pidDir := guard(t)
+	before := shmFiles(t)
+	const n = 3
+	s := start(t, pidDir, []string{"-n", strconv.Itoa(n)}, behave("block"))
+	pids := s.readyPids(n)
+	if err := s.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	pids := make(chan []int, 1)
-	go func() {
-		var ps []int
-		sc := bufio.NewScanner(out)
-		for len(ps) < n && sc.Scan() {
-			var r, pid int
-			if _, err := fmt.Sscanf(sc.Text(), "ready %d pid %d", &r, &pid); err == nil {
-				ps = append(ps, pid)
-			}
-		}
-		pids <- ps
-		for sc.Scan() {
-		}
-	}()
-	select {
-	case ps := <-pids:
-		if len(ps) != n {
-			cmd.Process.Kill()
-			t.Fatalf("only %d ranks became ready", len(ps))
-		}
-		return cmd, ps
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("ranks never became ready")
+	if code := s.wait(); code != -1 {
+		t.Errorf("shmrun exit code %d, want -1 (killed)", code)
 	}
-	return nil, nil
-}
-
-// waitGone waits (under a deadline) until every pid has disappeared. A
-// zombie counts as gone: it runs nothing and holds no memory, and once
-// shmrun is dead, reaping it is init's business.
-func waitGone(t *testing.T, pids []int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for _, pid := range pids {
-		for syscall.Kill(pid, 0) != syscall.ESRCH && !zombie(pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("rank process %d still exists", pid)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-}
-
-func zombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	// The state follows the parenthesised command name.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
-}
-
-func TestSignalForwarding(t *testing.T) {
-	before := shmFiles()
-	cmd, pids := startBlocked(t, 2)
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Error("shmrun exited 0 after its ranks were terminated")
-		}
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("shmrun did not exit after SIGTERM")
-	}
-	waitGone(t, pids)
-	if left := newFiles(before, shmFiles()); len(left) > 0 {
-		t.Errorf("files left: %v", left)
-	}
-}
-
-// kill -9 of shmrun leaves no rank process and no file.
-func TestKillShmrun(t *testing.T) {
-	before := shmFiles()
-	cmd, pids := startBlocked(t, 3)
-	cmd.Process.Kill()
-	cmd.Wait()
-	waitGone(t, pids)
-	if left := newFiles(before, shmFiles()); len(left) > 0 {
-		t.Errorf("files left: %v", left)
+	waitGone(t, pids, 10*time.Second)
+	// stdout reaches EOF once every rank has let go of it.
+	s.rest()
+	if left := newFiles(before, shmFiles(t)); len(left) > 0 {
+		t.Errorf("files left in /dev/shm: %v", left)
 	}
 }
 
 func TestUsage(t *testing.T) {
-	if r := shmrun(t, nil, "", "--help"); r.code != 0 || !strings.Contains(r.stderr, "usage: shmrun") {
-		t.Errorf("--help: %d %q", r.code, r.stderr)
+	pidDir := guard(t)
+	for _, flag := range []string{"--help", "-h"} {
+		r := shmrun(t, pidDir, nil, "", flag)
+		if r.code != 0 || r.stdout != "" || !strings.HasPrefix(r.stderr, "usage: shmrun [flags] program [args...]\n") ||
+			!strings.Contains(r.stderr, "--tag-output") {
+			t.Errorf("%s: code %d, stdout %q, stderr %q", flag, r.code, r.stdout, r.stderr)
+		}
 	}
-	if r := shmrun(t, nil, "", "--version"); r.code != 0 || !strings.Contains(r.stdout, "shmrun (shmpi)") {
-		t.Errorf("--version: %d %q", r.code, r.stdout)
+	r := shmrun(t, pidDir, nil, "", "--version")
+	want := fmt.Sprintf(`^shmrun \(shmpi\) %s, segment layout version %d, go\S+\n$`, regexp.QuoteMeta(version), shm.Version)
+	if r.code != 0 || r.stderr != "" || !regexp.MustCompile(want).MatchString(r.stdout) {
+		t.Errorf("--version: code %d, stdout %q (want %s), stderr %q", r.code, r.stdout, want, r.stderr)
 	}
 	for _, tc := range []struct {
 		args []string
 		code int
-		says string
+		says string // the first line of stderr
 	}{
-		{[]string{"--bogus"}, 2, "flag provided but not defined"},
-		{[]string{"-n", "2"}, 2, "no program given"},
-		{[]string{"-n", "0", "true"}, 2, "-n must be at least 1"},
-		{[]string{"--bind-to", "bogus", "true"}, 2, "--bind-to takes core or none"},
-		{[]string{"-n", "1", "/nonexistent/program"}, 127, "no such file"},
+		{[]string{"--bogus"}, 2, "shmrun: flag provided but not defined: -bogus"},
+		{[]string{"-n", "two", "true"}, 2, `shmrun: invalid value "two" for flag -n: parse error`},
+		{[]string{"--timeout", "soon", "true"}, 2, `shmrun: invalid value "soon" for flag -timeout: parse error`},
+		{[]string{}, 2, "shmrun: no program given"},
+		{[]string{"-n", "2"}, 2, "shmrun: no program given"},
+		{[]string{"-n", "0", "true"}, 2, "shmrun: -n must be at least 1, got 0"},
+		{[]string{"-n", "-3", "true"}, 2, "shmrun: -n must be at least 1, got -3"},
+		{[]string{"--bind-to", "bogus", "true"}, 2, `shmrun: --bind-to takes core or none, not "bogus"`},
+		{[]string{"-n", "1", "/nonexistent/program"}, 127,
+			`shmrun: exec: "/nonexistent/program": stat /nonexistent/program: no such file or directory`},
+		{[]string{"-n", "2", "shmrun-no-such-program"}, 127,
+			`shmrun: exec: "shmrun-no-such-program": executable file not found in $PATH`},
 	} {
-		r := shmrun(t, nil, "", tc.args...)
-		if r.code != tc.code || !strings.Contains(r.stderr, tc.says) {
-			t.Errorf("%v: code %d, stderr %q; want %d and %q", tc.args, r.code, r.stderr, tc.code, tc.says)
+		r := shmrun(t, pidDir, nil, "", tc.args...)
+		first, _, _ := strings.Cut(r.stderr, "\n")
+		if r.code != tc.code || first != tc.says || r.stdout != "" {
+			t.Errorf("shmrun %q: code %d, stdout %q, stderr %q; want code %d, stderr starting %q",
+				tc.args, r.code, r.stdout, r.stderr, tc.code, tc.says)
 		}
 	}
 }
 
-// A program that never calls Init runs as a plain command.
+// A program that never calls Init runs as a plain command on each rank.
 func TestNonMPIProgram(t *testing.T) {
-	if r := shmrun(t, nil, "", "-n", "3", "true"); r.code != 0 {
-		t.Errorf("shmrun -n 3 true: %d %s", r.code, r.stderr)
+	pidDir := guard(t)
+	r := shmrun(t, pidDir, nil, "", "-n", "3", "echo", "hi")
+	if r.code != 0 || r.stdout != "hi\nhi\nhi\n" || r.stderr != "" {
+		t.Errorf("shmrun -n 3 echo hi: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if r := shmrun(t, pidDir, nil, "", "-n", "2", "false"); r.code != 1 {
+		t.Errorf("shmrun -n 2 false: code %d, want 1; stderr %q", r.code, r.stderr)
 	}
 }

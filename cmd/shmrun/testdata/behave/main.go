@@ -1,5 +1,9 @@
-// Command behave is a rank program for shmrun's tests: -mode picks what
-// it does.
+// Command behave is a rank program for shmrun's integration tests; -mode
+// picks what it does. It never sleeps: every wait is a message or a read.
+//
+// If SHMRUN_TEST_PIDDIR is set, each rank first creates an empty file
+// named by its pid there, so the test can check afterwards that every
+// rank process it caused is gone.
 package main
 
 import (
@@ -9,62 +13,173 @@ import (
 	"io"
 	"log"
 	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"syscall"
 
 	"shmpi/ranks"
 )
 
 func main() {
-	mode := flag.String("mode", "hello", "hello|stdin|env|die|finalize-exit1|block")
-	how := flag.String("how", "exit", "for -mode die: exit or kill")
+	mode := flag.String("mode", "hello", "hello|stdin|env|die|abandon|finalize-exit1|block")
+	how := flag.String("how", "exit", "for -mode die and finalize-exit1: how rank 1 ends, exit (os.Exit(3), or 1 after Finalize) or kill (SIGKILL)")
+	after := flag.String("after", "report", "for -mode die: what survivors do once rank 1 is gone, report (print and finalize) or block (wait to be killed)")
 	flag.Parse()
+	log.SetFlags(0)
+	if dir := os.Getenv("SHMRUN_TEST_PIDDIR"); dir != "" {
+		// Before Init, so that even a rank that fails in Init is checked.
+		if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(os.Getpid())), nil, 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
 	w, err := ranks.Init()
 	if err != nil {
 		log.Fatal(err)
 	}
 	c := w.Comm()
 	me, n := c.Rank(), c.Size()
+	log.SetPrefix(fmt.Sprintf("behave rank %d: ", me))
 	switch *mode {
 	case "hello":
-		fmt.Printf("hello from %d\nsecond line from %d\n", me, me)
+		hello(me)
 	case "stdin":
-		b, _ := io.ReadAll(os.Stdin)
-		fmt.Printf("rank %d stdin %q\n", me, b)
+		stdin(c, me, n)
 	case "env":
-		fmt.Printf("rank %d env %s\n", me, os.Getenv("SHMRUN_TEST_VAR"))
+		fmt.Printf("rank %d env %q\n", me, os.Getenv("SHMRUN_TEST_VAR"))
 	case "die":
-		if me == 1 {
-			// Wait until every other rank is about to block on us.
-			for range n - 1 {
-				if _, err := ranks.Recv(c, make([]byte, 1), ranks.AnySource, 1); err != nil {
-					log.Fatal(err)
-				}
-			}
-			if *how == "kill" {
-				syscall.Kill(os.Getpid(), syscall.SIGKILL)
-				select {}
-			}
-			os.Exit(3)
-		}
-		if err := ranks.Send(c, []byte{1}, 1, 1); err != nil {
-			log.Fatal(err)
-		}
-		_, err := ranks.Recv(c, make([]byte, 1), 1, 2)
-		if errors.Is(err, ranks.ErrProcFailed) {
-			fmt.Printf("rank %d got ErrProcFailed\n", me)
-		} else {
-			fmt.Printf("rank %d got %v\n", me, err)
-			os.Exit(1)
-		}
+		die(c, me, n, *how, *after)
+	case "abandon":
+		os.Exit(0) // without Finalize: a failure despite the code
 	case "finalize-exit1":
 		w.Finalize()
 		if me == 1 {
+			if *how == "kill" {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				log.Fatal("survived SIGKILL")
+			}
 			os.Exit(1)
 		}
 		return
 	case "block":
+		// Every rank receives from its successor, which never sends: the
+		// whole job blocks in Recv until it is killed.
 		fmt.Printf("ready %d pid %d\n", me, os.Getpid())
-		ranks.Recv(c, make([]byte, 1), (me+1)%n, 99) // never sent
+		_, err := ranks.Recv(c, make([]byte, 1), (me+1)%n, 99)
+		hang(err)
+	default:
+		log.Fatalf("unknown mode %q", *mode)
 	}
-	w.Finalize()
+	if err := w.Finalize(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// hello writes lines to stdout and stderr in pieces (separate write
+// calls), so that a launcher that tagged reads rather than lines would
+// split them, and ends stdout with a line that has no newline.
+func hello(me int) {
+	for i := range 50 {
+		os.Stdout.WriteString("hello ")
+		os.Stdout.WriteString(fmt.Sprintf("from %d line %d\n", me, i))
+	}
+	os.Stderr.WriteString("err ")
+	os.Stderr.WriteString(fmt.Sprintf("from %d\n", me))
+	os.Stdout.WriteString(fmt.Sprintf("tail from %d", me))
+}
+
+// stdin: ranks other than 0 read their standard input to the end and tell
+// rank 0 how many bytes they got; only then does rank 0 announce that it
+// waits for input (the test writes it only after that line, so the other
+// ranks must have seen EOF while shmrun's stdin was still open). Rank 0
+// then reads its stdin and sends it to every other rank.
+func stdin(c *ranks.Comm, me, n int) {
+	if me != 0 {
+		b, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := ranks.Send(c, []int64{int64(len(b))}, 0, 1); err != nil {
+			log.Fatal(err)
+		}
+		buf := make([]byte, 4096)
+		st, err := ranks.Recv(c, buf, 0, 2)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("rank %d stdin %q, from rank 0 %q\n", me, b, buf[:st.Bytes])
+		return
+	}
+	for r := 1; r < n; r++ {
+		got := []int64{-1}
+		if _, err := ranks.Recv(c, got, r, 1); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("rank 0: rank %d read %d bytes to EOF\n", r, got[0])
+	}
+	fmt.Println("rank 0 waiting for stdin")
+	b, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("rank 0 stdin %q\n", b)
+	for r := 1; r < n; r++ {
+		if err := ranks.Send(c, b, r, 2); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// hang is where a rank that must wait to be killed goes when its Recv
+// returned after all, which it may only do because the peer failed: that
+// happens while the launcher is killing the job, one rank after another.
+// The rank must not exit by itself then (it would race with the end the
+// test expects), so it waits on a pipe that never delivers.
+func hang(err error) {
+	if !errors.Is(err, ranks.ErrProcFailed) {
+		log.Fatalf("Recv returned: %v", err)
+	}
+	r, w, perr := os.Pipe()
+	if perr != nil {
+		log.Fatal(perr)
+	}
+	r.Read(make([]byte, 1))
+	runtime.KeepAlive(w) // a collected w would close the pipe
+	log.Fatal("pipe read returned")
+}
+
+// die: rank 1 waits until every other rank has sent to it (so that they
+// are about to block receiving from it), then dies without finalizing.
+func die(c *ranks.Comm, me, n int, how, after string) {
+	if me == 1 {
+		for range n - 1 {
+			if _, err := ranks.Recv(c, make([]byte, 1), ranks.AnySource, 1); err != nil {
+				log.Fatal(err)
+			}
+		}
+		if how == "kill" {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			log.Fatal("survived SIGKILL")
+		}
+		os.Exit(3)
+	}
+	if err := ranks.Send(c, []byte{1}, 1, 1); err != nil {
+		log.Fatal(err)
+	}
+	_, err := ranks.Recv(c, make([]byte, 1), 1, 2)
+	if !errors.Is(err, ranks.ErrProcFailed) {
+		fmt.Printf("rank %d got %v\n", me, err)
+		os.Exit(1)
+	}
+	if after == "block" {
+		// Without --ft shmrun must kill us: wait for a message from
+		// another survivor that never comes.
+		peer := 0
+		if me == 0 {
+			peer = n - 1
+		}
+		_, err := ranks.Recv(c, make([]byte, 1), peer, 98)
+		hang(err)
+	}
+	fmt.Printf("rank %d got ErrProcFailed\n", me)
 }
