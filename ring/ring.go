@@ -49,19 +49,29 @@ const MaxProducer = 1<<24 - 1
 // MaxRing is the largest ring id (announcements carry it).
 const MaxRing = 1<<24 - 1
 
-// Slot control word (uint64): bits 0..23 the producer id, bits 24..63
-// the position the slot holds plus one, modulo 2^40. Zero means never
-// written. Positions themselves are 64-bit counters; comparing them
-// modulo 2^40 is exact because a slot is reused every capacity positions.
+// Slot control word (uint64):
+//
+//	bits  0..23  producer id
+//	bits 24..62  the position the slot holds plus one, modulo 2^39
+//	bit  63      set once the slot has been written
+//
+// Zero means never written; bit 63 keeps a position whose sequence wraps
+// to zero from looking like an untouched slot. Positions themselves are
+// 64-bit counters; comparing them modulo 2^39 is exact because a slot is
+// reused every capacity positions.
 const (
 	seqShift = 24
-	seqMask  = 1<<40 - 1
+	seqMask  = 1<<39 - 1
 	idMask   = 1<<24 - 1
+	written  = 1 << 63
 )
 
-// Announcement word: ring id in bits 40..63, position in bits 0..39.
+// Announcement word: bit 63 set when it announces anything, the ring id in
+// bits 39..62, the position (mod 2^39) in bits 0..38. Zero, as in fresh
+// shared memory, announces nothing.
 const (
-	annPosBits = 40
+	annValid   = 1 << 63
+	annPosBits = 39
 	annPosMask = 1<<annPosBits - 1
 )
 
@@ -148,21 +158,12 @@ func (c Claimed) Publish() { spin.StoreRelease64((*uint64)(unsafe.Pointer(c.word
 func (c Claimed) PublishFence() { c.word.Store(c.full) }
 
 // TryClaim claims the next slot. It fails only when the ring is full. It
-// makes no syscall, takes no lock and allocates nothing. The common case
-// (room known, no competing producer) is small enough to inline.
+// makes no syscall, takes no lock and allocates nothing.
+//
+// The announcement is written before each attempt and withdrawn after a
+// failed one: a producer that lost a position to another must not go on
+// naming it, or a consumer could never skip it should the winner die.
 func (p *Producer) TryClaim() (Claimed, bool) {
-	r := p.r
-	pos := r.tail.Load()
-	if pos-p.cached <= r.mask {
-		spin.StoreRelease64((*uint64)(unsafe.Pointer(p.ann)), r.id<<annPosBits|pos&annPosMask)
-		if r.tail.CompareAndSwap(pos, pos+1) {
-			return Claimed{r.word(pos), ((pos+1)&seqMask)<<seqShift | p.id}, true
-		}
-	}
-	return p.tryClaimSlow()
-}
-
-func (p *Producer) tryClaimSlow() (Claimed, bool) {
 	r := p.r
 	for {
 		pos := r.tail.Load()
@@ -177,12 +178,20 @@ func (p *Producer) tryClaimSlow() (Claimed, bool) {
 		}
 		// The announcement must be visible before the claim: the CAS is
 		// a full fence, so a plain release store ahead of it is enough.
-		spin.StoreRelease64((*uint64)(unsafe.Pointer(p.ann)), r.id<<annPosBits|pos&annPosMask)
+		spin.StoreRelease64((*uint64)(unsafe.Pointer(p.ann)), p.r.announce(pos))
 		if r.tail.CompareAndSwap(pos, pos+1) {
-			return Claimed{r.word(pos), ((pos+1)&seqMask)<<seqShift | p.id}, true
+			return Claimed{r.word(pos), written | ((pos+1)&seqMask)<<seqShift | p.id}, true
 		}
+		spin.StoreRelease64((*uint64)(unsafe.Pointer(p.ann)), 0)
 	}
 }
+
+// announce is the announcement of position pos of r.
+func (r *Ring) announce(pos uint64) uint64 { return annValid | r.id<<annPosBits | pos&annPosMask }
+
+// expect is the control word of a published slot at position pos, but for
+// the producer id.
+func expect(pos uint64) uint64 { return (written | ((pos+1)&seqMask)<<seqShift) >> seqShift }
 
 // Consumer is the single reader of a ring; it is not safe for concurrent
 // use. Its position is private to the consumer's process; it is
@@ -209,7 +218,7 @@ func (c *Consumer) Ring() *Ring { return c.r }
 // Ready reports whether the slot at the head is published: two loads.
 func (c *Consumer) Ready() bool {
 	h := c.pos
-	return c.r.word(h).Load()>>seqShift == (h+1)&seqMask
+	return c.r.word(h).Load()>>seqShift == expect(h)
 }
 
 // Peek returns the producer id and payload of the slot at the head, or
@@ -218,7 +227,7 @@ func (c *Consumer) Peek() (id uint32, payload unsafe.Pointer, ok bool) {
 	h := c.pos
 	w := c.r.word(h)
 	v := w.Load()
-	if v>>seqShift == (h+1)&seqMask {
+	if v>>seqShift == expect(h) {
 		return uint32(v & idMask), unsafe.Add(unsafe.Pointer(w), 8), true
 	}
 	return 0, nil, false
@@ -250,7 +259,7 @@ func (c *Consumer) Flush() {
 // Announced reports whether announcement word v says its producer is
 // claiming (or owns) the consumer's current position.
 func (c *Consumer) Announced(v uint64) bool {
-	return v == c.r.id<<annPosBits|c.pos&annPosMask
+	return v == c.r.announce(c.pos)
 }
 
 // Skip passes over the head position, whose owner died before
