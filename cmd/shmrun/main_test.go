@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"shmpi/shm"
 )
 
@@ -634,6 +636,14 @@ func TestNoSurvivors(t *testing.T) {
 func TestKillShmrun(t *testing.T) {
 	pidDir := guard(t)
 	before := shmFiles(t)
+	// Become the subreaper of shmrun's orphans, so that the ranks are
+	// our children once shmrun is dead: we can then wait for them (no
+	// polling), see how they died, and leave no zombies to an init that
+	// may never reap them.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		t.Fatalf("PR_SET_CHILD_SUBREAPER: %v", err)
+	}
+	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 	const n = 3
 	s := start(t, pidDir, []string{"-n", strconv.Itoa(n)}, behave("block"))
 	pids := s.readyPids(n)
@@ -643,7 +653,39 @@ func TestKillShmrun(t *testing.T) {
 	if code := s.wait(); code != -1 {
 		t.Errorf("shmrun exit code %d, want -1 (killed)", code)
 	}
-	waitGone(t, pids, 10*time.Second)
+	// shmrun has been reaped, so its ranks have been handed to us.
+	type end struct {
+		pid int
+		ws  syscall.WaitStatus
+		err error
+	}
+	ends := make(chan end, n)
+	for _, pid := range pids {
+		go func() {
+			var ws syscall.WaitStatus
+			_, err := syscall.Wait4(pid, &ws, 0, nil)
+			for err == syscall.EINTR {
+				_, err = syscall.Wait4(pid, &ws, 0, nil)
+			}
+			ends <- end{pid, ws, err}
+		}()
+	}
+	timeout := time.After(10 * time.Second)
+	for range n {
+		select {
+		case e := <-ends:
+			switch {
+			case e.err != nil:
+				// Not our child after all: fall back to watching it.
+				t.Logf("wait4(%d): %v; polling instead", e.pid, e.err)
+				waitGone(t, []int{e.pid}, 10*time.Second)
+			case !e.ws.Signaled() || e.ws.Signal() != syscall.SIGKILL:
+				t.Errorf("rank pid %d ended with status %#x, want killed by SIGKILL (parent-death signal)", e.pid, e.ws)
+			}
+		case <-timeout:
+			t.Fatalf("rank processes %v not all dead 10s after shmrun was killed", pids)
+		}
+	}
 	// stdout reaches EOF once every rank has let go of it.
 	s.rest()
 	if left := newFiles(before, shmFiles(t)); len(left) > 0 {
