@@ -1,18 +1,27 @@
 // Command fail_detect measures how long a rank blocked in Recv waits
 // before it learns that its peer died: the time from rank 1's death to
-// the moment rank 0's Recv from rank 1 returns ErrProcFailed. Two kinds
-// of death are measured, each many times: SIGKILL, and os.Exit(3) without
-// Finalize.
+// the moment rank 0's Recv from rank 1 returns an error matching
+// ranks.ErrProcFailed. Two kinds of death are measured, each many times:
+// SIGKILL, and os.Exit(3) without Finalize.
 //
-//	./fail_detect [-kills 25]
+//	./fail_detect [-kills 25] [-v]
 //
-// It runs its own 2-rank jobs (through package launch). In each, rank 0
-// tells rank 1 it is about to block, and blocks in Recv from rank 1 on a
-// tag nothing will match. Rank 1 waits 3 ms, so that rank 0 has stopped
-// spinning and sleeps on its futex (the usual state of a blocked rank),
-// reads CLOCK_MONOTONIC (t0), writes it to its output and dies. Rank 0
-// reads CLOCK_MONOTONIC (t1) when its Recv returns. The figure is t1-t0:
-// it includes rank 1's write of t0 (a few µs), so it is an upper bound.
+// It is its own driver: run without SHMPI_FD it starts, per trial, a
+// 2-rank job of its own executable (through package launch); with SHMPI_FD
+// set it is one of those ranks. In each job rank 0 tells rank 1 it is
+// about to block, and blocks in Recv from rank 1 on a tag nothing will
+// match. Rank 1 waits 3 ms, so that rank 0 has stopped spinning and sleeps
+// on its futex (the usual state of a blocked rank), reads CLOCK_MONOTONIC
+// (t0), writes it to its output and dies. Rank 0 reads CLOCK_MONOTONIC
+// (t1) as soon as its Recv returns. The figure is t1-t0: it includes rank
+// 1's write of t0 (a few µs), so it is a slight overestimate.
+//
+// detected_by counts who declared the failure in the shared table: the
+// robust-futex watcher thread of a surviving rank (the kernel marked the
+// dead process's liveness word), or the launcher when it reaped the
+// process ("exit"). Trials that go wrong (timeout, wrong error, bad
+// output) are reported on stderr, left out of the figures, and make the
+// command exit 1.
 package main
 
 import (
@@ -35,77 +44,158 @@ import (
 	"shmpi/ranks/launch"
 )
 
+// Tags of the two messages: rank 0's "I am about to block", and the one
+// it blocks on, which nobody ever sends.
+const (
+	tagReady = 1
+	tagNever = 2
+)
+
+// trialTimeout bounds one job: detection takes well under a millisecond,
+// so reaching it means rank 0 never got the error.
+const trialTimeout = 10 * time.Second
+
+var modes = []string{"sigkill", "exit"}
+
 func main() {
 	kills := flag.Int("kills", 25, "deaths measured per mode")
-	mode := flag.String("mode", "", "(rank side) how rank 1 dies: sigkill or exit")
+	verbose := flag.Bool("v", false, "print every trial on stderr")
+	mode := flag.String("mode", "", "(rank side, set by the driver) how rank 1 dies: sigkill or exit")
 	flag.Parse()
+	log.SetFlags(0)
 	if os.Getenv(ranks.EnvFD) != "" {
 		rank(*mode)
 		return
+	}
+	if *kills < 1 {
+		log.Fatal("fail_detect: -kills must be at least 1")
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("# fail_detect: time from rank 1's death to ErrProcFailed at rank 0, blocked (asleep) in Recv from rank 1")
-	fmt.Println("# mode      n   median_us   p10_us   p90_us   min_us   max_us   detected_by")
-	for _, m := range []string{"sigkill", "exit"} {
-		var lat []float64
-		causes := map[string]int{}
-		for k := 0; k < *kills; k++ {
+
+	type result struct {
+		lat    []float64 // µs
+		causes map[string]int
+		bad    int
+	}
+	res := map[string]*result{}
+	for _, m := range modes {
+		res[m] = &result{causes: map[string]int{}}
+	}
+	// The modes alternate, so that a burst of load from the machine's
+	// other users falls on both rather than on one.
+	for k := range *kills {
+		for _, m := range modes {
 			d, cause, err := trial(exe, m)
+			r := res[m]
 			if err != nil {
-				log.Fatalf("%s, trial %d: %v", m, k, err)
+				r.bad++
+				log.Printf("fail_detect: %s, trial %d: %v", m, k, err)
+				continue
 			}
-			lat = append(lat, d)
-			causes[cause]++
+			if *verbose {
+				log.Printf("%-7s %2d: %8.1f us  %s", m, k, d, cause)
+			}
+			r.lat = append(r.lat, d)
+			r.causes[cause]++
 		}
+	}
+
+	fmt.Println("# fail_detect: time from rank 1's death to ErrProcFailed at rank 0, blocked (asleep) in Recv from rank 1")
+	fmt.Printf("# %d kills per mode; t1-t0 on CLOCK_MONOTONIC, in microseconds; detected_by: who declared the failure\n", *kills)
+	fmt.Println("# mode      n   median_us   p10_us   p90_us   min_us   max_us   detected_by")
+	failed := false
+	for _, m := range modes {
+		r := res[m]
+		if r.bad > 0 {
+			failed = true
+		}
+		if len(r.lat) == 0 {
+			fmt.Printf("%-8s %3d %11s %8s %8s %8s %8s   %d trials failed\n", m, 0, "-", "-", "-", "-", "-", r.bad)
+			continue
+		}
+		lat := r.lat
 		slices.Sort(lat)
 		var cs []string
-		for c, n := range causes {
+		for c, n := range r.causes {
 			cs = append(cs, fmt.Sprintf("%s:%d", c, n))
 		}
 		slices.Sort(cs)
+		if r.bad > 0 {
+			cs = append(cs, fmt.Sprintf("FAILED:%d", r.bad))
+		}
 		fmt.Printf("%-8s %3d %11.1f %8.1f %8.1f %8.1f %8.1f   %s\n", m, len(lat), pct(lat, 50), pct(lat, 10), pct(lat, 90),
 			lat[0], lat[len(lat)-1], strings.Join(cs, " "))
 	}
+	if failed {
+		os.Exit(1)
+	}
 }
 
-// trial runs one job and returns t1-t0 in µs and who detected the death.
+// trial runs one job and returns t1-t0 in µs and who declared the death.
 func trial(exe, mode string) (float64, string, error) {
-	var outs [2]bytes.Buffer
+	var outs, errs [2]bytes.Buffer
 	job, err := launch.Start(launch.Config{N: 2, Path: exe, Args: []string{"-mode", mode},
-		Output: func(r int) (io.Writer, io.Writer) { return &outs[r], os.Stderr }})
+		Output: func(r int) (io.Writer, io.Writer) { return &outs[r], &errs[r] }})
 	if err != nil {
 		return 0, "", err
 	}
-	exits, ok := job.WaitTimeout(10 * time.Second)
+	exits, ok := job.WaitTimeout(trialTimeout)
 	if !ok {
+		// Say where each rank is before killing them: that is the bug.
+		var where []string
+		for _, f := range job.Fates() {
+			where = append(where, f.String())
+		}
 		job.Kill()
-		job.Wait()
-		return 0, "", errors.New("timed out: rank 0 never got the error")
+		exits = job.Wait()
+		return 0, "", fmt.Errorf("timed out after %v; %s; %s", trialTimeout, strings.Join(where, "; "), describe(exits, &outs, &errs))
 	}
-	if x := exits[0]; x.Abnormal() {
-		return 0, "", fmt.Errorf("rank 0 %s: %s", x.How(), outs[0].String())
+	x0, x1 := exits[0], exits[1]
+	if x0.Abnormal() {
+		return 0, "", fmt.Errorf("rank 0 %s; %s", x0.How(), describe(exits, &outs, &errs))
 	}
-	if !exits[1].Failed() {
-		return 0, "", fmt.Errorf("rank 1 did not fail: %s", exits[1].How())
+	wantSig, wantCode := syscall.SIGKILL, -1
+	if mode == "exit" {
+		wantSig, wantCode = 0, 3
+	}
+	if !x1.Failed() || x1.Sig != wantSig || x1.Code != wantCode {
+		return 0, "", fmt.Errorf("rank 1 %s (fate %s), want it to die by %s; %s", x1.How(), x1.Fate.State, mode, describe(exits, &outs, &errs))
 	}
 	t0, err0 := stamp(outs[1].String(), "t0=")
 	t1, err1 := stamp(outs[0].String(), "t1=")
 	if err0 != nil || err1 != nil {
-		return 0, "", fmt.Errorf("outputs %q / %q", outs[0].String(), outs[1].String())
+		return 0, "", fmt.Errorf("no timestamps: %v, %v; %s", err0, err1, describe(exits, &outs, &errs))
 	}
-	f := exits[1].Fate
-	cause := f.Cause
-	if f.Cause == "robust-futex" {
-		cause = fmt.Sprintf("robust-futex(watcher in rank %d)", f.Detector)
-	} else if f.Cause == "exit" {
+	if t1 < t0 {
+		// Rank 0 got the error before rank 1 died: a false detection.
+		return 0, "", fmt.Errorf("rank 0 got ErrProcFailed %d ns before rank 1 died; %s", t0-t1, describe(exits, &outs, &errs))
+	}
+	cause := x1.Fate.Cause
+	switch {
+	case cause == "robust-futex":
+		cause = fmt.Sprintf("robust-futex(rank %d)", x1.Fate.Detector)
+	case cause == "exit" && x1.Fate.Detector == -1:
 		cause = "exit(launcher)"
+	case cause == "":
+		cause = "none"
 	}
 	return float64(t1-t0) / 1e3, cause, nil
 }
 
+// describe sums up a job's exits and outputs for an error message.
+func describe(exits []launch.Exit, outs, errs *[2]bytes.Buffer) string {
+	var b strings.Builder
+	for r, x := range exits {
+		fmt.Fprintf(&b, "rank %d: %s, fate %s/%s by %d, stdout %q, stderr %q; ", r, x.How(), x.Fate.State, x.Fate.Cause,
+			x.Fate.Detector, outs[r].String(), errs[r].String())
+	}
+	return strings.TrimSuffix(b.String(), "; ")
+}
+
+// stamp finds key followed by a decimal number in out.
 func stamp(out, key string) (int64, error) {
 	i := strings.Index(out, key)
 	if i < 0 {
@@ -118,45 +208,62 @@ func stamp(out, key string) (int64, error) {
 	return strconv.ParseInt(f[0], 10, 64)
 }
 
+// monotonic reads CLOCK_MONOTONIC directly: it is one clock for every
+// process of the machine, so the two ranks' readings compare.
 func monotonic() int64 {
 	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		panic(err)
+	}
 	return ts.Nano()
 }
 
+// rank is the rank side of a trial.
 func rank(mode string) {
+	if mode != "sigkill" && mode != "exit" {
+		fmt.Fprintf(os.Stderr, "rank: bad -mode %q\n", mode)
+		os.Exit(2)
+	}
 	w, err := ranks.Init()
 	if err != nil {
-		log.Fatal(err)
+		fmt.Fprintln(os.Stderr, "Init:", err)
+		os.Exit(1)
 	}
 	c := w.Comm()
 	switch c.Rank() {
 	case 0:
-		if err := ranks.Send(c, []byte{1}, 1, 1); err != nil {
-			log.Fatal(err)
+		if err := ranks.Send(c, []byte{1}, 1, tagReady); err != nil {
+			fmt.Fprintln(os.Stderr, "rank 0: Send ready:", err)
+			os.Exit(1)
 		}
-		_, err := ranks.Recv(c, make([]byte, 1), 1, 2)
-		t1 := monotonic()
+		_, err := ranks.Recv(c, make([]byte, 1), 1, tagNever)
+		t1 := monotonic() // first thing: the error is what is timed
 		if !errors.Is(err, ranks.ErrProcFailed) {
-			log.Fatalf("Recv returned %v, want ErrProcFailed", err)
+			fmt.Fprintf(os.Stderr, "rank 0: Recv from rank 1 returned %v, want ErrProcFailed\n", err)
+			os.Exit(1)
 		}
 		fmt.Printf("t1=%d\n", t1)
-		w.Finalize()
-	case 1:
-		if _, err := ranks.Recv(c, make([]byte, 1), 0, 1); err != nil {
-			log.Fatal(err)
+		if err := w.Finalize(); err != nil {
+			fmt.Fprintln(os.Stderr, "rank 0: Finalize:", err)
+			os.Exit(1)
 		}
-		time.Sleep(3 * time.Millisecond) // let rank 0 fall asleep in Recv
+	case 1:
+		if _, err := ranks.Recv(c, make([]byte, 1), 0, tagReady); err != nil {
+			fmt.Fprintln(os.Stderr, "rank 1: Recv ready:", err)
+			os.Exit(1)
+		}
+		time.Sleep(3 * time.Millisecond) // let rank 0 stop spinning and fall asleep in Recv
 		t0 := monotonic()
-		os.Stdout.WriteString("t0=" + strconv.FormatInt(t0, 10) + "\n")
+		os.Stdout.WriteString("t0=" + strconv.FormatInt(t0, 10) + "\n") // one write(2)
 		if mode == "exit" {
-			os.Exit(3)
+			os.Exit(3) // without Finalize: a failure
 		}
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
-		select {}
+		select {} // not reached
 	}
 }
 
+// pct is the p-th percentile of sorted (nearest rank, rounding down).
 func pct(sorted []float64, p int) float64 {
 	return sorted[(len(sorted)-1)*p/100]
 }
