@@ -123,7 +123,11 @@ func (r *Ring) word(pos uint64) *atomic.Uint64 {
 // Producer is one producer's handle on one ring: its id, its
 // announcement word (shared memory that only this producer writes, one
 // word for all the rings it sends to), and its cached copy of the
-// consumer's position. A Producer is not safe for concurrent use.
+// consumer's position. A Producer is not safe for concurrent use, and the
+// Producers sharing one announcement word must be used one at a time,
+// each publishing its claimed slot before any of them claims again:
+// otherwise an earlier claim is no longer announced and a consumer could
+// skip it while its producer lives.
 type Producer struct {
 	r      *Ring
 	id     uint64

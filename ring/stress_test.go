@@ -317,8 +317,11 @@ func runStress(t *testing.T, capacity int, ps []stressProducer) {
 			pos, c.Ready(), c.Claimed(), v.tail.Load(), v.head.Load())
 		for i, ch := range children {
 			a := v.ann(i).Load()
-			fmt.Fprintf(&b, "\nproducer %d (%s at %d): exited %v, announces ring %d position %d (names the consumer's: %v)",
-				i, ps[i].mode, ps[i].dieAt, ch.exited.Load(), a>>40, a&(1<<40-1), c.Announced(a))
+			fmt.Fprintf(&b, "\nproducer %d (%s at %d): exited %v, announcement word %#x (names the consumer's position: %v)",
+				i, ps[i].mode, ps[i].dieAt, ch.exited.Load(), a, c.Announced(a))
+			if ch.exited.Load() { // Wait has returned: its stderr is complete
+				fmt.Fprintf(&b, "; ended with %v; stderr: %q", ch.err, ch.stderr.String())
+			}
 		}
 		t.Fatal(b.String())
 	}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -140,6 +141,16 @@ type Segment struct {
 
 func alignUp(v, a uint64) uint64 { return (v + a - 1) &^ (a - 1) }
 
+// maxSegment bounds a segment's size (1 TiB): far above any job, far
+// below where offsets could overflow.
+const maxSegment = 1 << 40
+
+// areaOverflows reports whether count records of stride bytes from off
+// would run past the end of the address space.
+func areaOverflows(off, stride, count uint64) bool {
+	return stride != 0 && count > (math.MaxUint64-off)/stride
+}
+
 func checksum(h *header) uint64 {
 	f := fnv.New64a()
 	f.Write(unsafe.Slice((*byte)(unsafe.Pointer(h)), checksumOff))
@@ -168,6 +179,9 @@ func Create(spec Spec) (*Segment, error) {
 			return nil, fmt.Errorf("shm: bad area spec %+v", a)
 		}
 		off = alignUp(off, al)
+		if areaOverflows(off, uint64(a.Stride), uint64(a.Count)) || off+uint64(a.Stride)*uint64(a.Count) > maxSegment {
+			return nil, fmt.Errorf("shm: area %d (%d records of %d bytes) is too large", i, a.Count, a.Stride)
+		}
 		areas[i] = Area{Off: off, Stride: uint64(a.Stride), Count: uint64(a.Count)}
 		off += uint64(a.Stride) * uint64(a.Count)
 	}
@@ -296,7 +310,7 @@ func (s *Segment) validate(size, jobID uint64) error {
 	for i := range h.NAreas {
 		a := h.Areas[i]
 		end := a.Off + a.Stride*a.Count
-		if a.Off < HeaderSize || a.Off%CacheLine != 0 || end > size || end < a.Off {
+		if a.Off < HeaderSize || a.Off%CacheLine != 0 || areaOverflows(a.Off, a.Stride, a.Count) || end > size {
 			return fmt.Errorf("%w: area %d out of bounds", ErrSegmentCorrupt, i)
 		}
 	}
