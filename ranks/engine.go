@@ -96,12 +96,17 @@ type engine struct {
 // At ThreadSerialized and below there is no lock: the caller promises
 // one goroutine at a time.
 func (e *engine) lock() {
-	if e.serial || e.mu.TryLock() {
-		return
+	if !e.serial {
+		e.lockMu()
 	}
-	e.want.Add(1)
-	e.mu.Lock()
-	e.want.Add(-1)
+}
+
+func (e *engine) lockMu() {
+	if !e.mu.TryLock() {
+		e.want.Add(1)
+		e.mu.Lock()
+		e.want.Add(-1)
+	}
 }
 
 func (e *engine) unlock() {
@@ -116,10 +121,13 @@ func (e *engine) unlock() {
 func (e *engine) unlockFence() {
 	if e.serial {
 		e.fenceWord.Add(0)
-		return
+	} else {
+		e.unlockMu()
 	}
-	e.mu.Unlock()
 }
+
+//go:noinline
+func (e *engine) unlockMu() { e.mu.Unlock() }
 
 func newEngine(seg *shm.Segment, me int) (*engine, error) {
 	return newEngineWith(seg, me, true)
@@ -920,9 +928,12 @@ func (e *engine) sendInline(c *Comm, w int, p unsafe.Pointer, n, tag int) bool {
 	if w == e.me || e.sendq[w].n != 0 || e.epoch.Load() != e.seenEpoch || e.gone[w] {
 		return false
 	}
-	cl, ok := e.prods[w].TryClaim()
+	pr := e.prods[w]
+	cl, ok := pr.TryClaimFast()
 	if !ok {
-		return false
+		if cl, ok = pr.TryClaim(); !ok {
+			return false
+		}
 	}
 	d := cl.Payload()
 	writeDesc(d, c.ctx, tag, kInline, 0, 0, 0)

@@ -38,10 +38,15 @@ func rawArgs(p unsafe.Pointer, count, elemSize int, op string) (int, error) {
 // tag, under the engine lock. The common case is a few compares, inlined;
 // the slow half builds the error.
 func (c *Comm) checkPeer(peer, tag int, recv bool, op string) error {
-	if !c.e.closed && !c.freed && uint(peer) < uint(c.size) && uint(tag) <= TagUB {
+	if c.plainPeer(peer, tag) {
 		return nil
 	}
 	return c.checkPeerSlow(peer, tag, recv, op)
+}
+
+// plainPeer: c usable, peer an ordinary rank of c, tag an ordinary tag.
+func (c *Comm) plainPeer(peer, tag int) bool {
+	return !c.e.closed && !c.freed && uint(peer) < uint(c.size) && uint(tag) <= TagUB
 }
 
 //go:noinline
@@ -81,9 +86,11 @@ func (c *Comm) send(p unsafe.Pointer, n, esize, dest, tag int, sync bool, op str
 	}
 	e := c.e
 	e.lock()
-	if err := c.checkPeer(dest, tag, false, op); err != nil {
-		e.unlock()
-		return err
+	if !c.plainPeer(dest, tag) {
+		if err := c.checkPeerSlow(dest, tag, false, op); err != nil {
+			e.unlock()
+			return err
+		}
 	}
 	if !sync && n <= inlineMax && dest >= 0 {
 		if w := c.group[dest]; e.sendInline(c, w, p, n, tag) {
@@ -128,9 +135,11 @@ func (c *Comm) recv(p unsafe.Pointer, n, esize, src, tag int, op string, st *Sta
 	e := c.e
 	e.lock()
 	if src != AnySource || tag != AnyTag {
-		if err := c.checkPeer(src, tag, true, op); err != nil {
-			e.unlock()
-			return err
+		if !c.plainPeer(src, tag) {
+			if err := c.checkPeerSlow(src, tag, true, op); err != nil {
+				e.unlock()
+				return err
+			}
 		}
 	} else if c.e.closed || c.freed {
 		e.unlock()

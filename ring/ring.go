@@ -133,6 +133,8 @@ type Producer struct {
 	id     uint64
 	ann    *atomic.Uint64
 	cached uint64
+	full   uint64 // written | id: a published control word but for the sequence
+	annTop uint64 // annValid | ring id: an announcement but for the position
 }
 
 // NewProducer makes producer id's handle on r, announcing in ann.
@@ -140,7 +142,7 @@ func (r *Ring) NewProducer(id int, ann *atomic.Uint64) *Producer {
 	if id < 0 || id > MaxProducer {
 		panic(fmt.Sprintf("ring: producer id %d out of range", id))
 	}
-	return &Producer{r: r, id: uint64(id), ann: ann}
+	return &Producer{r: r, id: uint64(id), ann: ann, full: written | uint64(id), annTop: annValid | r.id<<annPosBits}
 }
 
 // Claimed is a slot a producer owns until it calls Publish.
@@ -169,6 +171,7 @@ func (c Claimed) PublishFence() { c.word.Store(c.full) }
 // naming it, or a consumer could never skip it should the winner die.
 func (p *Producer) TryClaim() (Claimed, bool) {
 	r := p.r
+	storeAnn(p.ann, 0) // after a failed TryClaimFast
 	for {
 		pos := r.tail.Load()
 		if pos-p.cached > r.mask {
@@ -189,6 +192,23 @@ func (p *Producer) TryClaim() (Claimed, bool) {
 		spin.StoreRelease64((*uint64)(unsafe.Pointer(p.ann)), 0)
 	}
 }
+
+// TryClaimFast is TryClaim's common case: room known from the cached
+// head and no competing producer. If it fails, the caller must call
+// TryClaim, which withdraws the announcement this may have left.
+func (p *Producer) TryClaimFast() (Claimed, bool) {
+	r := p.r
+	pos := r.tail.Load()
+	if pos-p.cached <= r.mask {
+		storeAnn(p.ann, p.annTop|pos&annPosMask)
+		if r.tail.CompareAndSwap(pos, pos+1) {
+			return Claimed{r.word(pos), p.full | ((pos+1)&seqMask)<<seqShift}, true
+		}
+	}
+	return Claimed{}, false // TryClaim withdraws the announcement
+}
+
+func storeAnn(w *atomic.Uint64, v uint64) { spin.StoreRelease64((*uint64)(unsafe.Pointer(w)), v) }
 
 // announce is the announcement of position pos of r.
 func (r *Ring) announce(pos uint64) uint64 { return annValid | r.id<<annPosBits | pos&annPosMask }
