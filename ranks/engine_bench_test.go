@@ -28,25 +28,14 @@ func twoEnginesAt(tb testing.TB, level ThreadLevel) (*Comm, *Comm) {
 }
 
 // BenchmarkSendRecvInline: one 8-byte Send and its Recv, both on this
-// CPU. It is the software cost of a small message, all of it.
-func BenchmarkSendRecvInline(b *testing.B) {
-	c0, c1 := twoEngines(b)
-	buf := make([]byte, 8)
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := Send(c0, buf, 1, 3); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := Recv(c1, buf, 0, 3); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+// CPU, at ThreadMultiple (the default) and at ThreadSingle (no engine
+// lock). It is the software cost of a small message, all of it.
+func BenchmarkSendRecvInline(b *testing.B) { benchSendRecv(b, ThreadMultiple) }
 
-// BenchmarkSendRecvInlineSingle is BenchmarkSendRecvInline at
-// ThreadSingle: no engine lock.
-func BenchmarkSendRecvInlineSingle(b *testing.B) {
-	c0, c1 := twoEnginesAt(b, ThreadSingle)
+func BenchmarkSendRecvInlineSingle(b *testing.B) { benchSendRecv(b, ThreadSingle) }
+
+func benchSendRecv(b *testing.B, level ThreadLevel) {
+	c0, c1 := twoEnginesAt(b, level)
 	buf := make([]byte, 8)
 	b.ReportAllocs()
 	for b.Loop() {
