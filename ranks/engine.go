@@ -34,20 +34,19 @@ type engine struct {
 	me  int
 	n   int
 
-	prods  []*ring.Producer // our producer handle on every rank's inbox
-	inbox  *ring.Consumer   // ours
-	dbs    []shm.Doorbell   // doorbell of every rank
-	db     shm.Doorbell     // ours
-	pids   []int            // process id of every rank, read lazily
-	hs0    uint64           // offset of the handshake area
-	hsRk   uint64           // handshake bytes per rank
-	cst0   uint64           // offset of the chunk-state area
-	cstRk  uint64           // chunk-state bytes per rank
-	cd0    uint64           // offset of the chunk-data area
-	cdRk   uint64           // chunk-data bytes per rank
-	csz    int              // chunk size
-	eager  int              // largest message sent through a chunk
-	opName atomic.Pointer[string]
+	prods []*ring.Producer // our producer handle on every rank's inbox
+	inbox *ring.Consumer   // ours
+	dbs   []shm.Doorbell   // doorbell of every rank
+	db    shm.Doorbell     // ours
+	pids  []int            // process id of every rank, read lazily
+	hs0   uint64           // offset of the handshake area
+	hsRk  uint64           // handshake bytes per rank
+	cst0  uint64           // offset of the chunk-state area
+	cstRk uint64           // chunk-state bytes per rank
+	cd0   uint64           // offset of the chunk-data area
+	cdRk  uint64           // chunk-data bytes per rank
+	csz   int              // chunk size
+	eager int              // largest message sent through a chunk
 
 	hsFree    []int // our free handshake slots
 	chunkHint int

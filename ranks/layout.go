@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"shmpi/ring"
 	"shmpi/shm"
@@ -130,7 +129,6 @@ const (
 
 // How a failure was detected.
 const (
-	causeNone   = 0
 	causeRobust = 1 // the kernel marked the liveness word FUTEX_OWNER_DIED
 	causeExit   = 2 // the launcher reaped the process before anyone else saw it
 )
@@ -514,13 +512,9 @@ const (
 	opWaitAll
 	opWaitAny
 	opWaitSome
-	opSendrecv
-	opFinalize
-	opInit
-	opColl // collectives record their own names through SetOp
 )
 
-var opNames = [...]string{"none", "Send", "Ssend", "Recv", "Probe", "Wait", "WaitAll", "WaitAny", "WaitSome", "Sendrecv", "Finalize", "Init", "collective"}
+var opNames = [...]string{"none", "Send", "Ssend", "Recv", "Probe", "Wait", "WaitAll", "WaitAny", "WaitSome"}
 
 func (o opCode) String() string {
 	if int(o) < len(opNames) {
@@ -528,5 +522,3 @@ func (o opCode) String() string {
 	}
 	return fmt.Sprintf("op%d", o)
 }
-
-func ptrAdd(p unsafe.Pointer, off uintptr) unsafe.Pointer { return unsafe.Add(p, off) }

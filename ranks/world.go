@@ -229,10 +229,6 @@ func (w *World) Fates() []Fate {
 	return fs
 }
 
-// SetOp records a blocking operation by name for deadline reports, for
-// layers above (collectives) whose waits run through point-to-point calls.
-func (w *World) SetOp(name string) { w.e.opName.Store(&name) }
-
 // watch runs on the liveness thread for the life of the process. It
 // sleeps in futex_waitv on the liveness words of up to 127 peers; the
 // kernel wakes it when one of them dies, and it declares the failure.
