@@ -28,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/klauspost/cpuid/v2"
 	"golang.org/x/sys/unix"
 
 	"shmpi/internal/spin"
@@ -58,6 +59,9 @@ func main() {
 	defer seg.Close()
 	fmt.Printf("# shm_limits: hardware references, median of %d runs\n", *runs)
 	fmt.Printf("# cpus: %d, processes pinned: %v\n", runtime.NumCPU(), !*noPin)
+	// cpuid's core counts are wrong in some VMs; its cache figures are not.
+	fmt.Printf("# cpu: %s; cache line %d B, L1d %d KiB, L2 %d KiB, L3 %d KiB\n", cpuid.CPU.BrandName,
+		cpuid.CPU.CacheLine, cpuid.CPU.Cache.L1D>>10, cpuid.CPU.Cache.L2>>10, max(cpuid.CPU.Cache.L3, 0)>>10)
 	results := make(chan string, 2)
 	procs := make([]*exec.Cmd, 2)
 	// Start both from one locked thread whose affinity the child inherits.
