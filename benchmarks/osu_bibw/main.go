@@ -12,48 +12,62 @@ import (
 	"shmpi/ranks"
 )
 
+const tagData = 100
+
+// seedOf is rank r's send pattern; the ranks differ so that a receive
+// buffer that kept this rank's own data (or nothing) fails the check.
+func seedOf(r int) byte { return byte(11 + r) }
+
 func main() {
+	// OSU's bandwidth counts: 100 iterations + 10 warm-up up to 8 KiB,
+	// 20 + 2 above.
 	o := osu.Parse(100, 10, 20, 2)
 	if o.MinSize == 0 {
-		o.MinSize = 1
+		o.MinSize = 1 // OSU's bandwidth tests start at 1 byte
 	}
 	w, c := osu.Init(2)
 	defer osu.Finish(w)
 	me := c.Rank()
+	if me > 1 {
+		return // only ranks 0 and 1 take part
+	}
 	if me == 0 {
 		osu.Header("Bi-Directional Bandwidth", "Bandwidth (MB/s)")
 	}
-	if me > 1 {
-		return
-	}
 	peer := 1 - me
-	sbuf := osu.Buffer(o.MaxSize, byte(11+me))
+	// One allocation at the largest size; every size uses a prefix.
+	sbuf := osu.Buffer(o.MaxSize, seedOf(me))
 	rbuf := make([]byte, o.MaxSize)
+	// Receives first, then sends, all in one WaitAll, as OSU.
 	reqs := make([]*ranks.Request, 2*o.Window)
 	for _, n := range o.Sizes() {
-		iters, skip := osu.BwCounts(n)
-		if o.Iters != 100 {
-			iters = o.Iters
-		}
+		iters, skip := o.Counts(n)
+		sb, rb := sbuf[:n], rbuf[:n]
 		var start time.Time
 		for i := 0; i < iters+skip; i++ {
 			if i == skip {
 				start = time.Now()
 			}
+			if i == iters+skip-1 {
+				osu.Poison(rb, seedOf(peer)) // so Check sees the last window
+			}
 			var err error
 			for k := 0; k < o.Window; k++ {
-				reqs[k], err = ranks.Irecv(c, rbuf[:n], peer, 100)
+				reqs[k], err = ranks.Irecv(c, rb, peer, tagData)
 				osu.Must(err)
 			}
 			for k := 0; k < o.Window; k++ {
-				reqs[o.Window+k], err = ranks.Isend(c, sbuf[:n], peer, 100)
+				reqs[o.Window+k], err = ranks.Isend(c, sb, peer, tagData)
 				osu.Must(err)
 			}
 			osu.Must(ranks.WaitAll(reqs, nil))
 		}
 		if me == 0 {
+			// Rank 0 times its own WaitAll, as OSU: it covers rank 1's
+			// whole window, though rank 1 may still be copying out the
+			// last eager messages of rank 0's.
 			osu.Row(n, 2*float64(n)*float64(iters)*float64(o.Window)/time.Since(start).Seconds()/1e6)
 		}
-		osu.Check(rbuf[:n], byte(11+peer), "osu_bibw")
+		osu.Check(rb, seedOf(peer), "osu_bibw")
 	}
 }

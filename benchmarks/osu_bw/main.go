@@ -12,7 +12,15 @@ import (
 	"shmpi/ranks"
 )
 
+const (
+	tagData = 100
+	tagAck  = 101
+	seed    = 7 // pattern of rank 0's send buffer
+)
+
 func main() {
+	// OSU's bandwidth counts: 100 iterations + 10 warm-up up to 8 KiB,
+	// 20 + 2 above.
 	o := osu.Parse(100, 10, 20, 2)
 	if o.MinSize == 0 {
 		o.MinSize = 1 // OSU's bandwidth tests start at 1 byte
@@ -20,49 +28,52 @@ func main() {
 	w, c := osu.Init(2)
 	defer osu.Finish(w)
 	me := c.Rank()
+	if me > 1 {
+		return // only ranks 0 and 1 take part
+	}
 	if me == 0 {
 		osu.Header("Bandwidth", "Bandwidth (MB/s)")
 	}
-	sbuf := osu.Buffer(o.MaxSize, 7)
+	// One allocation at the largest size; every size uses a prefix.
+	sbuf := osu.Buffer(o.MaxSize, seed)
 	rbuf := make([]byte, o.MaxSize)
 	ack := make([]byte, 4)
 	reqs := make([]*ranks.Request, o.Window)
 	for _, n := range o.Sizes() {
-		iters, skip := osu.BwCounts(n)
-		if o.Iters != 100 {
-			iters = o.Iters
-		}
+		iters, skip := o.Counts(n)
+		sb, rb := sbuf[:n], rbuf[:n]
 		var start time.Time
 		for i := 0; i < iters+skip; i++ {
 			if i == skip {
 				start = time.Now()
 			}
 			var err error
-			for k := range reqs {
-				switch me {
-				case 0:
-					reqs[k], err = ranks.Isend(c, sbuf[:n], 1, 100)
-				case 1:
-					reqs[k], err = ranks.Irecv(c, rbuf[:n], 0, 100)
-				}
-				osu.Must(err)
-			}
-			if me > 1 {
-				continue
-			}
-			osu.Must(ranks.WaitAll(reqs, nil))
 			if me == 0 {
-				_, err = ranks.Recv(c, ack, 1, 101)
+				for k := range reqs {
+					reqs[k], err = ranks.Isend(c, sb, 1, tagData)
+					osu.Must(err)
+				}
+				osu.Must(ranks.WaitAll(reqs, nil))
+				_, err = ranks.Recv(c, ack, 1, tagAck)
 				osu.Must(err)
 			} else {
-				osu.Must(ranks.Send(c, ack, 0, 101))
+				if i == iters+skip-1 {
+					osu.Poison(rb, seed) // so Check sees the last window
+				}
+				for k := range reqs {
+					reqs[k], err = ranks.Irecv(c, rb, 0, tagData)
+					osu.Must(err)
+				}
+				osu.Must(ranks.WaitAll(reqs, nil))
+				osu.Must(ranks.Send(c, ack, 0, tagAck))
 			}
 		}
 		if me == 0 {
+			// The last ack means rank 1 has every byte: the time covers
+			// the whole transfer.
 			osu.Row(n, float64(n)*float64(iters)*float64(o.Window)/time.Since(start).Seconds()/1e6)
-		}
-		if me == 1 {
-			osu.Check(rbuf[:n], 7, "osu_bw")
+		} else {
+			osu.Check(rb, seed, "osu_bw")
 		}
 	}
 }
