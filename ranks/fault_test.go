@@ -15,6 +15,15 @@ var deaths = []struct {
 	how  ranktest.How
 }{{"sigkill", ranktest.SIGKILL}, {"exit", ranktest.Exit}, {"panic", ranktest.Panic}}
 
+// protocolEnv is the rank environment for a large-message protocol
+// under test: "pipelined" forbids process_vm_readv/writev.
+func protocolEnv(mode string) []string {
+	if mode == "pipelined" {
+		return []string{ranks.EnvNoCMA + "=1"}
+	}
+	return nil
+}
+
 // procFailed checks that err is ErrProcFailed naming rank want.
 func procFailed(r *ranktest.R, err error, want int, what string) {
 	var e *ranks.Error
@@ -85,10 +94,7 @@ func TestFailBlockingRecv(t *testing.T) {
 func TestFailBlockingSend(t *testing.T) {
 	for _, mode := range []string{"rendezvous", "ssend", "pipelined"} {
 		t.Run(mode, func(t *testing.T) {
-			var env []string
-			if mode == "pipelined" {
-				env = []string{ranks.EnvNoCMA + "=1"}
-			}
+			env := protocolEnv(mode)
 			ranktest.RunOpts(t, ranktest.Options{N: 2, Dies: []int{1}, Env: env}, func(r *ranktest.R) {
 				c := r.Comm
 				if r.Rank == 1 {
@@ -228,10 +234,7 @@ func TestFailAnySourceMatched(t *testing.T) {
 func TestFailSenderMidRendezvous(t *testing.T) {
 	for _, mode := range []string{"cma", "pipelined"} {
 		t.Run(mode, func(t *testing.T) {
-			var env []string
-			if mode == "pipelined" {
-				env = []string{ranks.EnvNoCMA + "=1"}
-			}
+			env := protocolEnv(mode)
 			ranktest.RunOpts(t, ranktest.Options{N: 2, Dies: []int{1}, Env: env}, func(r *ranktest.R) {
 				c := r.Comm
 				const n = 4 << 20

@@ -182,10 +182,7 @@ func TestPersistent(t *testing.T) {
 func TestLargeBothProtocols(t *testing.T) {
 	for _, mode := range []string{"cma", "pipelined"} {
 		t.Run(mode, func(t *testing.T) {
-			var env []string
-			if mode == "pipelined" {
-				env = []string{ranks.EnvNoCMA + "=1"}
-			}
+			env := protocolEnv(mode)
 			ranktest.RunOpts(t, ranktest.Options{N: 2, Env: env}, func(r *ranktest.R) {
 				c := r.Comm
 				peer := 1 - r.Rank

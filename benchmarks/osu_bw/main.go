@@ -19,21 +19,12 @@ const (
 )
 
 func main() {
-	// OSU's bandwidth counts: 100 iterations + 10 warm-up up to 8 KiB,
-	// 20 + 2 above.
-	o := osu.Parse(100, 10, 20, 2)
-	if o.MinSize == 0 {
-		o.MinSize = 1 // OSU's bandwidth tests start at 1 byte
+	o, w, c, ok := osu.InitBandwidth("Bandwidth")
+	if !ok {
+		return
 	}
-	w, c := osu.Init(2)
 	defer osu.Finish(w)
 	me := c.Rank()
-	if me > 1 {
-		return // only ranks 0 and 1 take part
-	}
-	if me == 0 {
-		osu.Header("Bandwidth", "Bandwidth (MB/s)")
-	}
 	// One allocation at the largest size; every size uses a prefix.
 	sbuf := osu.Buffer(o.MaxSize, seed)
 	rbuf := make([]byte, o.MaxSize)

@@ -169,3 +169,23 @@ func Poison(b []byte, seed byte) {
 		b[n-1] = ^(seed + byte(n-1))
 	}
 }
+
+// InitBandwidth is the common start of the bandwidth tests: OSU's counts
+// (100 iterations + 10 warm-up up to 8 KiB, 20 + 2 above), sizes from 1
+// byte, and the table header on rank 0. Ranks other than 0 and 1 take no
+// part: it finalizes them and reports ok false.
+func InitBandwidth(title string) (o Options, w *ranks.World, c *ranks.Comm, ok bool) {
+	o = Parse(100, 10, 20, 2)
+	if o.MinSize == 0 {
+		o.MinSize = 1 // OSU's bandwidth tests start at 1 byte
+	}
+	w, c = Init(2)
+	if c.Rank() > 1 {
+		Finish(w)
+		return o, w, c, false
+	}
+	if c.Rank() == 0 {
+		Header(title, "Bandwidth (MB/s)")
+	}
+	return o, w, c, true
+}
