@@ -32,6 +32,7 @@ var (
 	ErrFinalized = errors.New("shmpi already finalized")
 	ErrInit      = errors.New("shmpi initialisation failed")
 	ErrArg       = errors.New("invalid argument")
+	ErrNoMem     = errors.New("out of memory")
 	ErrOther     = errors.New("internal error")
 )
 

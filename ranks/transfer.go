@@ -62,7 +62,9 @@ func (e *engine) rndvRecv(r *Request, src, tag, hs int, gen uint32, total int) {
 			hsU64(p, hsFailed).Store(0)
 			hsU64(p, hsCopied).Store(uint64(first))
 			hsU64(p, hsBase).Store(uint64(first))
-			pieces := (accept - first + coopPiece - 1) / coopPiece
+			pieceLen := coopPieceLen(accept - first)
+			pieces := (accept - first + pieceLen - 1) / pieceLen
+			hsU64(p, hsPieceLen).Store(uint64(pieceLen))
 			hsU64(p, hsClaim).Store(uint64(pieces) << 32)
 			hsU32(p, hsState).Store(hsCoop)
 			e.dbs[src].Ring()
@@ -132,8 +134,9 @@ func claimPiece(claim *atomic.Uint64, front bool) (int, bool) {
 
 // piece returns the byte range of piece i.
 func piece(p unsafe.Pointer, i, accept int) (off, n int) {
-	off = int(hsU64(p, hsBase).Load()) + i*coopPiece
-	return off, min(coopPiece, accept-off)
+	pieceLen := int(hsU64(p, hsPieceLen).Load())
+	off = int(hsU64(p, hsBase).Load()) + i*pieceLen
+	return off, min(pieceLen, accept-off)
 }
 
 // coopRecv is the receiver's share of a cooperative copy: it claims and

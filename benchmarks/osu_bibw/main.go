@@ -28,7 +28,7 @@ func main() {
 	peer := 1 - me
 	// One allocation at the largest size; every size uses a prefix.
 	sbuf := osu.Buffer(o.MaxSize, seedOf(me))
-	rbuf := make([]byte, o.MaxSize)
+	rbuf := osu.Zeroed(o.MaxSize)
 	// Receives first, then sends, all in one WaitAll, as OSU.
 	reqs := make([]*ranks.Request, 2*o.Window)
 	for _, n := range o.Sizes() {

@@ -27,7 +27,7 @@ func main() {
 	me := c.Rank()
 	// One allocation at the largest size; every size uses a prefix.
 	sbuf := osu.Buffer(o.MaxSize, seed)
-	rbuf := make([]byte, o.MaxSize)
+	rbuf := osu.Zeroed(o.MaxSize)
 	ack := make([]byte, 4)
 	reqs := make([]*ranks.Request, o.Window)
 	for _, n := range o.Sizes() {

@@ -47,7 +47,7 @@ func main() {
 	}
 	// One allocation at the largest size; every size uses a prefix.
 	sbuf := osu.Buffer(o.MaxSize, seedOf(me))
-	rbuf := make([]byte, o.MaxSize)
+	rbuf := osu.Zeroed(o.MaxSize)
 	lat := make([]float64, 1)
 	for _, n := range o.Sizes() {
 		iters, skip := o.Counts(n)

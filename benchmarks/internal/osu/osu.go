@@ -38,7 +38,11 @@ func Parse(iters, skip, itersLarge, skipLarge int) Options {
 	flag.IntVar(&o.Window, "W", o.Window, "window size (bandwidth tests)")
 	flag.StringVar(&threadLevel, "t", "single", "thread level: single (as OSU's MPI_Init) or multiple")
 	flag.IntVar(&digits, "digits", 2, "decimals printed (OSU prints 2)")
+	flag.StringVar(&memKind, "mem", "heap", "message buffers: heap (make, as OSU's malloc) or alloc (ranks.AllocMem, as MPI_Alloc_mem)")
 	flag.Parse()
+	if memKind != "heap" && memKind != "alloc" {
+		log.Fatalf("-mem takes heap or alloc, not %q", memKind)
+	}
 	if *m != "" {
 		lo, hi, ok := strings.Cut(*m, ":")
 		a, err1 := strconv.Atoi(lo)
@@ -133,9 +137,23 @@ func Must(err error) {
 	}
 }
 
-// Buffer returns a buffer of n bytes filled with a pattern.
+var memKind = "heap"
+
+// Zeroed returns a message buffer of n zero bytes, from the Go heap or
+// from ranks.AllocMem as -mem says.
+func Zeroed(n int) []byte {
+	if memKind == "heap" || n == 0 {
+		return make([]byte, n)
+	}
+	b, err := ranks.AllocMem(n)
+	Must(err)
+	return b
+}
+
+// Buffer returns a message buffer of n bytes (see Zeroed) filled with a
+// pattern.
 func Buffer(n int, seed byte) []byte {
-	b := make([]byte, n)
+	b := Zeroed(n)
 	for i := range b {
 		b[i] = seed + byte(i)
 	}
