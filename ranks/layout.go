@@ -419,6 +419,7 @@ type Fate struct {
 	OpCount   uint64
 	Blocked   bool // in Op now (else Op is the last one it was blocked in)
 	Finalized bool
+	FailedAt  time.Time // when the failure was declared (wall clock), zero if never
 }
 
 // RecordExit is called by a launcher when rank r's process has exited. An
@@ -471,6 +472,9 @@ func FateOf(seg *shm.Segment, r int) Fate {
 		f.OpSince = time.Unix(0, ns)
 	}
 	f.OpCount = t.ctl64(r, offOpCount).Load()
+	if ns := int64(t.ctl64(r, offFailedAt).Load()); ns != 0 {
+		f.FailedAt = time.Unix(0, ns)
+	}
 	return f
 }
 

@@ -144,6 +144,7 @@ func InitThread(level ThreadLevel) (*World, error) {
 		return nil, err
 	}
 	initState = 1
+	prefaultImage()
 	e.serial = level < ThreadMultiple
 	e.level = level
 	w := &World{e: e}

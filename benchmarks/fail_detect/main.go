@@ -96,9 +96,9 @@ func main() {
 				continue
 			}
 			if *verbose {
-				log.Printf("%-7s %2d: %8.1f us  %s", m, k, d, cause)
+				log.Printf("%-7s %2d: %8.1f us  %s  (%s)", m, k, d.total, cause, d.split)
 			}
-			r.lat = append(r.lat, d)
+			r.lat = append(r.lat, d.total)
 			r.causes[cause]++
 		}
 	}
@@ -134,13 +134,20 @@ func main() {
 	}
 }
 
-// trial runs one job and returns t1-t0 in µs and who declared the death.
-func trial(exe, mode string) (float64, string, error) {
+// timing is one trial's result: t1-t0 in µs, and how it splits at the
+// moment the failure was declared (wall clock, so only roughly).
+type timing struct {
+	total float64
+	split string
+}
+
+// trial runs one job and returns its timing and who declared the death.
+func trial(exe, mode string) (timing, string, error) {
 	var outs, errs [2]bytes.Buffer
 	job, err := launch.Start(launch.Config{N: 2, Path: exe, Args: []string{"-mode", mode},
 		Output: func(r int) (io.Writer, io.Writer) { return &outs[r], &errs[r] }})
 	if err != nil {
-		return 0, "", err
+		return timing{}, "", err
 	}
 	exits, ok := job.WaitTimeout(trialTimeout)
 	if !ok {
@@ -151,27 +158,27 @@ func trial(exe, mode string) (float64, string, error) {
 		}
 		job.Kill()
 		exits = job.Wait()
-		return 0, "", fmt.Errorf("timed out after %v; %s; %s", trialTimeout, strings.Join(where, "; "), describe(exits, &outs, &errs))
+		return timing{}, "", fmt.Errorf("timed out after %v; %s; %s", trialTimeout, strings.Join(where, "; "), describe(exits, &outs, &errs))
 	}
 	x0, x1 := exits[0], exits[1]
 	if x0.Abnormal() {
-		return 0, "", fmt.Errorf("rank 0 %s; %s", x0.How(), describe(exits, &outs, &errs))
+		return timing{}, "", fmt.Errorf("rank 0 %s; %s", x0.How(), describe(exits, &outs, &errs))
 	}
 	wantSig, wantCode := syscall.SIGKILL, -1
 	if mode == "exit" {
 		wantSig, wantCode = 0, 3
 	}
 	if !x1.Failed() || x1.Sig != wantSig || x1.Code != wantCode {
-		return 0, "", fmt.Errorf("rank 1 %s (fate %s), want it to die by %s; %s", x1.How(), x1.Fate.State, mode, describe(exits, &outs, &errs))
+		return timing{}, "", fmt.Errorf("rank 1 %s (fate %s), want it to die by %s; %s", x1.How(), x1.Fate.State, mode, describe(exits, &outs, &errs))
 	}
 	t0, err0 := stamp(outs[1].String(), "t0=")
 	t1, err1 := stamp(outs[0].String(), "t1=")
 	if err0 != nil || err1 != nil {
-		return 0, "", fmt.Errorf("no timestamps: %v, %v; %s", err0, err1, describe(exits, &outs, &errs))
+		return timing{}, "", fmt.Errorf("no timestamps: %v, %v; %s", err0, err1, describe(exits, &outs, &errs))
 	}
 	if t1 < t0 {
 		// Rank 0 got the error before rank 1 died: a false detection.
-		return 0, "", fmt.Errorf("rank 0 got ErrProcFailed %d ns before rank 1 died; %s", t0-t1, describe(exits, &outs, &errs))
+		return timing{}, "", fmt.Errorf("rank 0 got ErrProcFailed %d ns before rank 1 died; %s", t0-t1, describe(exits, &outs, &errs))
 	}
 	cause := x1.Fate.Cause
 	switch {
@@ -182,7 +189,13 @@ func trial(exe, mode string) (float64, string, error) {
 	case cause == "":
 		cause = "none"
 	}
-	return float64(t1-t0) / 1e3, cause, nil
+	d := timing{total: float64(t1-t0) / 1e3}
+	w0, err0 := stamp(outs[1].String(), "w0=")
+	w1, err1 := stamp(outs[0].String(), "w1=")
+	if at := x1.Fate.FailedAt.UnixNano(); err0 == nil && err1 == nil && !x1.Fate.FailedAt.IsZero() {
+		d.split = fmt.Sprintf("death→declared %.1f us, declared→error %.1f us", float64(at-w0)/1e3, float64(w1-at)/1e3)
+	}
+	return d, cause, nil
 }
 
 // describe sums up a job's exits and outputs for an error message.
@@ -238,11 +251,12 @@ func rank(mode string) {
 		}
 		_, err := ranks.Recv(c, make([]byte, 1), 1, tagNever)
 		t1 := monotonic() // first thing: the error is what is timed
+		w1 := time.Now().UnixNano()
 		if !errors.Is(err, ranks.ErrProcFailed) {
 			fmt.Fprintf(os.Stderr, "rank 0: Recv from rank 1 returned %v, want ErrProcFailed\n", err)
 			os.Exit(1)
 		}
-		fmt.Printf("t1=%d\n", t1)
+		fmt.Printf("t1=%d w1=%d\n", t1, w1)
 		if err := w.Finalize(); err != nil {
 			fmt.Fprintln(os.Stderr, "rank 0: Finalize:", err)
 			os.Exit(1)
@@ -254,7 +268,8 @@ func rank(mode string) {
 		}
 		time.Sleep(3 * time.Millisecond) // let rank 0 stop spinning and fall asleep in Recv
 		t0 := monotonic()
-		os.Stdout.WriteString("t0=" + strconv.FormatInt(t0, 10) + "\n") // one write(2)
+		w0 := time.Now().UnixNano()
+		os.Stdout.WriteString("t0=" + strconv.FormatInt(t0, 10) + " w0=" + strconv.FormatInt(w0, 10) + "\n") // one write(2)
 		if mode == "exit" {
 			os.Exit(3) // without Finalize: a failure
 		}
