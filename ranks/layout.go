@@ -189,22 +189,24 @@ const (
 )
 
 // A cooperative copy splits what follows the probe into coopPieces
-// pieces of at least coopMinPiece bytes. Each piece costs a syscall
-// (≈1.2 µs with page-table isolation) plus the kernel's per-page pinning,
-// so few large pieces beat many small ones: on the AMD EPYC kind, 4 MiB
-// messages in 1 MiB pieces ran at 1.7–2.5× the rate of 64 KiB pieces
-// (osu_bw). Four pieces still let both sides copy at once when the sender
-// joins late. coopProbe is the first piece, which the receiver copies
-// alone to learn whether the kernel allows cross-process copies before
-// it offers the rest.
+// pieces of at least coopMinPiece bytes: one for each side when the
+// sender is there to help, both for the receiver when it is not. Each
+// piece costs a syscall (≈1.2 µs with page-table isolation) plus the
+// kernel's per-page pinning, so few large pieces beat many small ones: on
+// the AMD EPYC kind, osu_bw at 4 MiB ran at 23–24 GB/s with two pieces,
+// 17–20 with four, 16–18 with the receiver copying alone and 9–16 with
+// the 64 KiB pieces used before, and two pieces were as fast or faster
+// from 128 KiB up. coopProbe is the first piece, which the receiver
+// copies alone to learn whether the kernel allows cross-process copies
+// before it offers the rest.
 const (
-	coopPieces   = 4
+	coopPieces   = 2
 	coopMinPiece = 64 << 10
 	coopProbe    = 16 << 10
 )
 
-// coopPieceLen is the piece size for the n bytes after the probe: a
-// quarter of them, rounded up to whole pages, and at least coopMinPiece.
+// coopPieceLen is the piece size for the n bytes after the probe: an
+// equal share, rounded up to whole pages, and at least coopMinPiece.
 func coopPieceLen(n int) int {
 	const page = 4 << 10
 	return max(coopMinPiece, ((n+coopPieces-1)/coopPieces+page-1)&^(page-1))
