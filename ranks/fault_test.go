@@ -89,6 +89,38 @@ func TestFailBlockingRecv(t *testing.T) {
 	}
 }
 
+// Ranks that sleep waiting for one peer also sleep on a direct liveness
+// word of that peer, which the kernel marks and wakes at its death; ranks
+// 1 and 9 share one of rank 5's eight direct words. Ten ranks are told
+// they have ten cores, so that they spin and then sleep as ranks that do
+// not outnumber the cores do (the only ones that use the direct words).
+func TestFailDirectWake(t *testing.T) {
+	for _, d := range deaths {
+		t.Run(d.name, func(t *testing.T) {
+			opts := ranktest.Options{N: 10, Cores: 10, Dies: []int{5}}
+			ranktest.RunOpts(t, opts, func(r *ranktest.R) {
+				c := r.Comm
+				waiters := []int{0, 1, 9}
+				switch r.Rank {
+				case 5:
+					for range waiters {
+						_, err := ranks.Recv(c, make([]byte, 1), ranks.AnySource, 1)
+						r.Check(err, "ready")
+					}
+					r.Die(d.how)
+				case 0, 1, 9:
+					r.Check(ranks.Send(c, []byte{1}, 5, 1), "ready")
+					_, err := ranks.Recv(c, make([]byte, 1), 5, 2)
+					procFailed(r, err, 5, "recv from the rank that died")
+					if r.Rank != 1 {
+						pingPong(r, 9-r.Rank, 20) // 0 and 9 still talk
+					}
+				}
+			})
+		})
+	}
+}
+
 // A blocking send that needs the receiver (rendezvous or synchronous)
 // returns ErrProcFailed when the receiver dies before matching it.
 func TestFailBlockingSend(t *testing.T) {

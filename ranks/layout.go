@@ -95,7 +95,14 @@ const (
 //	  +256 announce uint64  the inbox position this rank is claiming (see
 //	                        package ring); read by a consumer only when a
 //	                        claimed slot stays unpublished
-//	lines 6-7: unused
+//	lines 6-7: direct liveness words, read only by sleepers
+//	  +384 direct   [8]shm.LivenessEntry (16 bytes each), armed like
+//	                liveness and ahead of it in the rank's robust list.
+//	                Rank j, asleep waiting for this rank, sleeps on
+//	                direct[j%8] as well as on its doorbell. The kernel wakes
+//	                one waiter per word, and the watchers wait on liveness,
+//	                so j is woken by the death itself rather than by a
+//	                watcher that must wake first and then ring j's doorbell.
 const (
 	ctlStride = 512
 
@@ -117,6 +124,8 @@ const (
 	offOpSince  = 208
 	offOpCount  = 216
 	offAnnounce = 256
+	offDirect   = 384
+	directSlots = 8
 )
 
 // Rank states in the failure table.
@@ -131,6 +140,7 @@ const (
 const (
 	causeRobust = 1 // the kernel marked the liveness word FUTEX_OWNER_DIED
 	causeExit   = 2 // the launcher reaped the process before anyone else saw it
+	causeDirect = 3 // the same, seen by a rank asleep on a direct word
 )
 
 // Handshake slot layout (192 bytes, 3 cache lines), owned by the sender;
@@ -355,6 +365,20 @@ func (t *table) liveness(r int) *shm.LivenessEntry {
 	return (*shm.LivenessEntry)(t.seg.Ptr(t.ctl0 + uint64(r)*ctlStride + offLiveness))
 }
 
+// direct is the liveness word of rank r that rank j sleeps on.
+func (t *table) direct(r, j int) *shm.LivenessEntry {
+	return (*shm.LivenessEntry)(t.seg.Ptr(t.ctl0 + uint64(r)*ctlStride + offDirect + uint64(j%directSlots)*16))
+}
+
+// livenessList is rank r's robust list: the direct words, then liveness.
+func (t *table) livenessList(r int) []*shm.LivenessEntry {
+	l := make([]*shm.LivenessEntry, 0, directSlots+1)
+	for j := range directSlots {
+		l = append(l, t.direct(r, j))
+	}
+	return append(l, t.liveness(r))
+}
+
 func (t *table) doorbell(r int) shm.Doorbell {
 	return shm.NewDoorbell(t.ctl(r, offDoorbell))
 }
@@ -409,7 +433,7 @@ type Exit struct {
 type Fate struct {
 	Rank      int
 	State     string // "unstarted", "alive", "finalized" or "failed"
-	Cause     string // for a failure: "robust-futex" or "exit"
+	Cause     string // for a failure: "robust-futex", "robust-futex-direct" or "exit"
 	Detector  int    // rank that declared the failure, -1 for the launcher
 	ExitCode  int    // -1 if unknown or killed by a signal
 	Signal    int
@@ -462,6 +486,8 @@ func FateOf(seg *shm.Segment, r int) Fate {
 	switch t.ctl(r, offCause).Load() {
 	case causeRobust:
 		f.Cause = "robust-futex"
+	case causeDirect:
+		f.Cause = "robust-futex-direct"
 	case causeExit:
 		f.Cause = "exit"
 	}

@@ -117,7 +117,7 @@ func (c *Comm) sendSlow(p unsafe.Pointer, n, esize, dest, tag int, sync bool, op
 		code = opSsend
 	}
 	if !r.done {
-		e.block(func() bool { return r.done }, code, dest, tag, c.ctx)
+		e.block(func() bool { return r.done }, code, dest, tag, c.ctx, r.wpeer)
 	}
 	err := r.st.Err
 	e.putReq(r)
@@ -172,7 +172,7 @@ func (c *Comm) recvSlow(p unsafe.Pointer, n, esize, src, tag int, op string, st 
 			}
 			failedPending = r.anySrc && e.drained && c.unacked()
 			return failedPending
-		}, opRecv, src, tag, c.ctx)
+		}, opRecv, src, tag, c.ctx, r.wpeer)
 		if !r.done && failedPending {
 			// A blocking AnySource receive reports the failure and is
 			// withdrawn (MPI_ERR_PROC_FAILED).
@@ -427,7 +427,7 @@ func (c *Comm) probe(src, tag int, block bool, op string) (Status, bool, error) 
 		return perr != nil
 	}
 	if block {
-		e.block(pred, opProbe, src, tag, c.ctx)
+		e.block(pred, opProbe, src, tag, c.ctx, w)
 	} else {
 		e.progress()
 		pred()

@@ -217,7 +217,7 @@ func (r *Request) Wait() (Status, error) {
 		}
 		pend = e.pendingFailure(r)
 		return pend
-	}, opWait, r.peer, r.tag, r.c.ctx)
+	}, opWait, r.peer, r.tag, r.c.ctx, r.wpeer)
 	if !r.done && pend {
 		return Status{}, e.pendingErr(r, "Wait")
 	}
@@ -398,7 +398,7 @@ func WaitAll(rs []*Request, statuses []Status) error {
 			}
 		}
 		return true
-	}, opWaitAll, ProcNull, AnyTag, 0)
+	}, opWaitAll, ProcNull, AnyTag, 0, commonPeer(rs))
 	var first error
 	for i, r := range rs {
 		var st Status
@@ -515,7 +515,7 @@ func waitAny(rs []*Request, block bool, op string) (int, Status, error) {
 		return pend >= 0
 	}
 	if block {
-		e.block(pred, opWaitAny, ProcNull, AnyTag, 0)
+		e.block(pred, opWaitAny, ProcNull, AnyTag, 0, commonPeer(rs))
 	} else {
 		e.progress()
 		pred()
@@ -573,7 +573,7 @@ func waitSome(rs []*Request, block bool, op string) ([]int, []Status, error) {
 		return false
 	}
 	if block {
-		e.block(pred, opWaitSome, ProcNull, AnyTag, 0)
+		e.block(pred, opWaitSome, ProcNull, AnyTag, 0, commonPeer(rs))
 	} else {
 		e.progress()
 	}
@@ -604,4 +604,21 @@ func waitSome(rs []*Request, block bool, op string) ([]int, []Status, error) {
 		}
 	}
 	return idx, sts, first
+}
+
+// commonPeer is the world rank every request of rs is with, or -1 if
+// they are with several (or any source): a sleeper waits on that rank's
+// direct liveness word (see block).
+func commonPeer(rs []*Request) int {
+	w := -1
+	for _, r := range rs {
+		if r == nil || r.inactive() {
+			continue
+		}
+		if r.wpeer < 0 || (w >= 0 && r.wpeer != w) {
+			return -1
+		}
+		w = r.wpeer
+	}
+	return w
 }

@@ -17,8 +17,10 @@
 // rank holds a robust-futex liveness word from a dedicated OS thread; the
 // kernel marks it when the process dies, and a watcher in every other
 // rank (and the launcher, from the process's exit) records the failure in
-// the shared table and wakes everyone. Operations that involve a failed
-// rank return errors matching ErrProcFailed instead of blocking.
+// the shared table and wakes everyone. A rank asleep waiting for one peer
+// also sleeps on one of that peer's direct liveness words, so the death
+// wakes it at once rather than through a watcher. Operations that involve
+// a failed rank return errors matching ErrProcFailed instead of blocking.
 package ranks
 
 import (
@@ -213,7 +215,9 @@ func (w *World) Finalize() error {
 	}
 	e.closed = true
 	e.t.ctl(e.me, offState).CompareAndSwap(stAlive, stFinalized)
-	e.t.liveness(e.me).Disarm()
+	for _, le := range e.t.livenessList(e.me) {
+		le.Disarm()
+	}
 	e.t.bump()
 	initMu.Lock()
 	initState = 2

@@ -59,5 +59,14 @@ func (d Doorbell) Sleep(token uint32, timeout time.Duration) {
 	FutexWait(d.w, token, timeout)
 }
 
+// SleepOr is Sleep that also returns when the shared word w no longer
+// holds val or is woken: one futex_waitv on both words.
+func (d Doorbell) SleepOr(token uint32, w *atomic.Uint32, val uint32, timeout time.Duration) {
+	var es [2]WaitvEntry
+	es[0].SetWaitv(d.w, token)
+	es[1].SetWaitv(w, val)
+	FutexWaitv(es[:], timeout)
+}
+
 // Armed reports whether a sleeper has announced itself.
 func (d Doorbell) Armed() bool { return d.w.Load()&doorbellWaiter != 0 }

@@ -41,13 +41,17 @@ var livenessStarted bool
 // ErrLivenessStarted is returned when a process registers twice.
 var ErrLivenessStarted = errors.New("shm: liveness thread already running in this process")
 
-// StartLiveness makes a dedicated OS thread own entry: it stores its TID
-// in entry.Word, registers the robust list with the kernel, then runs
-// body with that thread locked. The thread never exits (an exiting thread
-// would be reported dead while the process lives), so body should block
-// in syscalls; if it returns, the thread parks. StartLiveness returns
-// once the word is armed.
-func StartLiveness(entry *LivenessEntry, body func()) error {
+// StartLiveness makes a dedicated OS thread own entries: it stores its
+// TID in each entry's word, registers them with the kernel as its robust
+// list, in order, then runs body with that thread locked. At the
+// thread's death the kernel marks and wakes the words in that order. The
+// thread never exits (an exiting thread would be reported dead while the
+// process lives), so body should block in syscalls; if it returns, the
+// thread parks. StartLiveness returns once the words are armed.
+func StartLiveness(entries []*LivenessEntry, body func()) error {
+	if len(entries) == 0 {
+		return errors.New("shm: StartLiveness without entries")
+	}
 	livenessOnce.Lock()
 	defer livenessOnce.Unlock()
 	if livenessStarted {
@@ -57,8 +61,15 @@ func StartLiveness(entry *LivenessEntry, body func()) error {
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread must outlive nothing
 		tid := uint32(unix.Gettid())
-		entry.Next = uint64(uintptr(unsafe.Pointer(&robustHead)))
-		robustHead[0] = uint64(uintptr(unsafe.Pointer(entry)))
+		head := uint64(uintptr(unsafe.Pointer(&robustHead)))
+		for i, e := range entries {
+			if i+1 < len(entries) {
+				e.Next = uint64(uintptr(unsafe.Pointer(entries[i+1])))
+			} else {
+				e.Next = head // the list is circular through the head
+			}
+		}
+		robustHead[0] = uint64(uintptr(unsafe.Pointer(entries[0])))
 		robustHead[1] = livenessWordOffset
 		robustHead[2] = 0
 		_, _, e := syscall.RawSyscall(unix.SYS_SET_ROBUST_LIST, uintptr(unsafe.Pointer(&robustHead)), 24, 0)
@@ -68,8 +79,10 @@ func StartLiveness(entry *LivenessEntry, body func()) error {
 		}
 		// Waiters bit set from the start: the kernel then always wakes
 		// a watcher at our death, with no handshake with each watcher.
-		entry.Word.Store(tid | FutexWaiters)
-		FutexWake(&entry.Word, 1<<30) // watchers that saw 0 re-arm
+		for _, e := range entries {
+			e.Word.Store(tid | FutexWaiters)
+			FutexWake(&e.Word, 1<<30) // watchers that saw 0 re-arm
+		}
 		ready <- nil
 		body()
 		for {

@@ -794,8 +794,10 @@ func livenessChild(how string) {
 	if err != nil {
 		fail("attach: %v", err)
 	}
+	// Two entries in one record: the list is [extra, e].
 	e := (*LivenessEntry)(seg.Ptr(seg.Area(0).Off))
-	err = StartLiveness(e, func() {
+	extra := (*LivenessEntry)(seg.Ptr(seg.Area(0).Off + 16))
+	err = StartLiveness([]*LivenessEntry{extra, e}, func() {
 		for {
 			time.Sleep(time.Hour)
 		}
@@ -806,7 +808,7 @@ func livenessChild(how string) {
 	if how == "twice" {
 		// A process has one liveness thread.
 		e2 := (*LivenessEntry)(seg.Ptr(seg.Area(0).Off + seg.Area(0).Stride))
-		if err := StartLiveness(e2, func() {}); !errors.Is(err, ErrLivenessStarted) {
+		if err := StartLiveness([]*LivenessEntry{e2}, func() {}); !errors.Is(err, ErrLivenessStarted) {
 			fail("second StartLiveness: %v", err)
 		}
 		if e2.Word.Load() != 0 {
@@ -822,6 +824,7 @@ func livenessChild(how string) {
 		os.Exit(3)
 	case "disarm", "twice":
 		e.Disarm()
+		extra.Disarm()
 		os.Exit(0)
 	case "thread-exit":
 		// Another thread of the process ends (a goroutine exits locked to
@@ -835,6 +838,7 @@ func livenessChild(how string) {
 		os.Stdout.WriteString("thread gone\n")
 		bufio.NewReader(os.Stdin).ReadString('\n')
 		e.Disarm()
+		extra.Disarm()
 		os.Exit(0)
 	}
 	fail("unknown mode %q", how)
@@ -931,10 +935,14 @@ func livenessCase(t *testing.T, how string, dies bool) {
 	}
 	readLine("armed")
 
+	extra := (*LivenessEntry)(seg.Ptr(seg.Area(0).Off + 16))
 	armed := e.Word.Load()
 	tid := int(armed & FutexTIDMask)
 	if armed&FutexWaiters == 0 || armed&FutexOwnerDied != 0 || tid == 0 {
 		fatal("armed word %#x", armed)
+	}
+	if v := extra.Word.Load(); v != armed {
+		fatal("second entry of the list armed %#x, first %#x", v, armed)
 	}
 	if _, err := os.Stat(fmt.Sprintf("/proc/%d/task/%d", cmd.Process.Pid, tid)); err != nil {
 		fatal("the armed word's TID %d is not a thread of the child %d: %v", tid, cmd.Process.Pid, err)
@@ -990,14 +998,16 @@ func livenessCase(t *testing.T, how string, dies bool) {
 			t.Fatalf("child ended with %v; stderr: %s", waitErr, stderr.String())
 		}
 	}
-	got := e.Word.Load()
-	if dies {
-		// The kernel keeps the waiters bit, adds OwnerDied, clears the TID.
-		if got != FutexWaiters|FutexOwnerDied || !Dead(got) {
-			t.Fatalf("word after %s: %#x, want %#x", how, got, FutexWaiters|FutexOwnerDied)
+	for i, le := range []*LivenessEntry{extra, e} {
+		got := le.Word.Load()
+		if dies {
+			// The kernel keeps the waiters bit, adds OwnerDied, clears the TID.
+			if got != FutexWaiters|FutexOwnerDied || !Dead(got) {
+				t.Fatalf("word %d of the list after %s: %#x, want %#x", i, how, got, FutexWaiters|FutexOwnerDied)
+			}
+		} else if got != 0 || Dead(got) {
+			t.Fatalf("word %d of the list after a disarmed exit: %#x, want 0", i, got)
 		}
-	} else if got != 0 || Dead(got) {
-		t.Fatalf("word after a disarmed exit: %#x, want 0", got)
 	}
 }
 

@@ -18,8 +18,9 @@
 //
 // detected_by counts who declared the failure in the shared table: the
 // robust-futex watcher thread of a surviving rank (the kernel marked the
-// dead process's liveness word), or the launcher when it reaped the
-// process ("exit"). Trials that go wrong (timeout, wrong error, bad
+// dead process's liveness word), the blocked rank itself, woken by the
+// kernel on the dead rank's direct liveness word ("robust-futex-direct"),
+// or the launcher when it reaped the process ("exit"). Trials that go wrong (timeout, wrong error, bad
 // output) are reported on stderr, left out of the figures, and make the
 // command exit 1.
 package main
@@ -182,8 +183,8 @@ func trial(exe, mode string) (timing, string, error) {
 	}
 	cause := x1.Fate.Cause
 	switch {
-	case cause == "robust-futex":
-		cause = fmt.Sprintf("robust-futex(rank %d)", x1.Fate.Detector)
+	case cause == "robust-futex" || cause == "robust-futex-direct":
+		cause = fmt.Sprintf("%s(rank %d)", cause, x1.Fate.Detector)
 	case cause == "exit" && x1.Fate.Detector == -1:
 		cause = "exit(launcher)"
 	case cause == "":

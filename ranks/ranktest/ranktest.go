@@ -71,6 +71,10 @@ type Options struct {
 	Kill *KillAt
 	// Layout overrides the segment layout.
 	Layout *ranks.Layout
+	// Cores is the number of CPUs the job is told it has (0: the
+	// machine's). More cores than the machine has makes ranks spin
+	// before they sleep as if each had its own.
+	Cores int
 	// Quiet suppresses the per-rank output on success (it is always
 	// shown on failure).
 	Quiet bool
@@ -266,6 +270,7 @@ func runParent(t testing.TB, o Options, id string, body func(r *R)) {
 			return outs[r], outs[r]
 		},
 		Layout: o.Layout,
+		Cores:  o.Cores,
 	})
 	if err != nil {
 		t.Fatalf("ranktest: %v", err)
