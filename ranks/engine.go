@@ -74,6 +74,7 @@ type engine struct {
 	spin     bool
 	spinTime time.Duration
 	cma      bool
+	cmaKnown bool // a cross-process copy has worked: no more probes
 	iov      [1]unix.Iovec
 	riov     [1]unix.RemoteIovec
 

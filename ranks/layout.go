@@ -206,9 +206,9 @@ const (
 // the AMD EPYC kind, osu_bw at 4 MiB ran at 23–24 GB/s with two pieces,
 // 17–20 with four, 16–18 with the receiver copying alone and 9–16 with
 // the 64 KiB pieces used before, and two pieces were as fast or faster
-// from 128 KiB up. coopProbe is the first piece, which the receiver
-// copies alone to learn whether the kernel allows cross-process copies
-// before it offers the rest.
+// from 128 KiB up. coopProbe is the first piece of a rank's first large
+// message, which the receiver copies alone to learn whether the kernel
+// allows cross-process copies before it offers the rest.
 const (
 	coopPieces   = 2
 	coopMinPiece = 64 << 10

@@ -19,11 +19,11 @@ import (
 // rndvRecv starts the transfer of a rendezvous message of total bytes
 // from world rank src (handshake slot hs of generation gen) into r.
 //
-// The receiver copies the first piece itself with process_vm_readv. If
-// the message is longer, it then publishes its own buffer and both sides
-// copy the remaining pieces in parallel: the receiver reading, the sender
-// (if it is in a call of ours) writing with process_vm_writev. If the
-// kernel refuses cross-process copies, it asks for the pipelined copy.
+// The first time, the receiver copies a probe piece itself with
+// process_vm_readv. It then publishes its own buffer and both sides copy
+// the remaining pieces in parallel: the receiver reading, the sender (if
+// it is in a call of ours) writing with process_vm_writev. If the kernel
+// refuses cross-process copies, it asks for the pipelined copy.
 func (e *engine) rndvRecv(r *Request, src, tag, hs int, gen uint32, total int) {
 	p := e.hsPtr(src, hs)
 	if hsU32(p, hsGen).Load() != gen {
@@ -44,8 +44,15 @@ func (e *engine) rndvRecv(r *Request, src, tag, hs int, gen uint32, total int) {
 		return
 	}
 	if e.cma {
-		first := min(accept, coopProbe)
-		err := e.cmaRead(e.pid(src), r.buf, uintptr(hsU64(p, hsAddr).Load()), first)
+		// Until a cross-process copy has worked, the first piece is a
+		// probe the receiver copies alone; after that, none is needed.
+		first := 0
+		var err error
+		if !e.cmaKnown {
+			first = min(accept, coopProbe)
+			err = e.cmaRead(e.pid(src), r.buf, uintptr(hsU64(p, hsAddr).Load()), first)
+			e.cmaKnown = err == nil
+		}
 		switch err {
 		case nil:
 			if first == accept {
