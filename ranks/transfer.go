@@ -75,8 +75,10 @@ func (e *engine) rndvRecv(r *Request, src, tag, hs int, gen uint32, total int) {
 			hsU64(p, hsClaim).Store(uint64(pieces) << 32)
 			hsU32(p, hsState).Store(hsCoop)
 			e.dbs[src].Ring()
+			// The copy starts in advance, after the drain that matched
+			// this message has offered every other one it matched too:
+			// a sender ahead of us then always finds pieces to take.
 			e.active.push(r)
-			e.coopRecv(r)
 			e.noteGone(src)
 			return
 		case unix.EPERM, unix.ENOSYS, unix.EACCES:
