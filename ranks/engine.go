@@ -67,8 +67,10 @@ type engine struct {
 	sendq   []reqList  // per destination: sends waiting for ring space, in order
 	queued  []int      // destinations with a non-empty sendq
 	active  reqList    // transfers waiting on a handshake or a pipelined copy
-	reqFree []*Request // internal requests of blocking calls, reused
-	slab    []Request  // where nonblocking requests come from
+	reqFree []*request // internal requests of blocking calls, reused
+	slab    []request  // where nonblocking requests come from
+	nbFree  []*request // nonblocking requests whose handles were freed
+	handles []Request  // where handles come from
 	umFree  []*umsg
 
 	spin     bool
@@ -362,7 +364,7 @@ func (e *engine) goneErr(c *Comm, w int, op string) error {
 
 // ---- completion and waiting ----
 
-func (e *engine) complete(r *Request, err error) {
+func (e *engine) complete(r *request, err error) {
 	if err != nil {
 		r.st.Err = err
 	}
@@ -589,7 +591,7 @@ func (e *engine) handle(src int, p unsafe.Pointer) {
 	if int(ctx) < len(e.comms) {
 		c = e.comms[ctx]
 	}
-	var r *Request
+	var r *request
 	if c != nil {
 		r = c.matchPosted(src, tag)
 	}
@@ -639,7 +641,7 @@ func (e *engine) handle(src int, p unsafe.Pointer) {
 
 // matchPosted finds, removes and returns the first posted receive that a
 // message from world rank src with tag matches.
-func (c *Comm) matchPosted(src, tag int) *Request {
+func (c *Comm) matchPosted(src, tag int) *request {
 	for r := c.posted.head; r != nil; r = r.next {
 		if (r.wpeer == src || r.anySrc) && (r.tag == tag || r.tag == AnyTag) {
 			c.posted.remove(r)
@@ -650,7 +652,7 @@ func (c *Comm) matchPosted(src, tag int) *Request {
 }
 
 // deliver copies a message into receive r and completes it.
-func (e *engine) deliver(r *Request, src, tag int, data unsafe.Pointer, n int) {
+func (e *engine) deliver(r *request, src, tag int, data unsafe.Pointer, n int) {
 	m := min(n, r.nbytes)
 	memmove(r.buf, data, m)
 	e.setRecvStatus(r, src, tag, m)
@@ -661,7 +663,7 @@ func (e *engine) deliver(r *Request, src, tag int, data unsafe.Pointer, n int) {
 	e.complete(r, err)
 }
 
-func (e *engine) setRecvStatus(r *Request, src, tag, m int) {
+func (e *engine) setRecvStatus(r *request, src, tag, m int) {
 	r.st.Source = int(r.c.toComm[src])
 	r.st.Tag = tag
 	r.st.Bytes = m
@@ -680,7 +682,7 @@ func (e *engine) ack(src, hs int, gen uint32) {
 
 // ---- starting operations ----
 
-func (e *engine) start(r *Request) {
+func (e *engine) start(r *request) {
 	if r.send {
 		e.startSend(r)
 	} else {
@@ -688,7 +690,7 @@ func (e *engine) start(r *Request) {
 	}
 }
 
-func (e *engine) startRecv(r *Request) {
+func (e *engine) startRecv(r *request) {
 	c := r.c
 	if r.peer == ProcNull {
 		r.st = Status{Source: ProcNull, Tag: AnyTag}
@@ -708,7 +710,7 @@ func (e *engine) startRecv(r *Request) {
 }
 
 // consume satisfies receive r with unexpected message m.
-func (e *engine) consume(r *Request, m *umsg) {
+func (e *engine) consume(r *request, m *umsg) {
 	switch m.kind {
 	case kRndv:
 		e.rndvRecv(r, m.src, m.tag, m.hs, m.gen, m.n)
@@ -724,7 +726,7 @@ func (e *engine) consume(r *Request, m *umsg) {
 	e.putUmsg(m)
 }
 
-func (e *engine) startSend(r *Request) {
+func (e *engine) startSend(r *request) {
 	if r.peer == ProcNull {
 		e.complete(r, nil)
 		return
@@ -749,7 +751,7 @@ func (e *engine) startSend(r *Request) {
 
 // sendSelf delivers a message to this rank itself, buffering it if no
 // receive is posted; a synchronous one completes when it matches.
-func (e *engine) sendSelf(r *Request) {
+func (e *engine) sendSelf(r *request) {
 	c := r.c
 	if rr := c.matchPosted(e.me, r.tag); rr != nil {
 		e.deliver(rr, e.me, r.tag, r.buf, r.nbytes)
@@ -768,7 +770,7 @@ func (e *engine) sendSelf(r *Request) {
 
 // trySend posts r to its destination's inbox. It reports false if it must
 // wait: the ring is full, or no chunk or handshake slot is free.
-func (e *engine) trySend(r *Request) bool {
+func (e *engine) trySend(r *request) bool {
 	w := r.wpeer
 	n := r.nbytes
 	var kind uint8
@@ -986,7 +988,7 @@ func (e *engine) flushQueues() {
 }
 
 // trySend2 takes r off queue l if trySend posts it.
-func (e *engine) trySend2(r *Request, l *reqList) bool {
+func (e *engine) trySend2(r *request, l *reqList) bool {
 	l.remove(r)
 	if e.trySend(r) {
 		return true
@@ -1006,7 +1008,7 @@ func (e *engine) trySend2(r *Request, l *reqList) bool {
 }
 
 // dropSend completes a send that will never be delivered.
-func (e *engine) dropSend(r *Request, err error) {
+func (e *engine) dropSend(r *request, err error) {
 	if r.chunk >= 0 {
 		e.chunkState(e.me, r.chunk).Store(0)
 		r.chunk = -1
@@ -1106,7 +1108,7 @@ func (e *engine) evaluate() {
 }
 
 // abandonHS gives back the handshake slot of a send whose receiver ended.
-func (e *engine) abandonHS(r *Request) {
+func (e *engine) abandonHS(r *request) {
 	if r.hs >= 0 {
 		e.freeHS(r.hs)
 		r.hs = -1
@@ -1127,7 +1129,7 @@ type umsg struct {
 	gen    uint32
 	n      int
 	data   []byte
-	sender *Request // a synchronous send to self, completed at match
+	sender *request // a synchronous send to self, completed at match
 
 	next, prev *umsg
 }

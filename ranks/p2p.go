@@ -66,7 +66,7 @@ func (c *Comm) checkPeerSlow(peer, tag int, recv bool, op string) error {
 func nilComm(op string) error { return newErr(ErrComm, op, -1, "nil communicator") }
 
 // newOp builds a request under the engine lock.
-func (c *Comm) newOp(r *Request, send, sync bool, p unsafe.Pointer, n, esize, peer, tag int, op string) {
+func (c *Comm) newOp(r *request, send, sync bool, p unsafe.Pointer, n, esize, peer, tag int, op string) {
 	r.c, r.op, r.send, r.sync = c, op, send, sync
 	r.buf, r.nbytes, r.esize, r.peer, r.tag = p, n, esize, peer, tag
 	r.anySrc = !send && peer == AnySource
@@ -74,7 +74,7 @@ func (c *Comm) newOp(r *Request, send, sync bool, p unsafe.Pointer, n, esize, pe
 	if peer >= 0 {
 		r.wpeer = c.group[peer]
 	}
-	r.persistent, r.active, r.freed, r.blocking = false, false, false, false
+	r.persistent, r.active, r.blocking = false, false, false
 	r.reset()
 }
 
@@ -198,13 +198,13 @@ func (c *Comm) isend(p unsafe.Pointer, n, esize, dest, tag int, sync, persistent
 	if err := c.checkPeer(dest, tag, false, op); err != nil {
 		return nil, err
 	}
-	r := e.newRequest()
+	r, h := e.newRequest()
 	c.newOp(r, true, sync, p, n, esize, dest, tag, op)
 	r.persistent = persistent
 	if !persistent {
 		e.startSend(r)
 	}
-	return r, nil
+	return h, nil
 }
 
 func (c *Comm) irecv(p unsafe.Pointer, n, esize, src, tag int, persistent bool, op string) (*Request, error) {
@@ -217,13 +217,13 @@ func (c *Comm) irecv(p unsafe.Pointer, n, esize, src, tag int, persistent bool, 
 	if err := c.checkPeer(src, tag, true, op); err != nil {
 		return nil, err
 	}
-	r := e.newRequest()
+	r, h := e.newRequest()
 	c.newOp(r, false, false, p, n, esize, src, tag, op)
 	r.persistent = persistent
 	if !persistent {
 		e.startRecv(r)
 	}
-	return r, nil
+	return h, nil
 }
 
 // Send sends buf to rank dest with tag. It returns once buf may be

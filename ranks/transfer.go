@@ -24,7 +24,7 @@ import (
 // the remaining pieces in parallel: the receiver reading, the sender (if
 // it is in a call of ours) writing with process_vm_writev. If the kernel
 // refuses cross-process copies, it asks for the pipelined copy.
-func (e *engine) rndvRecv(r *Request, src, tag, hs int, gen uint32, total int) {
+func (e *engine) rndvRecv(r *request, src, tag, hs int, gen uint32, total int) {
 	p := e.hsPtr(src, hs)
 	if hsU32(p, hsGen).Load() != gen {
 		e.complete(r, newErr(ErrOther, r.op, int(r.c.toComm[src]), "stale rendezvous handshake"))
@@ -106,7 +106,7 @@ func (e *engine) noteGone(w int) {
 
 // rndvLost ends a rendezvous receive whose copy failed: the sender's
 // memory is gone (it died or exited) or the kernel said something else.
-func (e *engine) rndvLost(r *Request, src int, err error) {
+func (e *engine) rndvLost(r *request, src int, err error) {
 	if r.list != nil {
 		r.list.remove(r)
 	}
@@ -151,7 +151,7 @@ func piece(p unsafe.Pointer, i, accept int) (off, n int) {
 // coopRecv is the receiver's share of a cooperative copy: it claims and
 // reads pieces from the front until none is left, then completes once the
 // sender's pieces are in too.
-func (e *engine) coopRecv(r *Request) {
+func (e *engine) coopRecv(r *request) {
 	src := r.wpeer
 	p := e.hsPtr(src, r.hs)
 	claim, copied := hsU64(p, hsClaim), hsU64(p, hsCopied)
@@ -186,7 +186,7 @@ func (e *engine) coopRecv(r *Request) {
 }
 
 // coopSend is the sender's share of a cooperative copy, from the back.
-func (e *engine) coopSend(r *Request, p unsafe.Pointer) {
+func (e *engine) coopSend(r *request, p unsafe.Pointer) {
 	claim, copied := hsU64(p, hsClaim), hsU64(p, hsCopied)
 	accept := int(hsU64(p, hsAccept).Load())
 	dst := uintptr(hsU64(p, hsDstAddr).Load())
@@ -260,7 +260,7 @@ func (e *engine) advance() {
 	}
 }
 
-func (e *engine) advanceSend(r *Request) {
+func (e *engine) advanceSend(r *request) {
 	p := e.hsPtr(e.me, r.hs)
 	switch hsU32(p, hsState).Load() {
 	case hsDone:
@@ -276,7 +276,7 @@ func (e *engine) advanceSend(r *Request) {
 }
 
 // pushPipe fills the pipeline of a rendezvous send with chunks.
-func (e *engine) pushPipe(r *Request, p unsafe.Pointer) {
+func (e *engine) pushPipe(r *request, p unsafe.Pointer) {
 	accept := int(hsU64(p, hsAccept).Load())
 	tailW, headW := hsU32(p, hsPipeTail), hsU32(p, hsPipeHead)
 	for r.off < accept {
@@ -300,7 +300,7 @@ func (e *engine) pushPipe(r *Request, p unsafe.Pointer) {
 }
 
 // pullPipe drains the pipeline of a rendezvous receive.
-func (e *engine) pullPipe(r *Request) {
+func (e *engine) pullPipe(r *request) {
 	src := r.wpeer
 	p := e.hsPtr(src, r.hs)
 	tailW, headW := hsU32(p, hsPipeTail), hsU32(p, hsPipeHead)
