@@ -49,8 +49,8 @@ const (
 const (
 	DefaultInboxSlots = 256
 	DefaultHSSlots    = 64
-	DefaultChunkCount = 8
-	DefaultChunkSize  = 64 << 10
+	DefaultChunkCount = 16
+	DefaultChunkSize  = 32 << 10
 )
 
 // Global record layout (256 bytes):
