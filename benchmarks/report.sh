@@ -26,11 +26,12 @@ if command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
 fi
 run_mpi() { mpirun --allow-run-as-root --bind-to core -n 2 "$@" 2>/dev/null; }
 
-printf "%-6s %10s %12s %12s %10s %12s %10s %10s %12s\n" round line_ns lat8_single lat8_multi bw4M_MBps memcpy4M_GBps ompi_lat8 ompi_bw4M bw4M_alloc
+printf "%-6s %10s %12s %12s %10s %12s %10s %10s %12s %12s\n" round line_ns lat8_single lat8_multi bw4M_MBps memcpy4M_GBps ompi_lat8 ompi_bw4M bw4M_alloc memcpy1call
 for r in $(seq "$ROUNDS"); do
 	lim=$(bin/shm_limits -runs 3)
 	line=$(awk '/^cacheline_oneway_ns/ {print $2}' <<<"$lim")
 	mc=$(awk '/^memcpy_4MiB_GBps/ {print $2}' <<<"$lim")
+	m1=$(awk '/^memcpy_4MiB_onecall_GBps/ {print $2}' <<<"$lim")
 	ls=$(bin/shmrun -n 2 bin/osu_latency -digits 3 -m 8:8 -i "$ITERS" -x $((ITERS / 10)) | awk '$1==8 {print $2*1000}')
 	lm=$(bin/shmrun -n 2 bin/osu_latency -digits 3 -t multiple -m 8:8 -i "$ITERS" -x $((ITERS / 10)) | awk '$1==8 {print $2*1000}')
 	bw=$(bin/shmrun -n 2 bin/osu_bw -m 4194304:4194304 | awk '$1==4194304 {print $2}')
@@ -40,12 +41,14 @@ for r in $(seq "$ROUNDS"); do
 		ol=$(run_mpi "$tmp/ompi_latency" 8 "$ITERS" | awk '$1==8 {print $2*1000}')
 		ob=$(run_mpi "$tmp/ompi_bw" 4194304 4194304 | awk '$1==4194304 {print $2}')
 	fi
-	printf "%-6s %10s %12s %12s %10s %12s %10s %10s %12s\n" "$r" "$line" "$ls" "$lm" "$bw" "$mc" "$ol" "$ob" "$ba" | tee -a "$tmp/rows"
+	printf "%-6s %10s %12s %12s %10s %12s %10s %10s %12s %12s\n" "$r" "$line" "$ls" "$lm" "$bw" "$mc" "$ol" "$ob" "$ba" "$m1" | tee -a "$tmp/rows"
 done
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 col() { awk -v c="$1" '{print $c}' "$tmp/rows" | median; }
-line=$(col 2) ls=$(col 3) lm=$(col 4) bw=$(col 5) mc=$(col 6) ba=$(col 9)
+line=$(col 2) ls=$(col 3) lm=$(col 4) bw=$(col 5) mc=$(col 6) ba=$(col 9) m1=$(col 10)
+# Per-round ratios, then their median: a round's figures share the host's state.
+ratio() { awk -v a="$1" -v b="$2" -v k="$3" '{printf "%.3f\n", $a/$b/k}' "$tmp/rows" | median; }
 echo
 echo "medians over $ROUNDS rounds:"
 echo "  cache-line hand-off one-way      $line ns"
@@ -53,6 +56,8 @@ echo "  osu_latency 8 B (single)         $ls ns   ratio to hand-off $(awk -v a="
 echo "  osu_latency 8 B (multiple)       $lm ns   ratio to hand-off $(awk -v a="$lm" -v b="$line" 'BEGIN {printf "%.2f", a/b}')"
 echo "  osu_bw 4 MiB                     $bw MB/s ratio to memcpy $(awk -v a="$bw" -v b="$mc" 'BEGIN {printf "%.2f", a/b/1000}') (memcpy $mc GB/s)"
 echo "  osu_bw 4 MiB, -mem alloc         $ba MB/s ratio to memcpy $(awk -v a="$ba" -v b="$mc" 'BEGIN {printf "%.2f", a/b/1000}')"
+echo "  median of per-round ratios to the hand-off: single $(ratio 3 2 1), multiple $(ratio 4 2 1)"
+echo "  median of per-round ratios to memcpy: heap $(ratio 5 6 1000), alloc $(ratio 9 6 1000); to one copy() call ($m1 GB/s): heap $(ratio 5 10 1000), alloc $(ratio 9 10 1000)"
 if [ "$ompi" = 1 ]; then
 	ol=$(col 7) ob=$(col 8)
 	echo "  Open MPI latency 8 B             $ol ns   shmpi/OMPI $(awk -v a="$ls" -v b="$ol" 'BEGIN {printf "%.2f", a/b}') (single), $(awk -v a="$lm" -v b="$ol" 'BEGIN {printf "%.2f", a/b}') (multiple)"

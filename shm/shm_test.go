@@ -684,7 +684,7 @@ func TestDoorbellArmRingSleep(t *testing.T) {
 	if !d.Armed() || tok&doorbellWaiter == 0 || d.Arm() != tok {
 		t.Fatalf("armed: word %#x token %#x", w.Load(), tok)
 	}
-	tid, done := onThread(func() { d.Sleep(tok, time.Minute) })
+	tid, done := onThread(func() { sleepUntilRung(d, w, tok) })
 	waitAsleep(t, tid, unix.SYS_FUTEX, unsafe.Pointer(w), "Sleep")
 	d.Ring()
 	waitDone(t, done, "a sleeper after Ring (it would sleep a minute otherwise)")
@@ -714,6 +714,15 @@ func TestDoorbellRingBeforeSleep(t *testing.T) {
 	waitDone(t, done, "Sleep after a ring that wrapped the counter")
 }
 
+// sleepUntilRung sleeps on d as its users do: Sleep may return early (a
+// signal, a spurious wake-up), so it loops until the word moves on from
+// the token, which only a ring does.
+func sleepUntilRung(d Doorbell, w *atomic.Uint32, tok uint32) {
+	for w.Load() == tok {
+		d.Sleep(tok, time.Minute)
+	}
+}
+
 // One ring wakes every sleeper.
 func TestDoorbellWakesAll(t *testing.T) {
 	requireProcSyscall(t)
@@ -722,7 +731,7 @@ func TestDoorbellWakesAll(t *testing.T) {
 	var dones []<-chan struct{}
 	for i := range 3 {
 		tok := d.Arm()
-		tid, done := onThread(func() { d.Sleep(tok, time.Minute) })
+		tid, done := onThread(func() { sleepUntilRung(d, w, tok) })
 		waitAsleep(t, tid, unix.SYS_FUTEX, unsafe.Pointer(w), fmt.Sprintf("sleeper %d", i))
 		dones = append(dones, done)
 	}
