@@ -73,6 +73,12 @@ type engine struct {
 	handles []Request  // where handles come from
 	umFree  []*umsg
 
+	// The fallback protocols of fallback.go.
+	fragIn  []*fragIn           // per source: the fragmented message arriving
+	ackWait map[uint32]*request // synchronous sends waiting for a kAck, by id
+	ackID   uint32              // the last ack id handed out
+	ackq    []ackOut            // kAcks waiting for room in the sender's inbox
+
 	spin     bool
 	spinTime time.Duration
 	cma      bool
@@ -179,6 +185,7 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	e.gone = make([]bool, n)
 	e.warm = make([]bool, n)
 	e.sendq = make([]reqList, n)
+	e.fragIn = make([]*fragIn, n)
 	e.early = map[uint32]*umsgList{}
 	e.drained = true
 
@@ -376,6 +383,9 @@ func (e *engine) complete(r *request, err error) {
 	if e.sleepers.Load() > 0 {
 		e.db.Ring() // another goroutine of this rank may sleep on r
 	}
+	if r.orphan && r.list == nil {
+		e.recycle(r) // nobody holds a handle: callers touch r no more
+	}
 }
 
 // block runs the progress engine until pred holds. It is called and
@@ -407,7 +417,7 @@ func (e *engine) block(pred func() bool, op opCode, peer, tag int, ctx uint32, w
 				e.unlock()
 				runtime.Gosched()
 				e.lock()
-			case e.active.n > 0 || len(e.queued) > 0:
+			case e.active.n > 0 || len(e.queued) > 0 || len(e.ackq) > 0:
 				// Transfers in flight need the whole engine.
 				spin.Pause()
 			default:
@@ -428,7 +438,7 @@ func (e *engine) block(pred func() bool, op opCode, peer, tag int, ctx uint32, w
 			e.sleepers.Add(1)
 			// Sends that wait for room: ask receivers to wake us when
 			// they free some (set before the re-check in progress).
-			e.setStarving(len(e.queued) > 0)
+			e.setStarving(len(e.queued) > 0 || len(e.ackq) > 0)
 			e.progress()
 			if pred() {
 				e.sleepers.Add(-1)
@@ -529,6 +539,9 @@ func (e *engine) progress() {
 		e.sweep(ep)
 	}
 	e.drained = e.drain(drainBudget)
+	if len(e.ackq) > 0 {
+		e.flushAcks()
+	}
 	if len(e.queued) > 0 {
 		e.flushQueues()
 	}
@@ -578,6 +591,15 @@ func (e *engine) handle(src int, p unsafe.Pointer) {
 	ln := int(*(*uint32)(unsafe.Add(p, dLen)))
 	gen := *(*uint32)(unsafe.Add(p, dGen))
 	data := unsafe.Add(p, dData)
+	switch kind {
+	case kFrag:
+		e.handleFrag(src, ctx, tag, flags, gen, data, ln)
+		return
+	case kAck:
+		e.release()
+		e.handleAck(src, gen)
+		return
+	}
 	var aux uint64 // chunk index or rendezvous length
 	switch kind {
 	case kChunk:
@@ -587,10 +609,7 @@ func (e *engine) handle(src int, p unsafe.Pointer) {
 		aux = *(*uint64)(data)
 	}
 
-	var c *Comm
-	if int(ctx) < len(e.comms) {
-		c = e.comms[ctx]
-	}
+	c := e.comm(ctx)
 	var r *request
 	if c != nil {
 		r = c.matchPosted(src, tag)
@@ -612,12 +631,7 @@ func (e *engine) handle(src int, p unsafe.Pointer) {
 		if c != nil {
 			c.unexp.push(m)
 		} else {
-			l := e.early[ctx]
-			if l == nil {
-				l = &umsgList{}
-				e.early[ctx] = l
-			}
-			l.push(m)
+			e.earlyPush(ctx, m)
 		}
 		return
 	}
@@ -634,9 +648,36 @@ func (e *engine) handle(src int, p unsafe.Pointer) {
 		e.rndvRecv(r, src, tag, hs, gen, int(aux))
 		return
 	}
-	if flags&fSync != 0 {
+	e.acknowledge(src, flags, hs, gen)
+}
+
+// acknowledge tells the sender (world rank src) of a synchronous message
+// that it matched, the way its flags say.
+func (e *engine) acknowledge(src int, flags uint8, hs int, gen uint32) {
+	switch {
+	case flags&fSync != 0:
 		e.ack(src, hs, gen)
+	case flags&fAckMsg != 0:
+		e.sendAck(src, gen)
 	}
+}
+
+// comm is this rank's communicator with context id ctx, or nil.
+func (e *engine) comm(ctx uint32) *Comm {
+	if int(ctx) < len(e.comms) {
+		return e.comms[ctx]
+	}
+	return nil
+}
+
+// earlyPush keeps a message for a communicator not created here yet.
+func (e *engine) earlyPush(ctx uint32, m *umsg) {
+	l := e.early[ctx]
+	if l == nil {
+		l = &umsgList{}
+		e.early[ctx] = l
+	}
+	l.push(m)
 }
 
 // matchPosted finds, removes and returns the first posted receive that a
@@ -716,9 +757,7 @@ func (e *engine) consume(r *request, m *umsg) {
 		e.rndvRecv(r, m.src, m.tag, m.hs, m.gen, m.n)
 	default:
 		e.deliver(r, m.src, m.tag, unsafe.Pointer(unsafe.SliceData(m.data)), m.n)
-		if m.flags&fSync != 0 {
-			e.ack(m.src, m.hs, m.gen)
-		}
+		e.acknowledge(m.src, m.flags, m.hs, m.gen)
 		if m.sender != nil {
 			e.complete(m.sender, nil)
 		}
@@ -771,6 +810,9 @@ func (e *engine) sendSelf(r *request) {
 // trySend posts r to its destination's inbox. It reports false if it must
 // wait: the ring is full, or no chunk or handshake slot is free.
 func (e *engine) trySend(r *request) bool {
+	if r.frag {
+		return e.sendFrags(r) // a fragmented send under way
+	}
 	w := r.wpeer
 	n := r.nbytes
 	var kind uint8
@@ -792,10 +834,24 @@ func (e *engine) trySend(r *request) bool {
 	}
 	hs := -1
 	var gen uint32
+	ackMsg := false
 	if r.sync || kind == kRndv {
 		if hs = e.allocHS(); hs < 0 {
-			return false
+			// Every handshake slot is held by messages not yet matched
+			// (or being copied). MPI's progress rule says this message
+			// must still reach the receiver: send it by a protocol that
+			// needs no slot (fallback.go).
+			if r.sync {
+				gen = e.newAckID()
+			}
+			if kind == kRndv {
+				r.frag, r.gen = true, gen
+				return e.sendFrags(r)
+			}
+			ackMsg = true
 		}
+	}
+	if hs >= 0 {
 		p := e.hsPtr(e.me, hs)
 		gen = hsU32(p, hsGen).Add(1)
 		hsU32(p, hsDest).Store(uint32(w))
@@ -817,7 +873,10 @@ func (e *engine) trySend(r *request) bool {
 	}
 	d := cl.Payload()
 	var flags uint8
-	if r.sync && kind != kRndv {
+	switch {
+	case ackMsg:
+		flags = fAckMsg
+	case r.sync && kind != kRndv:
 		flags = fSync
 	}
 	writeDesc(d, r.c.ctx, r.tag, kind, flags, max(hs, 0), gen)
@@ -838,10 +897,13 @@ func (e *engine) trySend(r *request) bool {
 	}
 	cl.PublishFence()
 	e.dbs[w].Ring()
-	if hs >= 0 {
+	switch {
+	case hs >= 0:
 		r.hs, r.gen = hs, gen
 		e.active.push(r)
-	} else {
+	case ackMsg:
+		e.awaitAck(r, gen)
+	default:
 		e.complete(r, nil)
 	}
 	return true
@@ -936,7 +998,7 @@ func elems(m, esize int) int {
 // quiet reports whether nothing but c's next message can concern a
 // blocking receive on c: the condition for recvFast.
 func (e *engine) quiet(c *Comm) bool {
-	return c.unexp.n == 0 && c.posted.n == 0 && e.active.n == 0 && len(e.queued) == 0 &&
+	return c.unexp.n == 0 && c.posted.n == 0 && e.active.n == 0 && len(e.queued) == 0 && len(e.ackq) == 0 &&
 		!e.needEval && e.epoch.Load() == e.seenEpoch
 }
 
@@ -1097,11 +1159,15 @@ func (e *engine) evaluate() {
 			e.active.remove(r)
 			if r.send {
 				e.abandonHS(r)
+				if r.ackMsg {
+					delete(e.ackWait, r.gen)
+				}
 			}
 			e.complete(r, e.goneErr(r.c, r.wpeer, r.op))
 		}
 		r = next
 	}
+	e.dropFrags()
 	if len(e.queued) > 0 {
 		e.flushQueues()
 	}

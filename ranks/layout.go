@@ -226,12 +226,14 @@ func coopPieceLen(n int) int {
 //
 //	+0   ctx   uint32  communicator context id
 //	+4   tag   int32
-//	+8   kind  uint8   kInline / kChunk / kRndv
-//	+9   flags uint8   fSync: acknowledge the match through handshake hs
+//	+8   kind  uint8   kInline / kChunk / kRndv / kFrag / kAck
+//	+9   flags uint8   fSync, fAckMsg, fFirst
 //	+10  hs    uint16  handshake slot index in the sender's table
 //	+12  len   uint32  bytes carried (inline, chunk)
-//	+16  gen   uint32  handshake generation
-//	+20  data  [36]byte  inline payload; chunk: index uint32; rndv: length uint64
+//	+16  gen   uint32  handshake generation (fAckMsg, kAck: the ack id)
+//	+20  data  [36]byte  inline payload; chunk: index uint32; rndv: length
+//	                     uint64; frag: chunk index uint32, then at +8 the
+//	                     total length uint64 (first fragment)
 const (
 	dCtx   = 0
 	dTag   = 4
@@ -247,8 +249,12 @@ const (
 	kInline = 1
 	kChunk  = 2
 	kRndv   = 3
+	kFrag   = 4 // a fragment of a message sent without a handshake slot (fallback.go)
+	kAck    = 5 // a synchronous send's match, acknowledged by message: gen is its id
 
-	fSync = 1
+	fSync   = 1 // acknowledge the match through handshake slot hs
+	fAckMsg = 2 // acknowledge the match with a kAck message carrying gen
+	fFirst  = 4 // kFrag: the first fragment; data+8 holds the total length (uint64)
 )
 
 // Layout is the set of sizes a segment was built with.

@@ -22,12 +22,19 @@ func argsOf[T any](buf []T, op string) (unsafe.Pointer, int, int, error) {
 	return p, n, sz, nil
 }
 
+// maxMsgBytes bounds a message: no buffer can be larger than the user
+// half of a 64-bit address space (2^47 bytes on amd64 and arm64).
+const maxMsgBytes = 1 << 47
+
 func rawArgs(p unsafe.Pointer, count, elemSize int, op string) (int, error) {
 	switch {
 	case count < 0:
 		return 0, newErr(ErrCount, op, -1, "negative count %d", count)
 	case elemSize <= 0:
 		return 0, newErr(ErrCount, op, -1, "element size %d", elemSize)
+	case count > 0 && elemSize > maxMsgBytes/count:
+		// Checked by division: count*elemSize may overflow an int.
+		return 0, newErr(ErrCount, op, -1, "%d elements of %d bytes exceed %d bytes", count, elemSize, maxMsgBytes)
 	case p == nil && count > 0:
 		return 0, newErr(ErrBuffer, op, -1, "nil buffer with count %d", count)
 	}
@@ -170,7 +177,9 @@ func (c *Comm) recvSlow(p unsafe.Pointer, n, esize, src, tag int, op string, st 
 			if r.done {
 				return true
 			}
-			failedPending = r.anySrc && e.drained && c.unacked()
+			// Only while unmatched: a receive matched to a live sender
+			// completes normally, whoever else fails (spec 15.2.2).
+			failedPending = r.anySrc && r.unmatched() && e.drained && c.unacked()
 			return failedPending
 		}, opRecv, src, tag, c.ctx, r.wpeer)
 		if !r.done && failedPending {

@@ -53,6 +53,7 @@ type request struct {
 	sync       bool // synchronous send: completes once matched
 	persistent bool
 	active     bool // persistent: started and not yet waited for
+	orphan     bool // its handle was freed while it was pending
 	blocking   bool // a blocking call's internal request
 	anySrc     bool
 
@@ -74,6 +75,8 @@ type request struct {
 	accept int    // bytes the receive takes
 	pin    runtime.Pinner
 	pinned bool
+	frag   bool // sent or received in fragments (fallback.go)
+	ackMsg bool // a synchronous send waiting for a kAck message; gen is its id
 
 	list       *reqList
 	next, prev *request
@@ -83,6 +86,7 @@ func (r *request) reset() {
 	r.done = false
 	r.st = Status{}
 	r.chunk, r.hs, r.gen, r.off, r.accept = -1, -1, 0, 0, 0
+	r.frag, r.ackMsg = false, false
 }
 
 // newRequest hands out the state of a nonblocking or persistent call and
@@ -115,8 +119,19 @@ func (e *engine) newRequest() (*request, *Request) {
 // keeps r for a later call. Called under the engine lock.
 func (e *engine) releaseReq(r *request) {
 	r.hgen++
-	if !r.done || r.list != nil || r.pinned || len(e.nbFree) >= 256 {
-		return // still in flight (a freed pending send), or enough kept
+	if (!r.done && !r.inactive()) || r.list != nil || r.pinned {
+		// Still in flight (a freed pending operation): complete recycles
+		// it when it ends.
+		r.orphan = true
+		return
+	}
+	e.recycle(r)
+}
+
+func (e *engine) recycle(r *request) {
+	r.orphan = false
+	if len(e.nbFree) >= 256 {
+		return // enough kept
 	}
 	r.buf, r.c, r.st.Err = nil, nil, nil
 	e.nbFree = append(e.nbFree, r)
@@ -214,10 +229,15 @@ func (h *Request) check(op string) error {
 func (h *Request) stale() bool { return h.r.hgen != h.gen }
 
 // pendingFailure reports whether r is a nonblocking AnySource receive
-// that cannot be completed until a failure is acknowledged.
+// that cannot be completed until a failure is acknowledged. Only a
+// receive still waiting for a match can be: once matched to a live
+// sender it completes normally, whoever else fails (spec 15.2.2).
 func (e *engine) pendingFailure(r *request) bool {
-	return r.anySrc && !r.done && e.drained && r.c.unacked()
+	return r.anySrc && !r.done && r.unmatched() && e.drained && r.c.unacked()
 }
+
+// unmatched reports whether receive r still waits for a message.
+func (r *request) unmatched() bool { return r.list == &r.c.posted }
 
 // finish returns the status of h's completed operation and retires a
 // nonblocking request (a persistent one becomes inactive).
@@ -239,6 +259,10 @@ func (e *engine) pendingErr(r *request, op string) error {
 	return &Error{Class: ErrProcFailedPending, Op: op, Rank: -1, Failed: r.c.failedRanks(len(e.failedOrder))}
 }
 
+// emptyStatus is MPI's empty status: what a null or inactive request
+// completes with (source AnySource, tag AnyTag, count 0, no error).
+var emptyStatus = Status{Source: AnySource, Tag: AnyTag}
+
 // inactive: a persistent request not started completes at once, empty.
 func (r *request) inactive() bool { return r.persistent && !r.active }
 
@@ -257,7 +281,7 @@ func (h *Request) Wait() (Status, error) {
 	e := r.e
 	defer e.unlock()
 	if r.inactive() {
-		return Status{Source: ProcNull, Tag: AnyTag}, nil
+		return emptyStatus, nil
 	}
 	pend := false
 	e.block(func() bool {
@@ -283,7 +307,7 @@ func (h *Request) Test() (Status, bool, error) {
 	e := r.e
 	defer e.unlock()
 	if r.inactive() {
-		return Status{Source: ProcNull, Tag: AnyTag}, true, nil
+		return emptyStatus, true, nil
 	}
 	e.progress()
 	if !h.done() {
@@ -353,9 +377,11 @@ func StartAll(rs []*Request) error {
 	return nil
 }
 
-// Free releases a request. A persistent request must be inactive. A
-// pending nonblocking receive is cancelled; a pending send still
-// completes, unobserved.
+// Free releases a request handle (MPI_Request_free). A persistent request
+// must be inactive. A pending operation is not cancelled: it still
+// completes, unobserved; a receive still consumes the message it matches
+// and fills its buffer, which must stay untouched until then (use Cancel
+// first to withdraw a receive).
 func (h *Request) Free() error {
 	r, err := h.enter("Free")
 	if err != nil {
@@ -365,10 +391,6 @@ func (h *Request) Free() error {
 	defer e.unlock()
 	if r.persistent && r.active && !r.done {
 		return newErr(ErrRequest, "Free", -1, "persistent request is active; Wait for it first")
-	}
-	if !r.send && !r.done && r.list == &r.c.posted {
-		r.c.posted.remove(r)
-		e.complete(r, nil)
 	}
 	e.releaseReq(r)
 	return nil
@@ -470,7 +492,7 @@ func WaitAll(rs []*Request, statuses []Status) error {
 		var err error
 		switch {
 		case idle(h):
-			st = Status{Source: ProcNull, Tag: AnyTag}
+			st = emptyStatus
 		case !h.done():
 			err = e.pendingErr(h.r, "WaitAll")
 			st.Err = err
@@ -554,7 +576,7 @@ func waitAny(rs []*Request, block bool, op string) (int, Status, error) {
 		any = any || !idle(h)
 	}
 	if !any {
-		return Undefined, Status{Source: ProcNull, Tag: AnyTag}, nil
+		return Undefined, emptyStatus, nil
 	}
 	found, pend := -1, -1
 	pred := func() bool {

@@ -80,6 +80,7 @@ func (e *engine) rndvRecv(r *request, src, tag, hs int, gen uint32, total int) {
 			// a sender ahead of us then always finds pieces to take.
 			e.active.push(r)
 			e.noteGone(src)
+			testStage(e, "matched")
 			return
 		case unix.EPERM, unix.ENOSYS, unix.EACCES:
 			e.cma = false // refused here: pipeline from now on
@@ -94,6 +95,17 @@ func (e *engine) rndvRecv(r *request, src, tag, hs int, gen uint32, total int) {
 	e.warmChunks(src)
 	e.active.push(r)
 	e.noteGone(src)
+	testStage(e, "matched")
+}
+
+// stageHook, set only by tests, runs at named stages of a matched
+// receive, so that a test can kill a rank exactly there.
+var stageHook func(e *engine, stage string)
+
+func testStage(e *engine, stage string) {
+	if stageHook != nil {
+		stageHook(e, stage)
+	}
 }
 
 // noteGone makes sure an operation just started with a peer that has
@@ -167,6 +179,7 @@ func (e *engine) coopRecv(r *request) {
 			return
 		}
 		copied.Add(uint64(n))
+		testStage(e, "copying")
 	}
 	// A piece the sender claimed but could not write is ours to copy.
 	if f := hsU64(p, hsFailed).Swap(0); f != 0 {
@@ -249,6 +262,8 @@ func (e *engine) advance() {
 	for r := e.active.head; r != nil; {
 		next := r.next
 		switch {
+		case r.frag || r.ackMsg:
+			// Moved along by inbox messages (fallback.go), not here.
 		case r.send:
 			e.advanceSend(r)
 		case e.cma && hsU32(e.hsPtr(r.wpeer, r.hs), hsState).Load() == hsCoop:
@@ -318,6 +333,7 @@ func (e *engine) pullPipe(r *request) {
 		r.off += m
 		headW.Store(head + 1)
 		moved = true
+		testStage(e, "copying")
 	}
 	if r.off >= r.accept {
 		e.active.remove(r)
