@@ -11,8 +11,8 @@ type Comm struct {
 	group  []int   // communicator rank -> world rank
 	toComm []int32 // world rank -> communicator rank, or -1
 
-	posted reqList  // receives waiting for a message, in posting order
-	unexp  umsgList // messages that arrived before their receive
+	posted ilist[request] // receives waiting for a message, in posting order
+	unexp  ilist[umsg]    // messages that arrived before their receive
 
 	freed    bool
 	ackCount int // how many entries of engine.failedOrder FailureAck covered

@@ -9,11 +9,11 @@ import (
 // stage ("matched" or "copying"), SIGKILL world rank victim and wait until
 // the failure table says it failed, so that the receive goes on knowing
 // of the failure.
-func KillAtStage(stage string, victim int) {
-	stageHook = func(e *engine, s string) {
-		if s != stage {
-			return
-		}
+// It returns a function that reports whether the stage was reached and,
+// if not, kills the victim anyway (so that the test cannot hang).
+func KillAtStage(stage string, victim int) (reached func() bool) {
+	var e0 *engine
+	kill := func(e *engine) {
 		stageHook = nil
 		syscall.Kill(e.pid(victim), syscall.SIGKILL)
 		for e.t.state(victim) != stFailed {
@@ -21,6 +21,20 @@ func KillAtStage(stage string, victim int) {
 			time.Sleep(20 * time.Microsecond) // polling the kernel's mark, not ordering ranks
 		}
 		e.refresh()
+	}
+	fired := false
+	stageHook = func(e *engine, s string) {
+		e0 = e
+		if s == stage {
+			fired = true
+			kill(e)
+		}
+	}
+	return func() bool {
+		if !fired && e0 != nil {
+			kill(e0)
+		}
+		return fired
 	}
 }
 

@@ -148,7 +148,7 @@ const (
 // rendezvous:
 //
 //	line 0: written once per use
-//	  +0   state    uint32  hsFree / hsPosted / hsPipe_ / hsCoop / hsDone
+//	  +0   state    uint32  hsFree / hsPosted / hsPiped / hsCoop / hsDone
 //	  +4   gen      uint32  bumped on each use; descriptors carry it
 //	  +8   dest     uint32  world rank of the receiver
 //	  +12  (pad)
@@ -193,7 +193,7 @@ const (
 const (
 	hsFree   = 0
 	hsPosted = 1 // descriptor sent, not matched yet
-	hsPipe_  = 2 // matched; the receiver asks for a pipelined copy
+	hsPiped  = 2 // matched; the receiver asks for a pipelined copy
 	hsDone   = 3 // the receiver has matched (sync) or copied (rendezvous)
 	hsCoop   = 4 // matched; both sides copy pieces with process_vm_readv/writev
 )
@@ -524,7 +524,7 @@ func (f Fate) String() string {
 		} else {
 			s += fmt.Sprintf("; last blocked in %s", f.Op)
 		}
-		if f.OpPeer != -100 {
+		if f.OpPeer != ProcNull { // many-request waits record no peer
 			s += fmt.Sprintf("(peer=%s, tag=%s)", peerString(f.OpPeer), tagString(f.OpTag))
 		}
 		if !f.OpSince.IsZero() && f.Blocked {

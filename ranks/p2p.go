@@ -81,7 +81,7 @@ func (c *Comm) newOp(r *request, send, sync bool, p unsafe.Pointer, n, esize, pe
 	if peer >= 0 {
 		r.wpeer = c.group[peer]
 	}
-	r.persistent, r.active, r.blocking = false, false, false
+	r.persistent, r.active = false, false
 	r.reset()
 }
 
@@ -117,7 +117,6 @@ func (c *Comm) sendSlow(p unsafe.Pointer, n, esize, dest, tag int, sync bool, op
 	e := c.e
 	r := e.getReq()
 	c.newOp(r, true, sync, p, n, esize, dest, tag, op)
-	r.blocking = true
 	e.startSend(r)
 	code := opSend
 	if sync {
@@ -169,7 +168,6 @@ func (c *Comm) recvSlow(p unsafe.Pointer, n, esize, src, tag int, op string, st 
 	e := c.e
 	r := e.getReq()
 	c.newOp(r, false, false, p, n, esize, src, tag, op)
-	r.blocking = true
 	e.startRecv(r)
 	if !r.done {
 		failedPending := false

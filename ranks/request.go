@@ -3,6 +3,7 @@ package ranks
 import (
 	"errors"
 	"runtime"
+	"strconv"
 	"unsafe"
 )
 
@@ -44,17 +45,17 @@ type Request struct {
 // request is the state of a nonblocking, persistent or blocking
 // operation.
 type request struct {
-	e    *engine
-	hgen uint32 // bumped when the handle is freed: stale handles fail
-	c    *Comm
-	op   string
+	link[request] // first: see list.go
+	e             *engine
+	hgen          uint32 // bumped when the handle is freed: stale handles fail
+	c             *Comm
+	op            string
 
 	send       bool
 	sync       bool // synchronous send: completes once matched
 	persistent bool
 	active     bool // persistent: started and not yet waited for
 	orphan     bool // its handle was freed while it was pending
-	blocking   bool // a blocking call's internal request
 	anySrc     bool
 
 	buf    unsafe.Pointer
@@ -77,9 +78,6 @@ type request struct {
 	pinned bool
 	frag   bool // sent or received in fragments (fallback.go)
 	ackMsg bool // a synchronous send waiting for a kAck message; gen is its id
-
-	list       *reqList
-	next, prev *request
 }
 
 func (r *request) reset() {
@@ -153,40 +151,6 @@ func (e *engine) putReq(r *request) {
 	if len(e.reqFree) < 64 {
 		e.reqFree = append(e.reqFree, r)
 	}
-}
-
-// reqList is an intrusive doubly linked list of requests.
-type reqList struct {
-	head, tail *request
-	n          int
-}
-
-func (l *reqList) push(r *request) {
-	r.list = l
-	r.next = nil
-	r.prev = l.tail
-	if l.tail != nil {
-		l.tail.next = r
-	} else {
-		l.head = r
-	}
-	l.tail = r
-	l.n++
-}
-
-func (l *reqList) remove(r *request) {
-	if r.prev != nil {
-		r.prev.next = r.next
-	} else {
-		l.head = r.next
-	}
-	if r.next != nil {
-		r.next.prev = r.prev
-	} else {
-		l.tail = r.prev
-	}
-	r.next, r.prev, r.list = nil, nil, nil
-	l.n--
 }
 
 func (r *request) unlink() {
@@ -401,36 +365,15 @@ func (h *Request) Free() error {
 // to nil in the caller's slice, so that loops over WaitAny and WaitSome
 // work as in MPI.
 
-// ErrInStatus-style aggregation: the first error, with its index.
+// multiErr is the error of a many-request call: the first request's
+// error, with its index (each status carries its own).
 type multiErr struct {
 	idx int
 	err error
 }
 
-func (m multiErr) Error() string { return "request " + itoa(m.idx) + ": " + m.err.Error() }
+func (m multiErr) Error() string { return "request " + strconv.Itoa(m.idx) + ": " + m.err.Error() }
 func (m multiErr) Unwrap() error { return m.err }
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var b [20]byte
-	n := len(b)
-	neg := i < 0
-	if neg {
-		i = -i
-	}
-	for i > 0 {
-		n--
-		b[n] = byte('0' + i%10)
-		i /= 10
-	}
-	if neg {
-		n--
-		b[n] = '-'
-	}
-	return string(b[n:])
-}
 
 // enginesOf returns the single engine of rs and checks every entry.
 func enginesOf(rs []*Request, op string) (*engine, error) {
@@ -550,13 +493,16 @@ func WaitAny(rs []*Request) (int, Status, error) {
 func TestAny(rs []*Request) (idx int, st Status, ok bool, err error) {
 	idx, st, err = waitAny(rs, false, "TestAny")
 	switch {
-	case idx == -2:
+	case idx == noneDone:
 		return Undefined, st, false, err
 	case errors.Is(err, ErrProcFailedPending):
 		return idx, st, false, err
 	}
 	return idx, st, true, err
 }
+
+// noneDone is waitAny's index when nothing completed (TestAny: not ok).
+const noneDone = -2
 
 func waitAny(rs []*Request, block bool, op string) (int, Status, error) {
 	e, err := enginesOf(rs, op)
@@ -612,7 +558,7 @@ func waitAny(rs []*Request, block bool, op string) (int, Status, error) {
 	if pend >= 0 {
 		return pend, Status{}, e.pendingErr(rs[pend].r, op)
 	}
-	return -2, Status{}, nil
+	return noneDone, Status{}, nil
 }
 
 // WaitSome waits until at least one request completes and returns the

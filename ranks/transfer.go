@@ -90,7 +90,7 @@ func (e *engine) rndvRecv(r *request, src, tag, hs int, gen uint32, total int) {
 		}
 	}
 	hsU64(p, hsAccept).Store(uint64(accept))
-	hsU32(p, hsState).Store(hsPipe_)
+	hsU32(p, hsState).Store(hsPiped)
 	e.dbs[src].Ring()
 	e.warmChunks(src)
 	e.active.push(r)
@@ -181,6 +181,9 @@ func (e *engine) coopRecv(r *request) {
 		copied.Add(uint64(n))
 		testStage(e, "copying")
 	}
+	if int(copied.Load()) < r.accept {
+		testStage(e, "copying") // waiting for the sender's pieces
+	}
 	// A piece the sender claimed but could not write is ours to copy.
 	if f := hsU64(p, hsFailed).Swap(0); f != 0 {
 		off, n := piece(p, int(f-1), r.accept)
@@ -226,17 +229,17 @@ func (e *engine) coopSend(r *request, p unsafe.Pointer) {
 
 // cmaRead copies n bytes at raddr in process pid into dst.
 func (e *engine) cmaRead(pid int, dst unsafe.Pointer, raddr uintptr, n int) error {
-	return e.cma1(pid, dst, raddr, n, unix.ProcessVMReadv)
+	return e.cmaCopy(pid, dst, raddr, n, unix.ProcessVMReadv)
 }
 
 // cmaWrite copies n bytes from src into raddr in process pid.
 func (e *engine) cmaWrite(pid int, raddr uintptr, src unsafe.Pointer, n int) error {
-	return e.cma1(pid, src, raddr, n, unix.ProcessVMWritev)
+	return e.cmaCopy(pid, src, raddr, n, unix.ProcessVMWritev)
 }
 
-// cma1 moves n bytes between local memory and raddr in process pid with
+// cmaCopy moves n bytes between local memory and raddr in process pid with
 // process_vm_readv or process_vm_writev, resuming partial transfers.
-func (e *engine) cma1(pid int, local unsafe.Pointer, raddr uintptr, n int,
+func (e *engine) cmaCopy(pid int, local unsafe.Pointer, raddr uintptr, n int,
 	rw func(int, []unix.Iovec, []unix.RemoteIovec, uint) (int, error)) error {
 	for off := 0; off < n; {
 		e.iov[0].Base = (*byte)(unsafe.Add(local, off))
@@ -285,7 +288,7 @@ func (e *engine) advanceSend(r *request) {
 		e.complete(r, nil)
 	case hsCoop:
 		e.coopSend(r, p)
-	case hsPipe_:
+	case hsPiped:
 		e.pushPipe(r, p)
 	}
 }

@@ -236,9 +236,6 @@ func NewConsumer(r *Ring) *Consumer {
 	return c
 }
 
-// Ring returns the ring the consumer reads.
-func (c *Consumer) Ring() *Ring { return c.r }
-
 // Ready reports whether the slot at the head is published: two loads.
 func (c *Consumer) Ready() bool {
 	h := c.pos

@@ -178,9 +178,6 @@ func TestConstructorChecks(t *testing.T) {
 	expectPanic(t, "producer id MaxProducer+1", func() { r.NewProducer(MaxProducer+1, &ann) })
 	p := r.NewProducer(MaxProducer, &ann)
 	c := NewConsumer(r)
-	if c.Ring() != r {
-		t.Fatal("Consumer.Ring is not the ring")
-	}
 	// The largest ids survive the slot and announcement encodings.
 	if !send(p, MaxProducer, 1) {
 		t.Fatal("claim failed")

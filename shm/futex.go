@@ -18,7 +18,6 @@ const (
 	// Robust-futex bits the kernel defines for the liveness word.
 	FutexWaiters   = 0x80000000
 	FutexOwnerDied = 0x40000000
-	FutexTIDMask   = 0x3fffffff
 
 	futex2SizeU32 = 0x02
 )

@@ -946,7 +946,7 @@ func livenessCase(t *testing.T, how string, dies bool) {
 
 	extra := (*LivenessEntry)(seg.Ptr(seg.Area(0).Off + 16))
 	armed := e.Word.Load()
-	tid := int(armed & FutexTIDMask)
+	tid := int(armed & 0x3fffffff) // FUTEX_TID_MASK
 	if armed&FutexWaiters == 0 || armed&FutexOwnerDied != 0 || tid == 0 {
 		fatal("armed word %#x", armed)
 	}

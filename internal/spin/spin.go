@@ -13,6 +13,3 @@ func Pause() { pause() }
 // full fence that waits for the store buffer to drain. Producers publish
 // ring slots and announcements with it.
 func StoreRelease64(p *uint64, v uint64) { storeRelease64(p, v) }
-
-// StoreRelease32 is StoreRelease64 for a 32-bit word.
-func StoreRelease32(p *uint32, v uint32) { storeRelease32(p, v) }

@@ -10,7 +10,3 @@ import "unsafe"
 func storeRelease64(p *uint64, v uint64) {
 	*(*uint64)(unsafe.Pointer(p)) = v
 }
-
-func storeRelease32(p *uint32, v uint32) {
-	*(*uint32)(unsafe.Pointer(p)) = v
-}

@@ -8,5 +8,3 @@ import "sync/atomic"
 // store is a release store on amd64), a sequentially consistent store:
 // slower, never wrong.
 func storeRelease64(p *uint64, v uint64) { atomic.StoreUint64(p, v) }
-
-func storeRelease32(p *uint32, v uint32) { atomic.StoreUint32(p, v) }

@@ -1,0 +1,133 @@
+package ranks
+
+import "shmpi/shm"
+
+// Failure knowledge: this rank's view of the shared failure table, dead
+// producers of inbox slots, and judging pending operations once a peer
+// ended.
+
+// refresh brings this rank's view of the failure table up to date. It is
+// one load when nothing changed.
+func (e *engine) refresh() {
+	if ep := e.epoch.Load(); ep != e.seenEpoch {
+		e.sweep(ep)
+	}
+}
+
+func (e *engine) sweep(ep uint64) {
+	e.seenEpoch = ep
+	for r := range e.n {
+		switch e.t.state(r) {
+		case stFailed:
+			if !e.failed[r] {
+				e.failed[r], e.gone[r] = true, true
+				e.failedOrder = append(e.failedOrder, r)
+				e.needEval = true
+			}
+		case stFinalized:
+			if !e.final[r] && r != e.me {
+				e.final[r], e.gone[r] = true, true
+				e.needEval = true
+			}
+		}
+	}
+}
+
+// claimerDead reports whether the producer that claimed our inbox's head
+// position died before publishing it: every rank announcing that
+// position is dead. It reads every rank's announcement, so it runs only
+// when a claimed slot stays unpublished and some rank has failed.
+func (e *engine) claimerDead() bool {
+	for q := range e.n {
+		if e.inbox.Announced(e.t.ctl64(q, offAnnounce).Load()) && !e.rankDead(q) {
+			return false
+		}
+	}
+	_, _, published := e.inbox.Peek() // it may have been published meanwhile
+	return !published
+}
+
+// rankDead reads rank q's fate from the shared table and its liveness
+// word, declaring the failure if the kernel marked it.
+func (e *engine) rankDead(q int) bool {
+	if e.t.state(q) == stFailed {
+		return true
+	}
+	if shm.Dead(e.t.liveness(q).Word.Load()) {
+		e.t.declareFailed(q, causeRobust, e.me)
+		return true
+	}
+	return false
+}
+
+// goneErr is the error for an operation whose peer (world rank w) ended.
+func (e *engine) goneErr(c *Comm, w int, op string) error {
+	cr := -1
+	if c != nil {
+		cr = int(c.toComm[w])
+	}
+	if e.failed[w] {
+		err := &Error{Class: ErrProcFailed, Op: op, Rank: cr}
+		if c != nil {
+			err.Failed = c.failedRanks(len(e.failedOrder))
+		}
+		return err
+	}
+	return newErr(ErrPeerFinalized, op, cr, "")
+}
+
+// evaluate completes, with errors, the operations that can no longer
+// complete because a peer failed or finalized. It runs only after a drain
+// that emptied the inbox, so every message a dead peer published first
+// has been delivered.
+func (e *engine) evaluate() {
+	e.needEval = false
+	for _, c := range e.comms {
+		if c == nil {
+			continue
+		}
+		for r := c.posted.head; r != nil; {
+			next := r.next
+			switch {
+			case !r.anySrc && e.gone[r.wpeer]:
+				c.posted.remove(r)
+				e.complete(r, e.goneErr(c, r.wpeer, r.op))
+			case r.anySrc && c.noSender():
+				c.posted.remove(r)
+				if c.unacked() || len(c.failedRanks(len(e.failedOrder))) > 0 {
+					e.complete(r, &Error{Class: ErrProcFailed, Op: r.op, Rank: -1, Failed: c.failedRanks(len(e.failedOrder)),
+						Detail: "every other member has failed or finalized"})
+				} else {
+					e.complete(r, newErr(ErrPeerFinalized, r.op, -1, "every other member has finalized"))
+				}
+			}
+			r = next
+		}
+	}
+	for r := e.active.head; r != nil; {
+		next := r.next
+		if e.gone[r.wpeer] {
+			e.active.remove(r)
+			if r.send {
+				e.abandonHS(r)
+				if r.ackMsg {
+					delete(e.ackWait, r.gen)
+				}
+			}
+			e.complete(r, e.goneErr(r.c, r.wpeer, r.op))
+		}
+		r = next
+	}
+	e.dropFrags()
+	if len(e.queued) > 0 {
+		e.flushQueues()
+	}
+}
+
+// abandonHS gives back the handshake slot of a send whose receiver ended.
+func (e *engine) abandonHS(r *request) {
+	if r.hs >= 0 {
+		e.freeHS(r.hs)
+		r.hs = -1
+	}
+}

@@ -1,0 +1,171 @@
+package ranks
+
+import (
+	"math/bits"
+	"unsafe"
+)
+
+// Matching: receives posted on a communicator and messages that arrived
+// before their receive (unexpected), each list in arrival order.
+
+// comm is this rank's communicator with context id ctx, or nil.
+func (e *engine) comm(ctx uint32) *Comm {
+	if int(ctx) < len(e.comms) {
+		return e.comms[ctx]
+	}
+	return nil
+}
+
+// earlyPush keeps a message for a communicator not created here yet.
+func (e *engine) earlyPush(ctx uint32, m *umsg) {
+	l := e.early[ctx]
+	if l == nil {
+		l = &ilist[umsg]{}
+		e.early[ctx] = l
+	}
+	l.push(m)
+}
+
+// matchPosted finds, removes and returns the first posted receive that a
+// message from world rank src with tag matches.
+func (c *Comm) matchPosted(src, tag int) *request {
+	for r := c.posted.head; r != nil; r = r.next {
+		if (r.wpeer == src || r.anySrc) && (r.tag == tag || r.tag == AnyTag) {
+			c.posted.remove(r)
+			return r
+		}
+	}
+	return nil
+}
+
+// deliver copies a message into receive r and completes it.
+func (e *engine) deliver(r *request, src, tag int, data unsafe.Pointer, n int) {
+	m := min(n, r.nbytes)
+	memmove(r.buf, data, m)
+	e.setRecvStatus(r, src, tag, m)
+	var err error
+	if n > r.nbytes {
+		err = truncErr(r.op, r.st.Source, n, r.nbytes)
+	}
+	e.complete(r, err)
+}
+
+func (e *engine) setRecvStatus(r *request, src, tag, m int) {
+	r.st.Source = int(r.c.toComm[src])
+	r.st.Tag = tag
+	r.st.Bytes = m
+	r.st.Count = elems(m, r.esize)
+}
+
+//go:noinline
+func truncErr(op string, rank, msg, buf int) error {
+	return newErr(ErrTruncate, op, rank, "message of %d bytes, buffer of %d", msg, buf)
+}
+
+// elems converts bytes to elements of esize bytes (Undefined if not
+// whole). Element sizes are nearly always powers of two: shift, do not
+// divide (a 64-bit division costs tens of cycles).
+func elems(m, esize int) int {
+	if esize&(esize-1) == 0 && esize > 0 {
+		if m&(esize-1) != 0 {
+			return Undefined
+		}
+		return m >> bits.TrailingZeros(uint(esize))
+	}
+	if esize <= 0 || m%esize != 0 {
+		return Undefined
+	}
+	return m / esize
+}
+
+func (e *engine) startRecv(r *request) {
+	c := r.c
+	if r.peer == ProcNull {
+		r.st = Status{Source: ProcNull, Tag: AnyTag}
+		e.complete(r, nil)
+		return
+	}
+	e.refresh()
+	if m := c.matchUnexp(r.wpeer, r.tag, r.anySrc); m != nil {
+		c.unexp.remove(m)
+		e.consume(r, m)
+		return
+	}
+	c.posted.push(r)
+	if !r.anySrc && e.gone[r.wpeer] {
+		e.needEval = true
+	}
+}
+
+// consume satisfies receive r with unexpected message m.
+func (e *engine) consume(r *request, m *umsg) {
+	switch m.kind {
+	case kRndv:
+		e.rndvRecv(r, m.src, m.tag, m.hs, m.gen, m.n)
+	default:
+		e.deliver(r, m.src, m.tag, unsafe.Pointer(unsafe.SliceData(m.data)), m.n)
+		e.acknowledge(m.src, m.flags, m.hs, m.gen)
+		if m.sender != nil {
+			e.complete(m.sender, nil)
+		}
+	}
+	e.putUmsg(m)
+}
+
+// umsg is a message that arrived before a matching receive was posted.
+// Inline and chunk payloads are copied out at once, so that the sender's
+// chunk and the inbox slot are never held by an unmatched message.
+type umsg struct {
+	link[umsg] // first: see list.go
+	src        int
+	tag        int
+	kind       uint8
+	flags      uint8
+	hs         int
+	gen        uint32
+	n          int
+	data       []byte
+	sender     *request // a synchronous send to self, completed at match
+}
+
+func (e *engine) newUmsg(src, tag int, kind, flags uint8, hs int, gen uint32) *umsg {
+	var m *umsg
+	if k := len(e.umFree); k > 0 {
+		m = e.umFree[k-1]
+		e.umFree = e.umFree[:k-1]
+	} else {
+		m = &umsg{}
+	}
+	m.src, m.tag, m.kind, m.flags, m.hs, m.gen, m.n, m.sender = src, tag, kind, flags, hs, gen, 0, nil
+	return m
+}
+
+func (m *umsg) setData(p unsafe.Pointer, n int) {
+	if cap(m.data) < n {
+		m.data = make([]byte, n)
+	}
+	m.data = m.data[:n]
+	memmove(unsafe.Pointer(unsafe.SliceData(m.data)), p, n)
+	m.n = n
+}
+
+func (e *engine) putUmsg(m *umsg) {
+	m.sender = nil
+	if cap(m.data) > 1<<16 {
+		m.data = nil
+	}
+	if len(e.umFree) < 256 {
+		e.umFree = append(e.umFree, m)
+	}
+}
+
+// matchUnexp finds the earliest unexpected message a receive from world
+// rank src (any if anySrc) with tag matches.
+func (c *Comm) matchUnexp(src, tag int, anySrc bool) *umsg {
+	for m := c.unexp.head; m != nil; m = m.next {
+		if (anySrc || m.src == src) && (tag == AnyTag || m.tag == tag) {
+			return m
+		}
+	}
+	return nil
+}

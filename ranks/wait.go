@@ -1,0 +1,179 @@
+package ranks
+
+import (
+	"runtime"
+	"time"
+
+	"shmpi/internal/spin"
+	"shmpi/shm"
+)
+
+// Waiting: completing requests, and blocking until a predicate holds. A
+// waiting rank polls while ranks do not outnumber cores, then sleeps on
+// its futex doorbell; posters ring the doorbell only when the waiter
+// announced that it sleeps (shm.Doorbell). The order that prevents a lost
+// wake-up: arm the doorbell, re-check by running progress, then sleep.
+
+// sleepTimeout bounds every futex sleep, so that a rank re-checks the
+// liveness words itself even if no watcher and no launcher woke it.
+const sleepTimeout = 100 * time.Millisecond
+
+func (e *engine) complete(r *request, err error) {
+	if err != nil {
+		r.st.Err = err
+	}
+	if r.pinned {
+		r.pin.Unpin()
+		r.pinned = false
+	}
+	r.done = true
+	if e.sleepers.Load() > 0 {
+		e.db.Ring() // another goroutine of this rank may sleep on r
+	}
+	if r.orphan && r.list == nil {
+		e.recycle(r) // nobody holds a handle: callers touch r no more
+	}
+}
+
+// block runs the progress engine until pred holds. It is called and
+// returns with e.mu held, and releases it while spinning or sleeping so
+// other goroutines of the rank can run. pred is evaluated under e.mu.
+// op, peer, tag and ctx describe the wait for deadline reports; wpeer is
+// the world rank it depends on alone, or -1.
+func (e *engine) block(pred func() bool, op opCode, peer, tag int, ctx uint32, wpeer int) {
+	e.progress()
+	if pred() {
+		return
+	}
+	recorded := false
+	spinning := e.spin
+	var start time.Time
+	for iter := 0; ; iter++ {
+		if spinning {
+			if iter&255 == 0 {
+				if iter == 0 {
+					start = time.Now()
+				} else if time.Since(start) > e.spinTime {
+					spinning = false
+				}
+			}
+			switch {
+			case e.want.Load() != 0:
+				// Another goroutine of this rank needs the engine.
+				e.relax()
+				e.unlock()
+				runtime.Gosched()
+				e.lock()
+			case e.active.n > 0 || len(e.queued) > 0 || len(e.ackq) > 0:
+				// Transfers in flight need the whole engine.
+				spin.Pause()
+			default:
+				// Only a message or a change of the failure table can end
+				// this wait: poll for them with plain loads.
+				e.relax() // idle: hand consumed slots back now
+				seen := e.seenEpoch
+				for k := 0; k < 64 && !e.inbox.Ready() && e.epoch.Load() == seen && e.want.Load() == 0; k++ {
+					spin.Pause()
+				}
+			}
+		} else {
+			if !recorded {
+				e.recordOp(op, peer, tag, ctx)
+				recorded = true
+			}
+			tok := e.db.Arm()
+			e.sleepers.Add(1)
+			// Sends that wait for room: ask receivers to wake us when
+			// they free some (set before the re-check in progress).
+			e.setStarving(len(e.queued) > 0 || len(e.ackq) > 0)
+			e.progress()
+			if pred() {
+				e.sleepers.Add(-1)
+				break
+			}
+			e.relax()
+			e.unlock()
+			t0 := time.Now()
+			if e.spin && wpeer >= 0 && wpeer != e.me {
+				// Waiting for one peer: sleep on its direct liveness word
+				// too, so that its death wakes us without a watcher. Not
+				// when ranks outnumber cores: they sleep on every wait,
+				// and the second word made each hop of a 64-rank ring on
+				// 2 cores ≈7% slower.
+				dw := &e.t.direct(wpeer, e.me).Word
+				if v := dw.Load(); !shm.Dead(v) {
+					e.db.SleepOr(tok, dw, v, sleepTimeout)
+				}
+				if shm.Dead(dw.Load()) {
+					e.t.declareFailed(wpeer, causeDirect, e.me)
+				}
+			} else {
+				e.db.Sleep(tok, sleepTimeout)
+			}
+			if time.Since(t0) >= sleepTimeout {
+				// Nobody woke us for a long time: check the liveness
+				// words ourselves rather than trust that a watcher did.
+				e.t.checkLiveness(e.me)
+			}
+			e.sleepers.Add(-1)
+			e.lock()
+		}
+		e.progress()
+		if pred() {
+			break
+		}
+	}
+	if recorded {
+		e.t.ctl(e.me, offOp).Store(uint32(op))
+	}
+	e.setStarving(false)
+}
+
+// relax runs when this rank is idle: it publishes the slots it consumed
+// and, if it freed anything and some rank sleeps waiting for room
+// (backpressure), wakes the starving ranks. The fence orders the frees
+// before the load of the starving count (the other half of the Dekker
+// pair is in setStarving).
+func (e *engine) relax() {
+	if !e.released {
+		return
+	}
+	e.released = false
+	e.inbox.Flush()
+	e.fenceWord.Add(0)
+	if e.t.starving.Load() == 0 {
+		return
+	}
+	for q := range e.n {
+		if q != e.me && e.t.ctl(q, offStarve).Load() != 0 {
+			e.dbs[q].Ring()
+		}
+	}
+}
+
+// setStarving raises or lowers this rank's starving flag: up while it
+// sleeps with sends that wait for room in an inbox or for a chunk.
+func (e *engine) setStarving(on bool) {
+	if on == e.starving {
+		return
+	}
+	e.starving = on
+	if on {
+		e.t.ctl(e.me, offStarve).Store(1)
+		e.t.starving.Add(1)
+	} else {
+		e.t.ctl(e.me, offStarve).Store(0)
+		e.t.starving.Add(^uint32(0))
+	}
+}
+
+// recordOp publishes what this rank is blocked in, for deadline reports.
+func (e *engine) recordOp(op opCode, peer, tag int, ctx uint32) {
+	t := e.t
+	t.ctl(e.me, offOp).Store(uint32(op) | 1<<31)
+	t.ctl(e.me, offOpPeer).Store(uint32(int32(peer)))
+	t.ctl(e.me, offOpTag).Store(uint32(int32(tag)))
+	t.ctl(e.me, offOpCtx).Store(ctx)
+	t.ctl64(e.me, offOpSince).Store(uint64(time.Now().UnixNano()))
+	t.ctl64(e.me, offOpCount).Add(1)
+}
