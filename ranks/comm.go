@@ -1,10 +1,14 @@
 package ranks
 
+import "shmpi/internal/ext"
+
 // Comm is a communicator: a group of ranks and a private matching space.
 // Ranks in a Comm's methods are ranks of that communicator.
 type Comm struct {
 	e      *engine
-	ctx    uint32
+	ctx    uint32 // context id of its point-to-point traffic: 2*slot
+	slot   uint32 // its context slot (context.go)
+	gen    uint32 // the slot's generation when it was created
 	rank   int
 	size   int
 	name   string
@@ -15,7 +19,15 @@ type Comm struct {
 	unexp  ilist[umsg]    // messages that arrived before their receive
 
 	freed    bool
-	ackCount int // how many entries of engine.failedOrder FailureAck covered
+	revoked  bool // set by revoke, locally or seen in the context slot
+	unusable bool // freed or revoked: the hot paths check this one flag
+	ackCount int  // how many entries of engine.failedOrder FailureAck covered
+
+	// coll is the collectives' matching space: the same group under
+	// context id 2*slot+1, so their traffic never matches a user's
+	// receive. Nil on coll itself.
+	coll *Comm
+	ext  ext.Slots // upper packages' local state (internal/ext)
 }
 
 func identityGroup(n int) []int {
@@ -26,10 +38,22 @@ func identityGroup(n int) []int {
 	return g
 }
 
-// newComm registers a communicator with context id ctx over group (world
-// ranks in communicator order, including this rank).
-func (e *engine) newComm(ctx uint32, group []int, name string) *Comm {
-	c := &Comm{e: e, ctx: ctx, group: group, size: len(group), name: name, rank: -1}
+// newComm registers a communicator over group (world ranks in
+// communicator order, including this rank) in context slot slot of
+// generation gen, with its collective twin, and runs the creation hooks.
+func (e *engine) newComm(slot, gen uint32, group []int, name string) *Comm {
+	c := e.newMatching(2*slot, slot, gen, group, name)
+	c.coll = e.newMatching(2*slot+1, slot, gen, group, name+" (collectives)")
+	if e.t.contextRevoked(slot, gen) {
+		e.revokeLocal(c)
+	}
+	ext.Created(c)
+	return c
+}
+
+// newMatching registers one matching space with context id ctx.
+func (e *engine) newMatching(ctx, slot, gen uint32, group []int, name string) *Comm {
+	c := &Comm{e: e, ctx: ctx, slot: slot, gen: gen, group: group, size: len(group), name: name, rank: -1}
 	c.toComm = make([]int32, e.n)
 	for i := range c.toComm {
 		c.toComm[i] = -1
@@ -86,17 +110,21 @@ func (c *Comm) Free() error {
 	if err := c.usable("Free"); err != nil {
 		return err
 	}
-	if c.ctx == 0 {
+	if c.slot == 0 {
 		return newErr(ErrComm, "Free", -1, "the world communicator cannot be freed")
 	}
-	c.freed = true
-	for r := c.posted.head; r != nil; r = c.posted.head {
-		c.posted.remove(r)
-		e.complete(r, newErr(ErrComm, "Free", -1, "communicator freed with the receive pending"))
+	ext.Freed(c)
+	for _, m := range []*Comm{c, c.coll} {
+		m.freed, m.unusable = true, true
+		for r := m.posted.head; r != nil; r = m.posted.head {
+			m.posted.remove(r)
+			e.complete(r, newErr(ErrComm, "Free", -1, "communicator freed with the receive pending"))
+		}
+		if e.comm(m.ctx) == m {
+			e.comms[m.ctx] = nil
+		}
 	}
-	if int(c.ctx) < len(e.comms) && e.comms[c.ctx] == c {
-		e.comms[c.ctx] = nil
-	}
+	e.t.releaseContext(c.slot, c.gen)
 	return nil
 }
 
@@ -107,6 +135,19 @@ func (c *Comm) usable(op string) error {
 	}
 	if c.freed {
 		return newErr(ErrComm, op, -1, "communicator %q was freed", c.name)
+	}
+	return nil
+}
+
+// live checks, under the engine lock, that c may be used for a non-local
+// operation: usable and not revoked. Local calls (GetFailed, FailureAck,
+// Free) work on a revoked communicator.
+func (c *Comm) live(op string) error {
+	if err := c.usable(op); err != nil {
+		return err
+	}
+	if c.revoked {
+		return revokedErr(c, op)
 	}
 	return nil
 }

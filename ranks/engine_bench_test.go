@@ -22,7 +22,7 @@ func twoEnginesAt(tb testing.TB, level ThreadLevel) (*Comm, *Comm) {
 			tb.Fatal(err)
 		}
 		e.level, e.serial = level, level < ThreadMultiple
-		cs[r] = e.newComm(0, identityGroup(2), "world")
+		cs[r] = e.newComm(0, 1, identityGroup(2), "world")
 	}
 	return cs[0], cs[1]
 }

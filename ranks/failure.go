@@ -16,6 +16,7 @@ func (e *engine) refresh() {
 
 func (e *engine) sweep(ep uint64) {
 	e.seenEpoch = ep
+	e.sweepRevoked()
 	for r := range e.n {
 		switch e.t.state(r) {
 		case stFailed:

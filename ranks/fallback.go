@@ -33,12 +33,14 @@ type fragIn struct {
 	ctx   uint32
 	total int
 	got   int
+	drop  bool // its communicator is revoked: skip the data
 }
 
 // ackOut is a kAck to send to world rank dest.
 type ackOut struct {
-	dest int
-	id   uint32
+	dest    int
+	id      uint32
+	revoked bool
 }
 
 // newAckID hands out an id for a synchronous send acknowledged by message.
@@ -61,30 +63,43 @@ func (e *engine) awaitAck(r *request, id uint32) {
 }
 
 // handleAck completes the synchronous send that kAck id from src answers.
-func (e *engine) handleAck(src int, id uint32) {
+func (e *engine) handleAck(src int, id uint32, revoked bool) {
 	r := e.ackWait[id]
 	if r == nil || r.wpeer != src {
 		return
 	}
 	delete(e.ackWait, id)
 	e.active.remove(r)
-	e.complete(r, nil)
+	var err error
+	if revoked {
+		err = revokedErr(r.c, r.op)
+	}
+	e.complete(r, err)
 }
 
 // sendAck answers a synchronous message from world rank dest whose match
 // it acknowledges by message.
-func (e *engine) sendAck(dest int, id uint32) {
-	if len(e.ackq) > 0 || !e.postAck(dest, id) {
-		e.ackq = append(e.ackq, ackOut{dest, id})
+func (e *engine) sendAck(dest int, id uint32) { e.queueAck(dest, id, false) }
+
+// queueAck sends a kAck, revoked or not, or queues it if there is no room.
+func (e *engine) queueAck(dest int, id uint32, revoked bool) {
+	a := ackOut{dest, id, revoked}
+	if len(e.ackq) > 0 || !e.postAck(a) {
+		e.ackq = append(e.ackq, a)
 	}
 }
 
-func (e *engine) postAck(dest int, id uint32) bool {
+func (e *engine) postAck(a ackOut) bool {
+	dest := a.dest
 	cl, ok := e.prods[dest].TryClaim()
 	if !ok {
 		return false
 	}
-	writeDesc(cl.Payload(), 0, 0, kAck, 0, 0, id)
+	var flags uint8
+	if a.revoked {
+		flags = fRevoked
+	}
+	writeDesc(cl.Payload(), 0, 0, kAck, flags, 0, a.id)
 	cl.PublishFence()
 	e.dbs[dest].Ring()
 	return true
@@ -94,7 +109,7 @@ func (e *engine) postAck(dest int, id uint32) bool {
 func (e *engine) flushAcks() {
 	q := e.ackq[:0]
 	for _, a := range e.ackq {
-		if !e.gone[a.dest] && !e.postAck(a.dest, a.id) {
+		if !e.gone[a.dest] && !e.postAck(a) {
 			q = append(q, a)
 		}
 	}
@@ -156,7 +171,11 @@ func (e *engine) handleFrag(src int, ctx uint32, tag int, flags uint8, gen uint3
 	if flags&fFirst != 0 {
 		f = &fragIn{ctx: ctx, total: total}
 		e.fragIn[src] = f
-		if c := e.comm(ctx); c != nil {
+		c := e.comm(ctx)
+		if c != nil && c.revoked {
+			f.drop = true
+			e.reject(src, kFrag, flags, 0, gen)
+		} else if c != nil {
 			if r := c.matchPosted(src, tag); r != nil {
 				f.r = r
 				r.frag, r.wpeer = true, src
@@ -169,7 +188,7 @@ func (e *engine) handleFrag(src int, ctx uint32, tag int, flags uint8, gen uint3
 				e.acknowledge(src, flags, 0, gen)
 			}
 		}
-		if f.r == nil {
+		if f.r == nil && !f.drop {
 			f.m = e.newUmsg(src, tag, kFrag, flags, 0, gen)
 			f.m.data = make([]byte, total)
 			f.m.n = total
@@ -180,11 +199,13 @@ func (e *engine) handleFrag(src int, ctx uint32, tag int, flags uint8, gen uint3
 		return
 	}
 	p := e.chunkPtr(src, k)
-	if r := f.r; r != nil {
-		if f.got < r.st.Bytes {
+	switch {
+	case f.drop:
+	case f.r != nil:
+		if r := f.r; f.got < r.st.Bytes {
 			memmove(unsafe.Add(r.buf, f.got), p, min(ln, r.st.Bytes-f.got))
 		}
-	} else {
+	default:
 		copy(f.m.data[f.got:], unsafe.Slice((*byte)(p), ln))
 	}
 	e.freeChunk(src, k)
@@ -200,7 +221,14 @@ func (e *engine) handleFrag(src int, ctx uint32, tag int, flags uint8, gen uint3
 		return
 	}
 	m := f.m
-	if c := e.comm(f.ctx); c != nil {
+	if f.drop {
+		return
+	}
+	if c := e.comm(f.ctx); c != nil && c.revoked {
+		e.reject(src, kFrag, m.flags, 0, m.gen)
+		e.putUmsg(m)
+		return
+	} else if c != nil {
 		if r := c.matchPosted(src, m.tag); r != nil {
 			e.consume(r, m)
 			return

@@ -21,9 +21,10 @@ import (
 //	hs        N          HSSlots*128 B          per-rank handshake slots
 //	chunkst   N          ChunkCount*8 B (→64)   per-rank chunk owner words
 //	chunks    N          ChunkCount*ChunkSize   per-rank eager chunk data
+//	contexts  1024       64 B                   context slots (context.go)
 //
-// Every area grows linearly with N: nothing is allocated per pair of
-// ranks. The sizes are stored in the header parameters, so a rank reads
+// Every area grows linearly with N (the contexts are a fixed 64 KiB):
+// nothing is allocated per pair of ranks. The sizes are stored in the header parameters, so a rank reads
 // them from the segment rather than assuming them.
 const (
 	areaGlobal = iota
@@ -32,6 +33,7 @@ const (
 	areaHS
 	areaChunkState
 	areaChunks
+	areaContexts
 	numAreas
 )
 
@@ -191,11 +193,12 @@ const (
 
 // Handshake states.
 const (
-	hsFree   = 0
-	hsPosted = 1 // descriptor sent, not matched yet
-	hsPiped  = 2 // matched; the receiver asks for a pipelined copy
-	hsDone   = 3 // the receiver has matched (sync) or copied (rendezvous)
-	hsCoop   = 4 // matched; both sides copy pieces with process_vm_readv/writev
+	hsFree    = 0
+	hsPosted  = 1 // descriptor sent, not matched yet
+	hsPiped   = 2 // matched; the receiver asks for a pipelined copy
+	hsDone    = 3 // the receiver has matched (sync) or copied (rendezvous)
+	hsCoop    = 4 // matched; both sides copy pieces with process_vm_readv/writev
+	hsRevoked = 5 // rejected: the receiver's communicator is revoked
 )
 
 // A cooperative copy splits what follows the probe into coopPieces
@@ -252,9 +255,10 @@ const (
 	kFrag   = 4 // a fragment of a message sent without a handshake slot (fallback.go)
 	kAck    = 5 // a synchronous send's match, acknowledged by message: gen is its id
 
-	fSync   = 1 // acknowledge the match through handshake slot hs
-	fAckMsg = 2 // acknowledge the match with a kAck message carrying gen
-	fFirst  = 4 // kFrag: the first fragment; data+8 holds the total length (uint64)
+	fSync    = 1 // acknowledge the match through handshake slot hs
+	fAckMsg  = 2 // acknowledge the match with a kAck message carrying gen
+	fFirst   = 4 // kFrag: the first fragment; data+8 holds the total length (uint64)
+	fRevoked = 8 // kAck: the message was rejected, its communicator revoked
 )
 
 // Layout is the set of sizes a segment was built with.
@@ -290,6 +294,7 @@ func (l Layout) spec(cores int) shm.Spec {
 	sp.Areas[areaHS] = shm.AreaSpec{Count: n, Stride: l.HSSlots * hsStride}
 	sp.Areas[areaChunkState] = shm.AreaSpec{Count: n, Stride: (l.ChunkCount*8 + 63) &^ 63}
 	sp.Areas[areaChunks] = shm.AreaSpec{Count: n, Stride: l.ChunkCount * l.ChunkSize, Align: shm.PageSize}
+	sp.Areas[areaContexts] = shm.AreaSpec{Count: MaxContexts, Stride: ctxRecordSize}
 	sp.Params[paramInboxSlots] = uint64(l.InboxSlots)
 	sp.Params[paramHSSlots] = uint64(l.HSSlots)
 	sp.Params[paramChunkCount] = uint64(l.ChunkCount)
@@ -324,6 +329,7 @@ func NewSegment(l Layout, cores int) (*shm.Segment, error) {
 		t.ctl(r, offExit).Store(^uint32(0)) // exit code unknown
 		t.ctl(r, offDetector).Store(^uint32(0))
 	}
+	t.initContexts()
 	return seg, nil
 }
 
@@ -346,6 +352,7 @@ type table struct {
 	epoch    *atomic.Uint64
 	starving *atomic.Uint32
 	ctl0     uint64
+	ctx0     uint64 // the context slots
 }
 
 func newTable(seg *shm.Segment) *table {
@@ -356,6 +363,7 @@ func newTable(seg *shm.Segment) *table {
 		epoch:    seg.U64(g),
 		starving: seg.U32(g + offStarving),
 		ctl0:     seg.Area(areaCtl).Off,
+		ctx0:     seg.Area(areaContexts).Off,
 	}
 }
 

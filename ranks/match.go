@@ -86,6 +86,10 @@ func (e *engine) startRecv(r *request) {
 		return
 	}
 	e.refresh()
+	if c.revoked {
+		e.complete(r, revokedErr(c, r.op))
+		return
+	}
 	if m := c.matchUnexp(r.wpeer, r.tag, r.anySrc); m != nil {
 		c.unexp.remove(m)
 		e.consume(r, m)

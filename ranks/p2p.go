@@ -53,12 +53,12 @@ func (c *Comm) checkPeer(peer, tag int, recv bool, op string) error {
 
 // plainPeer: c usable, peer an ordinary rank of c, tag an ordinary tag.
 func (c *Comm) plainPeer(peer, tag int) bool {
-	return !c.e.closed && !c.freed && uint(peer) < uint(c.size) && uint(tag) <= TagUB
+	return !c.e.closed && !c.unusable && uint(peer) < uint(c.size) && uint(tag) <= TagUB
 }
 
 //go:noinline
 func (c *Comm) checkPeerSlow(peer, tag int, recv bool, op string) error {
-	if err := c.usable(op); err != nil {
+	if err := c.live(op); err != nil {
 		return err
 	}
 	if peer != ProcNull && (peer < 0 || peer >= c.size) && !(recv && peer == AnySource) {
@@ -147,9 +147,9 @@ func (c *Comm) recv(p unsafe.Pointer, n, esize, src, tag int, op string, st *Sta
 				return err
 			}
 		}
-	} else if c.e.closed || c.freed {
+	} else if c.e.closed || c.unusable {
 		e.unlock()
-		return c.usable(op)
+		return c.live(op)
 	}
 	if src != ProcNull && e.quiet(c) && (src == AnySource || !e.gone[c.group[src]]) {
 		if e.recvFast(c, p, n, esize, src, tag, st) {
@@ -418,6 +418,10 @@ func (c *Comm) probe(src, tag int, block bool, op string) (Status, bool, error) 
 	var perr error
 	pred := func() bool {
 		if m = c.matchUnexp(w, tag, anySrc); m != nil {
+			return true
+		}
+		if c.revoked {
+			perr = revokedErr(c, op)
 			return true
 		}
 		if !e.drained {

@@ -64,12 +64,16 @@ func (e *engine) handle(src int, p unsafe.Pointer) {
 	gen := *(*uint32)(unsafe.Add(p, dGen))
 	data := unsafe.Add(p, dData)
 	switch kind {
+	case kInline, kChunk, kRndv:
 	case kFrag:
 		e.handleFrag(src, ctx, tag, flags, gen, data, ln)
 		return
 	case kAck:
 		e.release()
-		e.handleAck(src, gen)
+		e.handleAck(src, gen, flags&fRevoked != 0)
+		return
+	default:
+		e.handleExt(src, ctx, tag, kind, flags, gen, data, ln)
 		return
 	}
 	var aux uint64 // chunk index or rendezvous length
@@ -82,6 +86,10 @@ func (e *engine) handle(src int, p unsafe.Pointer) {
 	}
 
 	c := e.comm(ctx)
+	if c != nil && c.revoked {
+		e.rejectDesc(src, p, kind, flags, hs, gen)
+		return
+	}
 	var r *request
 	if c != nil {
 		r = c.matchPosted(src, tag)

@@ -31,6 +31,10 @@ func (e *engine) startSend(r *request) {
 		return
 	}
 	e.refresh()
+	if r.c.revoked {
+		e.complete(r, revokedErr(r.c, r.op))
+		return
+	}
 	if e.gone[w] {
 		e.complete(r, e.goneErr(r.c, w, r.op))
 		return

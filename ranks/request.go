@@ -322,7 +322,7 @@ func (h *Request) Start() error {
 	if r.active {
 		return newErr(ErrRequest, "Start", -1, "request is already active")
 	}
-	if err := r.c.usable("Start"); err != nil {
+	if err := r.c.live("Start"); err != nil {
 		return err
 	}
 	r.reset()

@@ -286,6 +286,11 @@ func (e *engine) advanceSend(r *request) {
 		e.freeHS(r.hs)
 		r.hs = -1
 		e.complete(r, nil)
+	case hsRevoked:
+		e.active.remove(r)
+		e.freeHS(r.hs)
+		r.hs = -1
+		e.complete(r, revokedErr(r.c, r.op))
 	case hsCoop:
 		e.coopSend(r, p)
 	case hsPiped:

@@ -150,7 +150,7 @@ func InitThread(level ThreadLevel) (*World, error) {
 	e.serial = level < ThreadMultiple
 	e.level = level
 	w := &World{e: e}
-	w.world = e.newComm(0, identityGroup(e.n), "world")
+	w.world = e.newComm(0, 1, identityGroup(e.n), "world") // slot 0, generation 1 (context.go)
 	return w, nil
 }
 
@@ -169,8 +169,9 @@ func attachFromEnv() (*shm.Segment, int, error) {
 	if err1 != nil || err2 != nil || err3 != nil || fd < 0 {
 		return nil, 0, newErr(ErrInit, "Init", -1, "malformed %s/%s/%s environment", EnvFD, EnvJob, EnvRank)
 	}
+	jobFT = os.Getenv(EnvFT) != "0"
 	// A program this rank starts must not think it is a rank of the job.
-	for _, k := range []string{EnvFD, EnvJob, EnvRank} {
+	for _, k := range []string{EnvFD, EnvJob, EnvRank, EnvFT} {
 		os.Unsetenv(k)
 	}
 	unix.CloseOnExec(fd)
@@ -198,9 +199,20 @@ func (w *World) Size() int { return w.e.n }
 // ThreadLevel is the thread level the world was initialised at.
 func (w *World) ThreadLevel() ThreadLevel { return w.e.level }
 
-// FT reports that this runtime tolerates process failures (the MPI_FT
-// attribute): operations report failures as errors and the job goes on.
-func (w *World) FT() bool { return true }
+// EnvFT is set by package launch for each rank: "0" when the launcher
+// ends the job at the first failure (shmrun without --ft), "1" otherwise.
+const EnvFT = "SHMPI_FT"
+
+// jobFT is what FT reports; Init reads it from EnvFT. A singleton, and the
+// rank of a launcher that does not set EnvFT, are never ended for another
+// rank's failure, so they tolerate failures.
+var jobFT = true
+
+// FT reports whether failures are tolerated in this job (the MPI_FT
+// attribute): operations report a failed rank as an error and the job
+// goes on. It is false when the launcher kills the job at the first
+// failure (shmrun without --ft).
+func (w *World) FT() bool { return jobFT }
 
 // Finalize ends this rank's participation. It is local: it never waits
 // for other ranks, so it completes even when some have failed. Requests

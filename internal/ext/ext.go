@@ -1,0 +1,115 @@
+// Package ext is the seam between package ranks and the packages built
+// on it (coll, ulfm, win), which ranks must not import. It holds tables
+// and nothing else: ranks calls through them, upper packages fill them
+// in their init functions, the way package testing reaches package os
+// through internal/testlog.
+//
+//   - Message kinds: an upper package registers a Handler for a kind in
+//     [FirstKind, NumKinds); the progress engine dispatches every inbox
+//     descriptor of such a kind to it. Kinds below FirstKind are ranks'
+//     own (inline, chunk, rendezvous, fragment, ack).
+//   - Communicator hooks: OnCreate and OnFree run, under the rank's
+//     engine lock, for every communicator this rank creates or frees.
+//   - Per-communicator local state: every communicator carries a Slots
+//     array; each upper package owns one index (SlotColl, SlotULFM,
+//     SlotWin) and keeps its state there.
+//
+// The argument named comm is always a *ranks.Comm; it is typed any here
+// only because this package sits below ranks.
+package ext
+
+import (
+	"sync"
+	"unsafe"
+)
+
+// Message kinds for upper packages.
+const (
+	FirstKind = 16
+	NumKinds  = 64
+)
+
+// Handler handles an inbox descriptor of a registered kind from world
+// rank src on communicator comm (nil if this rank has no communicator
+// with the descriptor's context id). tag, flags and gen are the
+// descriptor's fields; payload is its data, n bytes long, valid only
+// during the call. It runs under the engine lock, inside progress: it
+// must not block.
+type Handler func(comm any, src, tag int, flags uint8, gen uint32, payload unsafe.Pointer, n int)
+
+// Indices of the per-communicator slots.
+const (
+	SlotColl = iota
+	SlotULFM
+	SlotWin
+	NumSlots
+)
+
+// Slots is the per-communicator local state of the upper packages.
+type Slots [NumSlots]any
+
+var (
+	mu       sync.Mutex
+	handlers [NumKinds]Handler
+	onCreate []func(comm any)
+	onFree   []func(comm any)
+)
+
+// Functions of package ranks, installed by its init.
+var (
+	// Revoke revokes communicator comm at every member (the mechanism;
+	// ulfm holds the policy).
+	Revoke func(comm any) error
+	// CollOf returns comm's collective matching space, a *ranks.Comm with
+	// the same group and a context id of its own.
+	CollOf func(comm any) any
+	// SlotsOf returns comm's per-communicator state of the upper packages.
+	SlotsOf func(comm any) *Slots
+)
+
+// Register installs h for message kind k. It panics on a kind out of
+// range or already taken: a programming error found at init.
+func Register(k uint8, h Handler) {
+	mu.Lock()
+	defer mu.Unlock()
+	if k < FirstKind || k >= NumKinds || handlers[k] != nil {
+		panic("ext: message kind unavailable")
+	}
+	handlers[k] = h
+}
+
+// HandlerOf returns the handler of kind k, or nil.
+func HandlerOf(k uint8) Handler {
+	if k >= NumKinds {
+		return nil
+	}
+	return handlers[k]
+}
+
+// OnCreate adds a hook that runs for every new communicator.
+func OnCreate(f func(comm any)) {
+	mu.Lock()
+	defer mu.Unlock()
+	onCreate = append(onCreate, f)
+}
+
+// OnFree adds a hook that runs for every freed communicator.
+func OnFree(f func(comm any)) {
+	mu.Lock()
+	defer mu.Unlock()
+	onFree = append(onFree, f)
+}
+
+// Created runs the creation hooks; called by ranks.
+func Created(comm any) {
+	for _, f := range onCreate {
+		f(comm)
+	}
+}
+
+// Freed runs the free hooks; called by ranks.
+func Freed(comm any) {
+	for _, f := range onFree {
+		f(comm)
+	}
+}

@@ -1,0 +1,149 @@
+package ranks
+
+import (
+	"unsafe"
+
+	"shmpi/internal/ext"
+)
+
+// The revoke mechanism (the policy, ulfm.Revoke, lives above and calls
+// revoke through internal/ext).
+//
+// revoke marks the communicator's context slot revoked, stamped with its
+// generation, and bumps the failure epoch, which wakes every rank; each
+// member's next sweep then revokes its own copy (revokeLocal). A revoked
+// communicator and its collective twin:
+//   - fail every later operation with ErrRevoked (the unusable flag, which
+//     the hot paths already check);
+//   - complete every posted receive and every send still queued here
+//     with ErrRevoked, and drop unexpected messages;
+//   - reject messages that arrive for it: the sender of a synchronous or
+//     rendezvous message is told through its handshake slot (hsRevoked)
+//     or by a revoked kAck, and completes with ErrRevoked.
+//
+// Transfers already matched (a rendezvous being copied, a fragmented
+// message whose receive matched) complete normally: the sender's or the
+// receiver's memory is in use by the other process, and cutting the
+// copy short would let the user reuse a buffer the peer still writes.
+// A send waiting for its match is completed by the receiver's answer,
+// never by the sender alone, so a handshake slot is never reused while
+// the receiver may still act on it.
+
+func init() {
+	ext.Revoke = func(comm any) error { return comm.(*Comm).revoke() }
+	ext.CollOf = func(comm any) any { return comm.(*Comm).coll }
+	ext.SlotsOf = func(comm any) *ext.Slots { return &comm.(*Comm).ext }
+}
+
+// revoke revokes c at every member. It is not collective and is
+// idempotent; it works on a communicator already revoked.
+func (c *Comm) revoke() error {
+	if c == nil {
+		return nilComm("Revoke")
+	}
+	e := c.e
+	e.lock()
+	defer e.unlock()
+	if e.closed {
+		return newErr(ErrFinalized, "Revoke", -1, "")
+	}
+	if c.freed {
+		return newErr(ErrComm, "Revoke", -1, "communicator %q was freed", c.name)
+	}
+	if c.coll == nil {
+		return newErr(ErrComm, "Revoke", -1, "not a user communicator")
+	}
+	e.t.revokeContext(c.slot, c.gen)
+	e.revokeLocal(c)
+	return nil
+}
+
+// sweepRevoked revokes locally every communicator whose slot another
+// member revoked. It runs on each change of the epoch.
+func (e *engine) sweepRevoked() {
+	for _, c := range e.comms {
+		if c != nil && c.coll != nil && !c.revoked && e.t.contextRevoked(c.slot, c.gen) {
+			e.revokeLocal(c)
+		}
+	}
+}
+
+// revokeLocal revokes this rank's copy of c and its collective twin.
+func (e *engine) revokeLocal(c *Comm) {
+	for _, m := range []*Comm{c, c.coll} {
+		if m == nil || m.revoked {
+			continue
+		}
+		m.revoked, m.unusable = true, true
+		for r := m.posted.head; r != nil; r = m.posted.head {
+			m.posted.remove(r)
+			e.complete(r, revokedErr(m, r.op))
+		}
+		for u := m.unexp.head; u != nil; u = m.unexp.head {
+			m.unexp.remove(u)
+			e.reject(u.src, u.kind, u.flags, u.hs, u.gen)
+			if u.sender != nil {
+				e.complete(u.sender, revokedErr(m, u.sender.op))
+			}
+			e.putUmsg(u)
+		}
+	}
+	for _, w := range e.queued {
+		l := &e.sendq[w]
+		for r := l.head; r != nil; {
+			next := r.next
+			if r.c == c || r.c == c.coll {
+				l.remove(r)
+				e.dropSend(r, revokedErr(r.c, r.op))
+			}
+			r = next
+		}
+	}
+	e.needEval = true // flushQueues forgets emptied queues
+}
+
+func revokedErr(c *Comm, op string) error {
+	return newErr(ErrRevoked, op, -1, "communicator %q", c.name)
+}
+
+// reject answers a message from world rank src that arrived for a
+// revoked communicator (or was unexpected there): a sender waiting for
+// the match learns that it will never come.
+func (e *engine) reject(src int, kind, flags uint8, hs int, gen uint32) {
+	switch {
+	case kind == kRndv || flags&fSync != 0:
+		p := e.hsPtr(src, hs)
+		if hsU32(p, hsGen).Load() == gen {
+			hsU32(p, hsState).Store(hsRevoked)
+			e.dbs[src].Ring()
+		}
+	case flags&fAckMsg != 0:
+		e.queueAck(src, gen, true)
+	}
+}
+
+// rejectDesc rejects the descriptor at p and releases its slot.
+func (e *engine) rejectDesc(src int, p unsafe.Pointer, kind, flags uint8, hs int, gen uint32) {
+	if kind == kChunk {
+		k := int(*(*uint32)(unsafe.Add(p, dData)))
+		e.release()
+		e.freeChunk(src, k)
+	} else {
+		e.release()
+	}
+	e.reject(src, kind, flags, hs, gen)
+}
+
+// handleExt dispatches a descriptor of an upper package's kind to its
+// handler (internal/ext) and releases the slot; a kind nobody registered
+// is dropped.
+func (e *engine) handleExt(src int, ctx uint32, tag int, kind, flags uint8, gen uint32, data unsafe.Pointer, ln int) {
+	if h := ext.HandlerOf(kind); h != nil {
+		var comm any
+		if c := e.comm(ctx); c != nil {
+			comm = c
+		}
+		h(comm, src, tag, flags, gen, data, min(ln, inlineMax))
+	}
+	e.release()
+}
