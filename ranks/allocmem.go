@@ -11,9 +11,8 @@ import (
 //
 // A large message moves with process_vm_readv/writev, and the kernel pins
 // and copies it one page at a time: on 4 KiB pages it costs about as much
-// as the copy itself (on the AMD EPYC kind, one process_vm_readv of 4 MiB
-// ran at ≈18–27 GB/s from ordinary memory and ≈45 GB/s from huge pages,
-// against ≈45 GB/s for memcpy). The Go heap gets no transparent huge
+// as the copy itself (osu_bw -mem heap against -mem alloc shows the
+// difference; README has the figures). The Go heap gets no transparent huge
 // pages where the kernel grants them only on request
 // (/sys/kernel/mm/transparent_hugepage/enabled = madvise), so AllocMem
 // hands out memory that asks for them: an anonymous private mapping,

@@ -1,6 +1,10 @@
 package ranks
 
-import "shmpi/shm"
+import (
+	"time"
+
+	"shmpi/shm"
+)
 
 // Failure knowledge: this rank's view of the shared failure table, dead
 // producers of inbox slots, and judging pending operations once a peer
@@ -130,5 +134,38 @@ func (e *engine) abandonHS(r *request) {
 	if r.hs >= 0 {
 		e.freeHS(r.hs)
 		r.hs = -1
+	}
+}
+
+// watch runs on the liveness thread for the life of the process. It
+// sleeps in futex_waitv on the liveness words of up to 127 peers; the
+// kernel wakes it when one of them dies, and it declares the failure.
+func (e *engine) watch() {
+	peers := make([]int, 0, 127)
+	for i := 1; i < e.n && len(peers) < 127; i++ {
+		peers = append(peers, (e.me+i)%e.n)
+	}
+	ents := make([]shm.WaitvEntry, len(peers))
+	for {
+		k := 0
+		for _, p := range peers {
+			st := e.t.state(p)
+			if st == stFailed || st == stFinalized {
+				continue
+			}
+			w := &e.t.liveness(p).Word
+			v := w.Load()
+			if shm.Dead(v) {
+				e.t.declareFailed(p, causeRobust, e.me)
+				continue
+			}
+			ents[k].SetWaitv(w, v)
+			k++
+		}
+		if k == 0 {
+			time.Sleep(time.Second)
+			continue
+		}
+		shm.FutexWaitv(ents[:k], 0)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"shmpi/ring"
 	"shmpi/shm"
@@ -145,17 +146,14 @@ const (
 	causeDirect = 3 // the same, seen by a rank asleep on a direct word
 )
 
-// Handshake slot layout (192 bytes, 3 cache lines), owned by the sender;
-// it carries a synchronous send's acknowledgement or a large message's
-// rendezvous:
+// hsSlot is a handshake slot (192 bytes, 3 cache lines, at
+// areaHS + rank*HSSlots*192 + k*192), owned by the sender; it carries a
+// synchronous send's acknowledgement or a large message's rendezvous.
 //
 //	line 0: written once per use
-//	  +0   state    uint32  hsFree / hsPosted / hsPiped / hsCoop / hsDone
+//	  +0   state    uint32  hsFree / hsPosted / hsPiped / hsCoop / hsDone / hsRevoked
 //	  +4   gen      uint32  bumped on each use; descriptors carry it
-//	  +8   dest     uint32  world rank of the receiver
-//	  +12  (pad)
 //	  +16  addr     uint64  the sender's buffer, in the sender's address space
-//	  +24  length   uint64  bytes offered
 //	  +32  accept   uint64  bytes the receiver takes (min of length and its buffer)
 //	  +40  dstAddr  uint64  the receiver's buffer, in its address space (hsCoop)
 //	line 1: the cooperative copy; pieces of pieceLen bytes from base
@@ -171,24 +169,33 @@ const (
 //	  +128 pipeTail uint32  entries the sender has filled
 //	  +132 pipeHead uint32  entries the receiver has drained
 //	  +136 pipe     [4]{chunk uint32, len uint32}
+type hsSlot struct {
+	state    atomic.Uint32
+	gen      atomic.Uint32
+	_        [8]byte
+	addr     atomic.Uint64
+	_        [8]byte
+	accept   atomic.Uint64
+	dstAddr  atomic.Uint64
+	_        [16]byte
+	claim    atomic.Uint64
+	copied   atomic.Uint64
+	failed   atomic.Uint64
+	base     atomic.Uint64
+	pieceLen atomic.Uint64
+	_        [24]byte
+	pipeTail atomic.Uint32
+	pipeHead atomic.Uint32
+	pipe     [hsPipeLen]pipeEntry
+	_        [24]byte
+}
+
+// pipeEntry is one chunk of a pipelined copy.
+type pipeEntry struct{ chunk, len uint32 }
+
 const (
-	hsStride   = 192
-	hsState    = 0
-	hsGen      = 4
-	hsDest     = 8
-	hsAddr     = 16
-	hsLength   = 24
-	hsAccept   = 32
-	hsDstAddr  = 40
-	hsClaim    = 64
-	hsCopied   = 72
-	hsFailed   = 80
-	hsBase     = 88
-	hsPieceLen = 96
-	hsPipeTail = 128
-	hsPipeHead = 132
-	hsPipe     = 136
-	hsPipeLen  = 4
+	hsStride  = 192
+	hsPipeLen = 4
 )
 
 // Handshake states.
@@ -204,12 +211,10 @@ const (
 // A cooperative copy splits what follows the probe into coopPieces
 // pieces of at least coopMinPiece bytes: one for each side when the
 // sender is there to help, both for the receiver when it is not. Each
-// piece costs a syscall (≈1.2 µs with page-table isolation) plus the
-// kernel's per-page pinning, so few large pieces beat many small ones: on
-// the AMD EPYC kind, osu_bw at 4 MiB ran at 23–24 GB/s with two pieces,
-// 17–20 with four, 16–18 with the receiver copying alone and 9–16 with
-// the 64 KiB pieces used before, and two pieces were as fast or faster
-// from 128 KiB up. coopProbe is the first piece of a rank's first large
+// piece costs a syscall plus the kernel's per-page pinning, so few large
+// pieces beat many small ones: osu_bw from 128 KiB to 4 MiB was as fast
+// or faster with two pieces than with four, with the receiver copying
+// alone, or with 64 KiB pieces. coopProbe is the first piece of a rank's first large
 // message, which the receiver copies alone to learn whether the kernel
 // allows cross-process copies before it offers the rest.
 const (
@@ -225,29 +230,35 @@ func coopPieceLen(n int) int {
 	return max(coopMinPiece, ((n+coopPieces-1)/coopPieces+page-1)&^(page-1))
 }
 
-// Message descriptor, the payload of an inbox ring slot (56 bytes):
+// desc is a message descriptor, the payload of an inbox ring slot (56
+// bytes):
 //
 //	+0   ctx   uint32  communicator context id
 //	+4   tag   int32
-//	+8   kind  uint8   kInline / kChunk / kRndv / kFrag / kAck
-//	+9   flags uint8   fSync, fAckMsg, fFirst
+//	+8   kind  uint8   kInline / kChunk / kRndv / kFrag / kAck, or an
+//	                   upper package's (internal/ext)
+//	+9   flags uint8   fSync, fAckMsg, fFirst, fRevoked
 //	+10  hs    uint16  handshake slot index in the sender's table
-//	+12  len   uint32  bytes carried (inline, chunk)
+//	+12  len   uint32  bytes carried (inline, chunk, frag)
 //	+16  gen   uint32  handshake generation (fAckMsg, kAck: the ack id)
 //	+20  data  [36]byte  inline payload; chunk: index uint32; rndv: length
 //	                     uint64; frag: chunk index uint32, then at +8 the
 //	                     total length uint64 (first fragment)
-const (
-	dCtx   = 0
-	dTag   = 4
-	dKind  = 8
-	dFlags = 9
-	dHS    = 10
-	dLen   = 12
-	dGen   = 16
-	dData  = 20
+type desc struct {
+	ctx   uint32
+	tag   int32
+	kind  uint8
+	flags uint8
+	hs    uint16
+	len   uint32
+	gen   uint32
+	data  [inlineMax]byte
+}
 
-	inlineMax = ring.PayloadSize - dData // 36 bytes
+const (
+	dData = unsafe.Offsetof(desc{}.data)
+
+	inlineMax = ring.PayloadSize - 20 // 36 bytes
 
 	kInline = 1
 	kChunk  = 2
@@ -260,6 +271,16 @@ const (
 	fFirst   = 4 // kFrag: the first fragment; data+8 holds the total length (uint64)
 	fRevoked = 8 // kAck: the message was rejected, its communicator revoked
 )
+
+func init() {
+	// The documented offsets are the contract with other processes.
+	if unsafe.Sizeof(desc{}) != ring.PayloadSize || dData != 20 ||
+		unsafe.Sizeof(hsSlot{}) != hsStride || unsafe.Offsetof(hsSlot{}.accept) != 32 ||
+		unsafe.Offsetof(hsSlot{}.claim) != 64 || unsafe.Offsetof(hsSlot{}.pieceLen) != 96 ||
+		unsafe.Offsetof(hsSlot{}.pipeTail) != 128 || unsafe.Offsetof(hsSlot{}.pipe) != 136 {
+		panic("ranks: desc or hsSlot drifted from its documentation")
+	}
+}
 
 // Layout is the set of sizes a segment was built with.
 type Layout struct {
@@ -315,7 +336,7 @@ func (l Layout) check() error {
 
 // NewSegment creates the shared segment for a job of l.Ranks ranks that
 // runs on cores CPUs. Launchers (shmrun, ranktest, a node agent) call it,
-// then pass Segment.File() and JobID to the ranks (see Env).
+// then pass Segment.File() and JobID to the ranks (see RankEnv).
 func NewSegment(l Layout, cores int) (*shm.Segment, error) {
 	if err := l.check(); err != nil {
 		return nil, err

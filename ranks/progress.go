@@ -55,13 +55,13 @@ func (e *engine) drain(budget int) bool {
 // handle processes the message descriptor at p, from world rank src, and
 // releases its slot.
 func (e *engine) handle(src int, p unsafe.Pointer) {
-	ctx := *(*uint32)(unsafe.Add(p, dCtx))
-	tag := int(*(*int32)(unsafe.Add(p, dTag)))
-	kind := *(*uint8)(unsafe.Add(p, dKind))
-	flags := *(*uint8)(unsafe.Add(p, dFlags))
-	hs := int(*(*uint16)(unsafe.Add(p, dHS)))
-	ln := int(*(*uint32)(unsafe.Add(p, dLen)))
-	gen := *(*uint32)(unsafe.Add(p, dGen))
+	ctx := (*desc)(p).ctx
+	tag := int((*desc)(p).tag)
+	kind := (*desc)(p).kind
+	flags := (*desc)(p).flags
+	hs := int((*desc)(p).hs)
+	ln := int((*desc)(p).len)
+	gen := (*desc)(p).gen
 	data := unsafe.Add(p, dData)
 	switch kind {
 	case kInline, kChunk, kRndv:
@@ -146,8 +146,8 @@ func (e *engine) acknowledge(src int, flags uint8, hs int, gen uint32) {
 // through handshake slot hs matched.
 func (e *engine) ack(src, hs int, gen uint32) {
 	p := e.hsPtr(src, hs)
-	if hsU32(p, hsGen).Load() == gen {
-		hsU32(p, hsState).Store(hsDone)
+	if p.gen.Load() == gen {
+		p.state.Store(hsDone)
 		e.dbs[src].Ring()
 	}
 }

@@ -113,8 +113,8 @@ func (e *engine) reject(src int, kind, flags uint8, hs int, gen uint32) {
 	switch {
 	case kind == kRndv || flags&fSync != 0:
 		p := e.hsPtr(src, hs)
-		if hsU32(p, hsGen).Load() == gen {
-			hsU32(p, hsState).Store(hsRevoked)
+		if p.gen.Load() == gen {
+			p.state.Store(hsRevoked)
 			e.dbs[src].Ring()
 		}
 	case flags&fAckMsg != 0:

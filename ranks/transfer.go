@@ -7,14 +7,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Large messages (above the chunk size) use a rendezvous. The sender
+// Large messages (above the eager limit) use a rendezvous. The sender
 // publishes its buffer's address in one of its handshake slots and a
-// descriptor in the receiver's inbox. When a receive matches, the
-// receiver copies the data straight from the sender's memory with
-// process_vm_readv (one copy) and marks the slot done. Where the kernel
-// refuses cross-process copies, the receiver asks for a pipelined copy
-// instead: the sender streams the data through its eager chunks, up to
-// four in flight, and the receiver copies each out.
+// descriptor in the receiver's inbox. When a receive matches, the copy
+// is cooperative: the receiver reads pieces from the front with
+// process_vm_readv, the sender (when it is in a call of ours) writes
+// pieces from the back with process_vm_writev, and the receiver marks
+// the slot done when every piece is in. Where the kernel refuses
+// cross-process copies, the receiver asks for a pipelined copy instead:
+// the sender streams the data through its eager chunks, up to four in
+// flight, and the receiver copies each out. Without a free handshake
+// slot the sender uses fallback.go's fragments instead.
 
 // rndvRecv starts the transfer of a rendezvous message of total bytes
 // from world rank src (handshake slot hs of generation gen) into r.
@@ -26,7 +29,7 @@ import (
 // refuses cross-process copies, it asks for the pipelined copy.
 func (e *engine) rndvRecv(r *request, src, tag, hs int, gen uint32, total int) {
 	p := e.hsPtr(src, hs)
-	if hsU32(p, hsGen).Load() != gen {
+	if p.gen.Load() != gen {
 		e.complete(r, newErr(ErrOther, r.op, int(r.c.toComm[src]), "stale rendezvous handshake"))
 		return
 	}
@@ -38,7 +41,7 @@ func (e *engine) rndvRecv(r *request, src, tag, hs int, gen uint32, total int) {
 	r.wpeer = src
 	r.hs, r.gen, r.off, r.accept = hs, gen, 0, accept
 	if accept == 0 {
-		hsU32(p, hsState).Store(hsDone)
+		p.state.Store(hsDone)
 		e.dbs[src].Ring()
 		e.complete(r, nil)
 		return
@@ -50,13 +53,13 @@ func (e *engine) rndvRecv(r *request, src, tag, hs int, gen uint32, total int) {
 		var err error
 		if !e.cmaKnown {
 			first = min(accept, coopProbe)
-			err = e.cmaRead(e.pid(src), r.buf, uintptr(hsU64(p, hsAddr).Load()), first)
+			err = e.cmaRead(e.pid(src), r.buf, uintptr(p.addr.Load()), first)
 			e.cmaKnown = err == nil
 		}
 		switch err {
 		case nil:
 			if first == accept {
-				hsU32(p, hsState).Store(hsDone)
+				p.state.Store(hsDone)
 				e.dbs[src].Ring()
 				e.complete(r, nil)
 				return
@@ -64,16 +67,16 @@ func (e *engine) rndvRecv(r *request, src, tag, hs int, gen uint32, total int) {
 			// The sender writes into our buffer: keep it in place.
 			r.pin.Pin(r.buf)
 			r.pinned = true
-			hsU64(p, hsDstAddr).Store(uint64(uintptr(r.buf)))
-			hsU64(p, hsAccept).Store(uint64(accept))
-			hsU64(p, hsFailed).Store(0)
-			hsU64(p, hsCopied).Store(uint64(first))
-			hsU64(p, hsBase).Store(uint64(first))
+			p.dstAddr.Store(uint64(uintptr(r.buf)))
+			p.accept.Store(uint64(accept))
+			p.failed.Store(0)
+			p.copied.Store(uint64(first))
+			p.base.Store(uint64(first))
 			pieceLen := coopPieceLen(accept - first)
 			pieces := (accept - first + pieceLen - 1) / pieceLen
-			hsU64(p, hsPieceLen).Store(uint64(pieceLen))
-			hsU64(p, hsClaim).Store(uint64(pieces) << 32)
-			hsU32(p, hsState).Store(hsCoop)
+			p.pieceLen.Store(uint64(pieceLen))
+			p.claim.Store(uint64(pieces) << 32)
+			p.state.Store(hsCoop)
 			e.dbs[src].Ring()
 			// The copy starts in advance, after the drain that matched
 			// this message has offered every other one it matched too:
@@ -89,8 +92,8 @@ func (e *engine) rndvRecv(r *request, src, tag, hs int, gen uint32, total int) {
 			return
 		}
 	}
-	hsU64(p, hsAccept).Store(uint64(accept))
-	hsU32(p, hsState).Store(hsPiped)
+	p.accept.Store(uint64(accept))
+	p.state.Store(hsPiped)
 	e.dbs[src].Ring()
 	e.warmChunks(src)
 	e.active.push(r)
@@ -154,9 +157,9 @@ func claimPiece(claim *atomic.Uint64, front bool) (int, bool) {
 }
 
 // piece returns the byte range of piece i.
-func piece(p unsafe.Pointer, i, accept int) (off, n int) {
-	pieceLen := int(hsU64(p, hsPieceLen).Load())
-	off = int(hsU64(p, hsBase).Load()) + i*pieceLen
+func piece(p *hsSlot, i, accept int) (off, n int) {
+	pieceLen := int(p.pieceLen.Load())
+	off = int(p.base.Load()) + i*pieceLen
 	return off, min(pieceLen, accept-off)
 }
 
@@ -166,8 +169,8 @@ func piece(p unsafe.Pointer, i, accept int) (off, n int) {
 func (e *engine) coopRecv(r *request) {
 	src := r.wpeer
 	p := e.hsPtr(src, r.hs)
-	claim, copied := hsU64(p, hsClaim), hsU64(p, hsCopied)
-	addr := uintptr(hsU64(p, hsAddr).Load())
+	claim, copied := &p.claim, &p.copied
+	addr := uintptr(p.addr.Load())
 	for {
 		i, ok := claimPiece(claim, true)
 		if !ok {
@@ -185,7 +188,7 @@ func (e *engine) coopRecv(r *request) {
 		testStage(e, "copying") // waiting for the sender's pieces
 	}
 	// A piece the sender claimed but could not write is ours to copy.
-	if f := hsU64(p, hsFailed).Swap(0); f != 0 {
+	if f := p.failed.Swap(0); f != 0 {
 		off, n := piece(p, int(f-1), r.accept)
 		if err := e.cmaRead(e.pid(src), unsafe.Add(r.buf, off), addr+uintptr(off), n); err != nil {
 			e.rndvLost(r, src, err)
@@ -195,17 +198,17 @@ func (e *engine) coopRecv(r *request) {
 	}
 	if int(copied.Load()) >= r.accept {
 		e.active.remove(r)
-		hsU32(p, hsState).Store(hsDone)
+		p.state.Store(hsDone)
 		e.dbs[src].Ring()
 		e.complete(r, nil)
 	}
 }
 
 // coopSend is the sender's share of a cooperative copy, from the back.
-func (e *engine) coopSend(r *request, p unsafe.Pointer) {
-	claim, copied := hsU64(p, hsClaim), hsU64(p, hsCopied)
-	accept := int(hsU64(p, hsAccept).Load())
-	dst := uintptr(hsU64(p, hsDstAddr).Load())
+func (e *engine) coopSend(r *request, p *hsSlot) {
+	claim, copied := &p.claim, &p.copied
+	accept := int(p.accept.Load())
+	dst := uintptr(p.dstAddr.Load())
 	moved := false
 	for {
 		i, ok := claimPiece(claim, false)
@@ -215,7 +218,7 @@ func (e *engine) coopSend(r *request, p unsafe.Pointer) {
 		off, n := piece(p, i, accept)
 		if err := e.cmaWrite(e.pid(r.wpeer), dst+uintptr(off), unsafe.Add(r.buf, off), n); err != nil {
 			// Hand the piece back to the receiver and stop helping.
-			hsU64(p, hsFailed).Store(uint64(i) + 1)
+			p.failed.Store(uint64(i) + 1)
 			e.dbs[r.wpeer].Ring()
 			return
 		}
@@ -269,7 +272,7 @@ func (e *engine) advance() {
 			// Moved along by inbox messages (fallback.go), not here.
 		case r.send:
 			e.advanceSend(r)
-		case e.cma && hsU32(e.hsPtr(r.wpeer, r.hs), hsState).Load() == hsCoop:
+		case e.cma && e.hsPtr(r.wpeer, r.hs).state.Load() == hsCoop:
 			e.coopRecv(r)
 		default:
 			e.pullPipe(r)
@@ -280,7 +283,7 @@ func (e *engine) advance() {
 
 func (e *engine) advanceSend(r *request) {
 	p := e.hsPtr(e.me, r.hs)
-	switch hsU32(p, hsState).Load() {
+	switch p.state.Load() {
 	case hsDone:
 		e.active.remove(r)
 		e.freeHS(r.hs)
@@ -299,9 +302,9 @@ func (e *engine) advanceSend(r *request) {
 }
 
 // pushPipe fills the pipeline of a rendezvous send with chunks.
-func (e *engine) pushPipe(r *request, p unsafe.Pointer) {
-	accept := int(hsU64(p, hsAccept).Load())
-	tailW, headW := hsU32(p, hsPipeTail), hsU32(p, hsPipeHead)
+func (e *engine) pushPipe(r *request, p *hsSlot) {
+	accept := int(p.accept.Load())
+	tailW, headW := &p.pipeTail, &p.pipeHead
 	for r.off < accept {
 		tail := tailW.Load()
 		if tail-headW.Load() >= hsPipeLen {
@@ -313,9 +316,7 @@ func (e *engine) pushPipe(r *request, p unsafe.Pointer) {
 		}
 		m := min(e.csz, accept-r.off)
 		memmove(e.chunkPtr(e.me, k), unsafe.Add(r.buf, r.off), m)
-		ent := unsafe.Add(p, hsPipe+8*uintptr(tail%hsPipeLen))
-		*(*uint32)(ent) = uint32(k)
-		*(*uint32)(unsafe.Add(ent, 4)) = uint32(m)
+		p.pipe[tail%hsPipeLen] = pipeEntry{uint32(k), uint32(m)}
 		tailW.Store(tail + 1)
 		e.dbs[r.wpeer].Ring()
 		r.off += m
@@ -326,16 +327,15 @@ func (e *engine) pushPipe(r *request, p unsafe.Pointer) {
 func (e *engine) pullPipe(r *request) {
 	src := r.wpeer
 	p := e.hsPtr(src, r.hs)
-	tailW, headW := hsU32(p, hsPipeTail), hsU32(p, hsPipeHead)
+	tailW, headW := &p.pipeTail, &p.pipeHead
 	moved := false
 	for {
 		head := headW.Load()
 		if head == tailW.Load() {
 			break
 		}
-		ent := unsafe.Add(p, hsPipe+8*uintptr(head%hsPipeLen))
-		k := int(*(*uint32)(ent))
-		m := int(*(*uint32)(unsafe.Add(ent, 4)))
+		ent := p.pipe[head%hsPipeLen]
+		k, m := int(ent.chunk), int(ent.len)
 		memmove(unsafe.Add(r.buf, r.off), e.chunkPtr(src, k), m)
 		e.freeChunk(src, k)
 		r.off += m
@@ -345,7 +345,7 @@ func (e *engine) pullPipe(r *request) {
 	}
 	if r.off >= r.accept {
 		e.active.remove(r)
-		hsU32(p, hsState).Store(hsDone)
+		p.state.Store(hsDone)
 		e.dbs[src].Ring()
 		r.hs = -1
 		e.complete(r, nil)

@@ -98,8 +98,8 @@ func (e *engine) block(pred func() bool, op opCode, peer, tag int, ctx uint32, w
 				// Waiting for one peer: sleep on its direct liveness word
 				// too, so that its death wakes us without a watcher. Not
 				// when ranks outnumber cores: they sleep on every wait,
-				// and the second word made each hop of a 64-rank ring on
-				// 2 cores ≈7% slower.
+				// and the second word slows each hop (examples/ring at
+				// 64 ranks on 2 cores shows it).
 				dw := &e.t.direct(wpeer, e.me).Word
 				if v := dw.Load(); !shm.Dead(v) {
 					e.db.SleepOr(tok, dw, v, sleepTimeout)

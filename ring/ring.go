@@ -259,7 +259,8 @@ func (c *Consumer) Peek() (id uint32, payload unsafe.Pointer, ok bool) {
 // tail line, taking it from them: call it only on a slow path.
 func (c *Consumer) Claimed() bool { return c.r.tail.Load() > c.pos }
 
-// Release consumes the head slot, which must be Full and fully read.
+// Release consumes the head slot, which Peek returned (published) and
+// the caller has fully read.
 func (c *Consumer) Release() {
 	c.pos++
 	if c.pos-c.published > c.r.mask/4 {

@@ -76,7 +76,8 @@ func FutexWaitv(es []WaitvEntry, timeout time.Duration) int {
 }
 
 // futex_waitv takes an absolute CLOCK_MONOTONIC deadline, and reading
-// that clock through unix.ClockGettime is a real syscall here (≈1.4 µs).
+// that clock through unix.ClockGettime is a real syscall under this
+// hypervisor (shm_limits measures it).
 // Go's monotonic clock is CLOCK_MONOTONIC read through the vDSO, so one
 // reading at start-up pairs the two.
 var monoBase, monoStart = func() (int64, time.Time) {

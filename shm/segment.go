@@ -392,7 +392,7 @@ func (s *Segment) U64(off uint64) *atomic.Uint64 {
 }
 
 // Populate pre-faults [off, off+n) for writing, so that the first message
-// through it does not pay ≈10 µs a page. It rounds to pages and is best
+// through it does not pay a page fault a page (shm_limits measures one). It rounds to pages and is best
 // effort: kernels without MADV_POPULATE_WRITE just fault later.
 func (s *Segment) Populate(off uint64, n int) {
 	start := off &^ (PageSize - 1)
