@@ -177,7 +177,7 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	e.dbs = make([]shm.Doorbell, n)
 	e.pids = make([]int, n)
 	in := seg.Area(areaInbox)
-	ann := e.t.ctl64(me, offAnnounce)
+	ann := &e.t.cb(me).announce
 	for r := range n {
 		rg := ring.New(seg.Ptr(in.Off+uint64(r)*in.Stride), lay.InboxSlots, r)
 		e.prods[r] = rg.NewProducer(me, ann)
@@ -231,7 +231,7 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	if st := t.state(me); st != stUnstarted {
 		return nil, newErr(ErrInit, "Init", -1, "rank %d is already %s in this job", me, FateOf(seg, me).State)
 	}
-	t.ctl(me, offPid).Store(uint32(os.Getpid()))
+	t.cb(me).pid.Store(uint32(os.Getpid()))
 	// Pre-fault what this rank writes and reads most: its control block,
 	// inbox, handshake slots and chunks.
 	seg.Populate(t.ctl0+uint64(me)*ctlStride, ctlStride)
@@ -244,7 +244,7 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 			return nil, newErr(ErrInit, "Init", -1, "robust futex: %v", err)
 		}
 	}
-	if !t.ctl(me, offState).CompareAndSwap(stUnstarted, stAlive) {
+	if !t.cb(me).state.CompareAndSwap(stUnstarted, stAlive) {
 		return nil, newErr(ErrInit, "Init", -1, "rank %d was declared %s during Init", me, FateOf(seg, me).State)
 	}
 	t.bump()
@@ -254,7 +254,7 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 
 func (e *engine) pid(r int) int {
 	if e.pids[r] == 0 {
-		e.pids[r] = int(e.t.ctl(r, offPid).Load())
+		e.pids[r] = int(e.t.cb(r).pid.Load())
 	}
 	return e.pids[r]
 }

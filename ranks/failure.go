@@ -44,7 +44,7 @@ func (e *engine) sweep(ep uint64) {
 // when a claimed slot stays unpublished and some rank has failed.
 func (e *engine) claimerDead() bool {
 	for q := range e.n {
-		if e.inbox.Announced(e.t.ctl64(q, offAnnounce).Load()) && !e.rankDead(q) {
+		if e.inbox.Announced(e.t.cb(q).announce.Load()) && !e.rankDead(q) {
 			return false
 		}
 	}

@@ -69,11 +69,12 @@ const (
 	offStarving  = 64
 )
 
-// Per-rank control block layout (512 bytes, 8 cache lines). x86's
-// adjacent-line prefetcher moves lines in 128-byte pairs, so a line that
-// others read on every message (the doorbell) and a line its owner writes
-// on every message (the announcement) must not share a pair: the reader
-// would drag the writer's line away each time.
+// ctlBlock is a rank's control block (512 bytes, 8 cache lines, at
+// areaCtl + rank*512). x86's adjacent-line prefetcher moves lines in
+// 128-byte pairs, so a line that others read on every message (the
+// doorbell) and a line its owner writes on every message (the
+// announcement) must not share a pair: the reader would drag the
+// writer's line away each time.
 //
 //	lines 0-1: the rank's fate and liveness; read by others only when the
 //	        failure epoch changes
@@ -92,8 +93,8 @@ const (
 //	  +128 doorbell uint32
 //	  +192 what the rank is blocked in, for deadline reports; only the rank
 //	       writes it, and only when it starts to wait:
-//	       op uint32 (opCode), peer int32 (or AnySource), tag int32,
-//	       ctx uint32, since int64 (wall-clock ns), count uint64 (+216)
+//	       op uint32 (opCode), opPeer int32 (or AnySource), opTag int32,
+//	       opCtx uint32, opSince int64 (wall-clock ns), opCount uint64 (+216)
 //	lines 4-5: the announcement, written by the rank on every send
 //	  +256 announce uint64  the inbox position this rank is claiming (see
 //	                        package ring); read by a consumer only when a
@@ -106,30 +107,46 @@ const (
 //	                one waiter per word, and the watchers wait on liveness,
 //	                so j is woken by the death itself rather than by a
 //	                watcher that must wake first and then ring j's doorbell.
-const (
-	ctlStride = 512
+type ctlBlock struct {
+	state    atomic.Uint32
+	pid      atomic.Uint32
+	cause    atomic.Uint32
+	exitCode atomic.Uint32
+	signal   atomic.Uint32
+	detector atomic.Uint32
+	failedAt atomic.Uint64
+	reaped   atomic.Uint32
+	starving atomic.Uint32
+	_        [24]byte
+	liveness shm.LivenessEntry
+	_        [48]byte
+	doorbell atomic.Uint32
+	_        [60]byte
+	op       atomic.Uint32
+	opPeer   atomic.Uint32
+	opTag    atomic.Uint32
+	opCtx    atomic.Uint32
+	opSince  atomic.Uint64
+	opCount  atomic.Uint64
+	_        [32]byte
+	announce atomic.Uint64
+	_        [120]byte
+	direct   [directSlots]shm.LivenessEntry
+}
 
-	offState    = 0
-	offPid      = 4
-	offCause    = 8
-	offExit     = 12
-	offSignal   = 16
-	offDetector = 20
-	offFailedAt = 24
-	offReaped   = 32
-	offStarve   = 36
-	offLiveness = 64
-	offDoorbell = 128
-	offOp       = 192
-	offOpPeer   = 196
-	offOpTag    = 200
-	offOpCtx    = 204
-	offOpSince  = 208
-	offOpCount  = 216
-	offAnnounce = 256
-	offDirect   = 384
+const (
+	ctlStride   = 512
 	directSlots = 8
 )
+
+func init() {
+	var c ctlBlock
+	if unsafe.Sizeof(c) != ctlStride || unsafe.Offsetof(c.liveness) != 64 || unsafe.Offsetof(c.doorbell) != 128 ||
+		unsafe.Offsetof(c.op) != 192 || unsafe.Offsetof(c.opCount) != 216 || unsafe.Offsetof(c.announce) != 256 ||
+		unsafe.Offsetof(c.direct) != 384 || unsafe.Offsetof(c.failedAt) != 24 {
+		panic("ranks: ctlBlock drifted from its documentation")
+	}
+}
 
 // Rank states in the failure table.
 const (
@@ -347,8 +364,8 @@ func NewSegment(l Layout, cores int) (*shm.Segment, error) {
 	}
 	t := newTable(seg)
 	for r := range t.n {
-		t.ctl(r, offExit).Store(^uint32(0)) // exit code unknown
-		t.ctl(r, offDetector).Store(^uint32(0))
+		t.cb(r).exitCode.Store(^uint32(0)) // exit code unknown
+		t.cb(r).detector.Store(^uint32(0))
 	}
 	t.initContexts()
 	return seg, nil
@@ -388,21 +405,18 @@ func newTable(seg *shm.Segment) *table {
 	}
 }
 
-func (t *table) ctl(r int, off uint64) *atomic.Uint32 {
-	return t.seg.U32(t.ctl0 + uint64(r)*ctlStride + off)
-}
-
-func (t *table) ctl64(r int, off uint64) *atomic.Uint64 {
-	return t.seg.U64(t.ctl0 + uint64(r)*ctlStride + off)
+// cb is rank r's control block.
+func (t *table) cb(r int) *ctlBlock {
+	return (*ctlBlock)(t.seg.Ptr(t.ctl0 + uint64(r)*ctlStride))
 }
 
 func (t *table) liveness(r int) *shm.LivenessEntry {
-	return (*shm.LivenessEntry)(t.seg.Ptr(t.ctl0 + uint64(r)*ctlStride + offLiveness))
+	return &t.cb(r).liveness
 }
 
 // direct is the liveness word of rank r that rank j sleeps on.
 func (t *table) direct(r, j int) *shm.LivenessEntry {
-	return (*shm.LivenessEntry)(t.seg.Ptr(t.ctl0 + uint64(r)*ctlStride + offDirect + uint64(j%directSlots)*16))
+	return &t.cb(r).direct[j%directSlots]
 }
 
 // livenessList is rank r's robust list: the direct words, then liveness.
@@ -415,10 +429,10 @@ func (t *table) livenessList(r int) []*shm.LivenessEntry {
 }
 
 func (t *table) doorbell(r int) shm.Doorbell {
-	return shm.NewDoorbell(t.ctl(r, offDoorbell))
+	return shm.NewDoorbell(&t.cb(r).doorbell)
 }
 
-func (t *table) state(r int) uint32 { return t.ctl(r, offState).Load() }
+func (t *table) state(r int) uint32 { return t.cb(r).state.Load() }
 
 // bump publishes a change of the table: every waiter re-checks.
 func (t *table) bump() {
@@ -431,7 +445,7 @@ func (t *table) bump() {
 // declareFailed moves rank r to stFailed unless it already ended, and
 // tells everyone. It reports whether this call made the change.
 func (t *table) declareFailed(r int, cause uint32, detector int) bool {
-	st := t.ctl(r, offState)
+	st := &t.cb(r).state
 	for {
 		v := st.Load()
 		if v == stFailed || v == stFinalized {
@@ -441,9 +455,9 @@ func (t *table) declareFailed(r int, cause uint32, detector int) bool {
 			break
 		}
 	}
-	t.ctl(r, offCause).Store(cause)
-	t.ctl(r, offDetector).Store(uint32(int32(detector)))
-	t.ctl64(r, offFailedAt).Store(uint64(time.Now().UnixNano()))
+	t.cb(r).cause.Store(cause)
+	t.cb(r).detector.Store(uint32(int32(detector)))
+	t.cb(r).failedAt.Store(uint64(time.Now().UnixNano()))
 	t.bump()
 	return true
 }
@@ -488,9 +502,9 @@ type Fate struct {
 // and every rank woken. It returns the rank's fate.
 func RecordExit(seg *shm.Segment, r int, ex Exit) Fate {
 	t := newTable(seg)
-	t.ctl(r, offExit).Store(uint32(int32(ex.Code)))
-	t.ctl(r, offSignal).Store(uint32(int32(ex.Signal)))
-	t.ctl(r, offReaped).Store(1)
+	t.cb(r).exitCode.Store(uint32(int32(ex.Code)))
+	t.cb(r).signal.Store(uint32(int32(ex.Signal)))
+	t.cb(r).reaped.Store(1)
 	if st := t.state(r); st == stAlive || (st == stUnstarted && (ex.Code != 0 || ex.Signal != 0)) {
 		t.declareFailed(r, causeExit, -1)
 	}
@@ -504,9 +518,9 @@ func DeclareFailed(seg *shm.Segment, r int) { newTable(seg).declareFailed(r, cau
 // FateOf reads rank r's entry in the failure table.
 func FateOf(seg *shm.Segment, r int) Fate {
 	t := newTable(seg)
-	f := Fate{Rank: r, Detector: int(int32(t.ctl(r, offDetector).Load())),
-		ExitCode: int(int32(t.ctl(r, offExit).Load())), Signal: int(int32(t.ctl(r, offSignal).Load())),
-		Reaped: t.ctl(r, offReaped).Load() == 1}
+	f := Fate{Rank: r, Detector: int(int32(t.cb(r).detector.Load())),
+		ExitCode: int(int32(t.cb(r).exitCode.Load())), Signal: int(int32(t.cb(r).signal.Load())),
+		Reaped: t.cb(r).reaped.Load() == 1}
 	switch t.state(r) {
 	case stUnstarted:
 		f.State = "unstarted"
@@ -518,7 +532,7 @@ func FateOf(seg *shm.Segment, r int) Fate {
 	case stFailed:
 		f.State = "failed"
 	}
-	switch t.ctl(r, offCause).Load() {
+	switch t.cb(r).cause.Load() {
 	case causeRobust:
 		f.Cause = "robust-futex"
 	case causeDirect:
@@ -526,16 +540,16 @@ func FateOf(seg *shm.Segment, r int) Fate {
 	case causeExit:
 		f.Cause = "exit"
 	}
-	op := t.ctl(r, offOp).Load()
+	op := t.cb(r).op.Load()
 	f.Op = opCode(op &^ (1 << 31)).String()
 	f.Blocked = op>>31 == 1
-	f.OpPeer = int(int32(t.ctl(r, offOpPeer).Load()))
-	f.OpTag = int(int32(t.ctl(r, offOpTag).Load()))
-	if ns := int64(t.ctl64(r, offOpSince).Load()); ns != 0 {
+	f.OpPeer = int(int32(t.cb(r).opPeer.Load()))
+	f.OpTag = int(int32(t.cb(r).opTag.Load()))
+	if ns := int64(t.cb(r).opSince.Load()); ns != 0 {
 		f.OpSince = time.Unix(0, ns)
 	}
-	f.OpCount = t.ctl64(r, offOpCount).Load()
-	if ns := int64(t.ctl64(r, offFailedAt).Load()); ns != 0 {
+	f.OpCount = t.cb(r).opCount.Load()
+	if ns := int64(t.cb(r).failedAt.Load()); ns != 0 {
 		f.FailedAt = time.Unix(0, ns)
 	}
 	return f

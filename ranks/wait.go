@@ -124,7 +124,7 @@ func (e *engine) block(pred func() bool, op opCode, peer, tag int, ctx uint32, w
 		}
 	}
 	if recorded {
-		e.t.ctl(e.me, offOp).Store(uint32(op))
+		e.t.cb(e.me).op.Store(uint32(op))
 	}
 	e.setStarving(false)
 }
@@ -145,7 +145,7 @@ func (e *engine) relax() {
 		return
 	}
 	for q := range e.n {
-		if q != e.me && e.t.ctl(q, offStarve).Load() != 0 {
+		if q != e.me && e.t.cb(q).starving.Load() != 0 {
 			e.dbs[q].Ring()
 		}
 	}
@@ -159,10 +159,10 @@ func (e *engine) setStarving(on bool) {
 	}
 	e.starving = on
 	if on {
-		e.t.ctl(e.me, offStarve).Store(1)
+		e.t.cb(e.me).starving.Store(1)
 		e.t.starving.Add(1)
 	} else {
-		e.t.ctl(e.me, offStarve).Store(0)
+		e.t.cb(e.me).starving.Store(0)
 		e.t.starving.Add(^uint32(0))
 	}
 }
@@ -170,10 +170,10 @@ func (e *engine) setStarving(on bool) {
 // recordOp publishes what this rank is blocked in, for deadline reports.
 func (e *engine) recordOp(op opCode, peer, tag int, ctx uint32) {
 	t := e.t
-	t.ctl(e.me, offOp).Store(uint32(op) | 1<<31)
-	t.ctl(e.me, offOpPeer).Store(uint32(int32(peer)))
-	t.ctl(e.me, offOpTag).Store(uint32(int32(tag)))
-	t.ctl(e.me, offOpCtx).Store(ctx)
-	t.ctl64(e.me, offOpSince).Store(uint64(time.Now().UnixNano()))
-	t.ctl64(e.me, offOpCount).Add(1)
+	t.cb(e.me).op.Store(uint32(op) | 1<<31)
+	t.cb(e.me).opPeer.Store(uint32(int32(peer)))
+	t.cb(e.me).opTag.Store(uint32(int32(tag)))
+	t.cb(e.me).opCtx.Store(ctx)
+	t.cb(e.me).opSince.Store(uint64(time.Now().UnixNano()))
+	t.cb(e.me).opCount.Add(1)
 }

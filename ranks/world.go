@@ -225,7 +225,7 @@ func (w *World) Finalize() error {
 		return newErr(ErrFinalized, "Finalize", -1, "")
 	}
 	e.closed = true
-	e.t.ctl(e.me, offState).CompareAndSwap(stAlive, stFinalized)
+	e.t.cb(e.me).state.CompareAndSwap(stAlive, stFinalized)
 	for _, le := range e.t.livenessList(e.me) {
 		le.Disarm()
 	}
