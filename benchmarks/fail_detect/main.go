@@ -4,7 +4,7 @@
 // ranks.ErrProcFailed. Two kinds of death are measured, each many times:
 // SIGKILL, and os.Exit(3) without Finalize.
 //
-//	./fail_detect [-kills 25] [-v]
+//	./fail_detect [-kills 25] [-v]      (directly, not under shmrun)
 //
 // It is its own driver: run without SHMPI_FD it starts, per trial, a
 // 2-rank job of its own executable (through package launch); with SHMPI_FD
@@ -65,6 +65,12 @@ func main() {
 	flag.Parse()
 	log.SetFlags(0)
 	if os.Getenv(ranks.EnvFD) != "" {
+		if *mode == "" {
+			// A rank without -mode was not started by the driver below
+			// but by another launcher, such as shmrun.
+			fmt.Fprintln(os.Stderr, "fail_detect starts its own jobs; run it directly, not under shmrun")
+			os.Exit(2)
+		}
 		rank(*mode)
 		return
 	}

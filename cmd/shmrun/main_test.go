@@ -23,7 +23,8 @@ import (
 )
 
 // The tests run the real shmrun binary on real rank processes. TestMain
-// builds shmrun, the ring example and testdata/behave once into bin.
+// builds shmrun, the ring example, fail_detect and testdata/behave once
+// into bin.
 var bin string
 
 // deadline bounds every shmrun run; past it the test fails (and the
@@ -47,9 +48,15 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	// testdata is not part of ./..., so the helper is built here.
-	build := exec.Command(gobin, "build", "-o", dir+"/", "shmpi/cmd/shmrun", "shmpi/examples/ring", "./testdata/behave")
+	build := exec.Command(gobin, "build", "-o", dir+"/", "shmpi/cmd/shmrun", "shmpi/examples/ring",
+		"shmpi/benchmarks/fail_detect", "./testdata/behave")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building the test programs: %v\n%s", err, out)
+		return 2
+	}
+	// TestProcessLimit runs shmrun as another user.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
 	bin = dir
@@ -703,15 +710,26 @@ func TestKillShmrun(t *testing.T) {
 	}
 }
 
-func TestUsage(t *testing.T) {
+// The help goes to stdout (shmrun --help | less), with status 0; it
+// lists every exit status.
+func TestHelpToStdout(t *testing.T) {
 	pidDir := guard(t)
 	for _, flag := range []string{"--help", "-h"} {
 		r := shmrun(t, pidDir, nil, "", flag)
-		if r.code != 0 || r.stdout != "" || !strings.HasPrefix(r.stderr, "usage: shmrun [flags] program [args...]\n") ||
-			!strings.Contains(r.stderr, "--tag-output") {
+		if r.code != 0 || r.stderr != "" || !strings.HasPrefix(r.stdout, "usage: shmrun [flags] program [args...]\n") ||
+			!strings.Contains(r.stdout, "--tag-output") {
 			t.Errorf("%s: code %d, stdout %q, stderr %q", flag, r.code, r.stdout, r.stderr)
 		}
+		for _, code := range []int{exitUsage, exitNoStart, exitTimeout, exitNotExec, exitNotFound} {
+			if !regexp.MustCompile(fmt.Sprintf(`(?m)^  %d  `, code)).MatchString(r.stdout) {
+				t.Errorf("%s: the help does not explain exit status %d", flag, code)
+			}
+		}
 	}
+}
+
+func TestUsage(t *testing.T) {
+	pidDir := guard(t)
 	r := shmrun(t, pidDir, nil, "", "--version")
 	want := fmt.Sprintf(`^shmrun \(shmpi\) %s, segment layout version %d, go\S+\n$`, regexp.QuoteMeta(version), shm.Version)
 	if r.code != 0 || r.stderr != "" || !regexp.MustCompile(want).MatchString(r.stdout) {
@@ -722,18 +740,13 @@ func TestUsage(t *testing.T) {
 		code int
 		says string // the first line of stderr
 	}{
-		{[]string{"--bogus"}, 2, "shmrun: flag provided but not defined: -bogus"},
-		{[]string{"-n", "two", "true"}, 2, `shmrun: invalid value "two" for flag -n: parse error`},
-		{[]string{"--timeout", "soon", "true"}, 2, `shmrun: invalid value "soon" for flag -timeout: parse error`},
-		{[]string{}, 2, "shmrun: no program given"},
-		{[]string{"-n", "2"}, 2, "shmrun: no program given"},
-		{[]string{"-n", "0", "true"}, 2, "shmrun: -n must be at least 1, got 0"},
-		{[]string{"-n", "-3", "true"}, 2, "shmrun: -n must be at least 1, got -3"},
-		{[]string{"--bind-to", "bogus", "true"}, 2, `shmrun: --bind-to takes core or none, not "bogus"`},
-		{[]string{"-n", "1", "/nonexistent/program"}, 127,
-			`shmrun: exec: "/nonexistent/program": stat /nonexistent/program: no such file or directory`},
-		{[]string{"-n", "2", "shmrun-no-such-program"}, 127,
-			`shmrun: exec: "shmrun-no-such-program": executable file not found in $PATH`},
+		{[]string{"--bogus"}, exitUsage, "shmrun: flag provided but not defined: -bogus"},
+		{[]string{"-n", "two", "true"}, exitUsage, `shmrun: invalid value "two" for flag -n: parse error`},
+		{[]string{}, exitUsage, "shmrun: no program given"},
+		{[]string{"-n", "2"}, exitUsage, "shmrun: no program given"},
+		{[]string{"-n", "0", "true"}, exitUsage, "shmrun: -n must be at least 1, got 0"},
+		{[]string{"-n", "-3", "true"}, exitUsage, "shmrun: -n must be at least 1, got -3"},
+		{[]string{"--bind-to", "bogus", "true"}, exitUsage, `shmrun: --bind-to takes core or none, not "bogus"`},
 	} {
 		r := shmrun(t, pidDir, nil, "", tc.args...)
 		first, _, _ := strings.Cut(r.stderr, "\n")
@@ -753,5 +766,266 @@ func TestNonMPIProgram(t *testing.T) {
 	}
 	if r := shmrun(t, pidDir, nil, "", "-n", "2", "false"); r.code != 1 {
 		t.Errorf("shmrun -n 2 false: code %d, want 1; stderr %q", r.code, r.stderr)
+	}
+}
+
+// checkRun fails the test unless r has exit status code, nothing on
+// stdout and a first line of stderr matching re.
+func checkRun(t *testing.T, args []string, r result, code int, re string) {
+	t.Helper()
+	first, _, _ := strings.Cut(r.stderr, "\n")
+	if r.code != code || r.stdout != "" || !regexp.MustCompile(re).MatchString(first) {
+		t.Errorf("shmrun %q: code %d, stdout %q, stderr %q; want code %d, stderr starting with a match of %s",
+			args, r.code, r.stdout, r.stderr, code, re)
+	}
+}
+
+// --timeout says that a duration needs a unit and refuses a negative one
+// (flag.Duration said "parse error" and took -5s as no timeout); 0 is no
+// timeout.
+func TestTimeoutFlag(t *testing.T) {
+	pidDir := guard(t)
+	for _, tc := range []struct {
+		arg  string
+		code int
+		says string
+	}{
+		{"1", exitUsage, `invalid value "1" for flag -timeout: a duration needs a unit, as in 1s or 1ms`},
+		{"2.5", exitUsage, `invalid value "2.5" for flag -timeout: a duration needs a unit, as in 2.5s or 2.5ms`},
+		{"-5s", exitUsage, `invalid value "-5s" for flag -timeout: a timeout cannot be negative \(0 means none\)`},
+		{"soon", exitUsage, `invalid value "soon" for flag -timeout: not a duration such as 30s, 1m30s or 500ms`},
+		{"0", 0, `^$`},
+		{"1m", 0, `^$`},
+	} {
+		args := []string{"--timeout", tc.arg, "true"}
+		r := shmrun(t, pidDir, nil, "", args...)
+		re := tc.says
+		if tc.code != 0 {
+			re = "^shmrun: " + re + "$"
+		}
+		checkRun(t, args, r, tc.code, re)
+	}
+}
+
+// A second SIGINT or SIGTERM kills ranks that survived the first with
+// SIGKILL, and shmrun says so.
+func TestSecondSignalKills(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		for _, ft := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v/ft=%v", sig, ft), func(t *testing.T) {
+				pidDir := guard(t)
+				const n = 2
+				flags := []string{"-n", strconv.Itoa(n)}
+				if ft {
+					flags = append(flags, "--ft")
+				}
+				s := start(t, pidDir, flags, behave("catch-signals"))
+				pids := s.readyPids(n)
+				if err := s.cmd.Process.Signal(sig); err != nil {
+					t.Fatal(err)
+				}
+				// Both ranks caught the first signal, so shmrun has
+				// taken it: the next one is a second, not a duplicate
+				// the kernel could merge with it.
+				caught := regexp.MustCompile(fmt.Sprintf(`^rank [01] caught %v$`, sig))
+				for range n {
+					s.waitLine(caught)
+				}
+				if err := s.cmd.Process.Signal(sig); err != nil {
+					t.Fatal(err)
+				}
+				if code := s.wait(); code != 128+int(syscall.SIGKILL) {
+					t.Errorf("exit code %d, want %d", code, 128+int(syscall.SIGKILL))
+				}
+				want := fmt.Sprintf(`^shmrun: second %v: killing the ranks with SIGKILL\n`, sig)
+				if ft {
+					want += `shmrun: 2 of 2 ranks failed: rank [01] killed by signal 9 \(killed\); rank [01] killed by signal 9 \(killed\)\n`
+				}
+				if !regexp.MustCompile(want + "$").MatchString(s.stderr.String()) {
+					t.Errorf("stderr does not match %s$:\n%s", want, s.stderr.String())
+				}
+				for r, pid := range pids {
+					if ours(pid) {
+						t.Errorf("rank %d (pid %d) still running after shmrun exited", r, pid)
+					}
+				}
+				if extra := s.rest(); len(extra) > 0 {
+					t.Errorf("unexpected output: %q", extra)
+				}
+			})
+		}
+	}
+}
+
+// notExec writes a program file in bin (which every user can read) that
+// execve refuses with ENOEXEC: no ELF header, no #!. shmrun cannot start
+// it, so a test that runs it starts no rank even if shmrun's own checks
+// are missing.
+func notExec(t *testing.T) string {
+	t.Helper()
+	f, err := os.CreateTemp(bin, "noexec-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(f.Name()) })
+	if _, err := f.WriteString("not a program\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Chmod(0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return f.Name()
+}
+
+// A job whose segment cannot fit in /dev/shm is refused before anything
+// is made: the segment, created sparse, would fault (SIGBUS) in the ranks.
+func TestSegmentTooLarge(t *testing.T) {
+	pidDir := guard(t)
+	var st unix.Statfs_t
+	if err := unix.Statfs("/dev/shm", &st); err != nil {
+		t.Skipf("statfs /dev/shm: %v", err)
+	}
+	const n = 1 << 20 // at least 0.5 MiB a rank: over 512 GiB
+	if free := st.Bavail * uint64(st.Bsize); free >= n<<19 {
+		t.Skipf("/dev/shm has %d bytes free", free)
+	}
+	args := []string{"-n", strconv.Itoa(n), notExec(t)}
+	r := shmrun(t, pidDir, nil, "", args...)
+	checkRun(t, args, r, exitNoStart, fmt.Sprintf(`^shmrun: launch: %d ranks need a shared segment of at least [0-9.]+ GiB `+
+		`\([0-9.]+ KiB a rank\), but /dev/shm has [0-9.]+ [KMG]?i?B free$`, n))
+}
+
+// A job of more ranks than RLIMIT_NPROC allows is refused before any rank
+// starts. The kernel does not apply the limit to root, so as root the
+// test runs shmrun as nobody.
+func TestProcessLimit(t *testing.T) {
+	pidDir := guard(t)
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skip("no prlimit(1) to set the limit")
+	}
+	prog := notExec(t)
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	// 64 leaves room for shmrun's own threads, which count too.
+	args := []string{"-n", "100", prog}
+	cmd := exec.CommandContext(ctx, prlimit, append([]string{"--nproc=64", filepath.Join(bin, "shmrun")}, args...)...)
+	if os.Getuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	cmd.Env = append(os.Environ(), "SHMRUN_TEST_PIDDIR="+pidDir)
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err = cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("shmrun still running after the %v deadline (killed); stderr:\n%s", deadline, se.String())
+	}
+	r := result{stdout: so.String(), stderr: se.String()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	checkRun(t, args, r, exitNoStart,
+		`^shmrun: launch: 100 ranks need 100 processes, but the process limit \(RLIMIT_NPROC, ulimit -u\) is 64$`)
+}
+
+// World.FT says whether the job tolerates failures: not without --ft,
+// where the first failure kills the job, whatever the environment says;
+// yes with --ft and in a singleton.
+func TestWorldFT(t *testing.T) {
+	pidDir := guard(t)
+	for _, tc := range []struct {
+		flags []string
+		want  bool
+	}{{nil, false}, {[]string{"--ft"}, true}} {
+		// An SHMPI_FT inherited from the environment does not count.
+		env := []string{"SHMPI_FT=1"}
+		if tc.want {
+			env = []string{"SHMPI_FT=0"}
+		}
+		r := shmrun(t, pidDir, env, "", cmdline(append([]string{"-n", "2"}, tc.flags...), behave("ft"))...)
+		if r.code != 0 || r.stderr != "" {
+			t.Errorf("%v: exit code %d, stderr:\n%s", tc.flags, r.code, r.stderr)
+		}
+		sameLines(t, fmt.Sprintf("%v: stdout", tc.flags), lines(t, "stdout", r.stdout),
+			[]string{fmt.Sprintf("rank 0 ft %v", tc.want), fmt.Sprintf("rank 1 ft %v", tc.want)})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	single := exec.CommandContext(ctx, filepath.Join(bin, "behave"), "-mode", "ft")
+	single.Env = append(os.Environ(), "SHMRUN_TEST_PIDDIR="+pidDir, "SHMPI_FT=0")
+	out, err := single.Output()
+	if err != nil || string(out) != "rank 0 ft true\n" {
+		t.Errorf("singleton: %v, stdout %q, want %q", err, out, "rank 0 ft true\n")
+	}
+}
+
+// A rank that exits without calling Init is reported as such, not as a
+// rank that did not finalize.
+func TestNeverCalledInit(t *testing.T) {
+	pidDir := guard(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"-n", "2", "false"}, 1, "exited with code 1 without calling Init"},
+		{[]string{"-n", "2", "sh", "-c", "exit 5"}, 5, "exited with code 5 without calling Init"},
+		{[]string{"-n", "2", "sh", "-c", "kill -9 $$"}, 128 + 9, `killed by signal 9 \(killed\) before calling Init`},
+	} {
+		r := shmrun(t, pidDir, nil, "", tc.args...)
+		checkRun(t, tc.args, r, tc.code, `^shmrun: rank [01] \(pid \d+\) `+tc.says+`; killing the job$`)
+	}
+	// With --ft the summary says it too.
+	args := []string{"-n", "2", "--ft", "false"}
+	r := shmrun(t, pidDir, nil, "", args...)
+	checkRun(t, args, r, 1, `^shmrun: 2 of 2 ranks failed: rank [01] exited with code 1 without calling Init; `+
+		`rank [01] exited with code 1 without calling Init$`)
+}
+
+// A program that exists but cannot be executed gives the shell's 126, one
+// that does not exist 127.
+func TestNotExecutable(t *testing.T) {
+	pidDir := guard(t)
+	plain := filepath.Join(t.TempDir(), "plain")
+	if err := os.WriteFile(plain, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	garbage := notExec(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{plain}, exitNotExec, `^shmrun: exec: "` + regexp.QuoteMeta(plain) + `": permission denied$`},
+		{[]string{"-n", "2", garbage}, exitNotExec,
+			`^shmrun: launch: start rank 0: fork/exec ` + regexp.QuoteMeta(garbage) + `: exec format error$`},
+		{[]string{os.TempDir()}, exitNotExec, `^shmrun: exec: "` + regexp.QuoteMeta(os.TempDir()) + `": is a directory$`},
+		{[]string{"-n", "1", "/nonexistent/program"}, exitNotFound,
+			`^shmrun: exec: "/nonexistent/program": stat /nonexistent/program: no such file or directory$`},
+		{[]string{"-n", "2", "shmrun-no-such-program"}, exitNotFound,
+			`^shmrun: exec: "shmrun-no-such-program": executable file not found in \$PATH$`},
+	} {
+		checkRun(t, tc.args, shmrun(t, pidDir, nil, "", tc.args...), tc.code, tc.says)
+	}
+}
+
+// fail_detect starts its own jobs; under shmrun its ranks say so and
+// fail, rather than complaining about a -mode the user never gave.
+func TestFailDetectUnderShmrun(t *testing.T) {
+	pidDir := guard(t)
+	args := []string{"-n", "2", filepath.Join(bin, "fail_detect")}
+	r := shmrun(t, pidDir, nil, "", args...)
+	if r.code == 0 {
+		t.Errorf("exit code 0, want non-zero")
+	}
+	if !strings.Contains(r.stderr, "fail_detect starts its own jobs; run it directly, not under shmrun\n") ||
+		strings.Contains(r.stderr, "-mode") {
+		t.Errorf("stderr:\n%s", r.stderr)
 	}
 }

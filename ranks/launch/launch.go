@@ -14,9 +14,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/bits"
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -24,6 +27,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"shmpi/ranks"
+	"shmpi/ring"
 	"shmpi/shm"
 )
 
@@ -50,6 +54,12 @@ type Config struct {
 
 	// Layout overrides the default segment layout for N ranks.
 	Layout *ranks.Layout
+
+	// AbortOnFailure says that the caller ends the job at the first
+	// failure (shmrun without --ft). The ranks are told (ranks.EnvFT), so
+	// that World.FT reports false. Left false, as in ranktest, failures
+	// are tolerated: the launcher itself only records them.
+	AbortOnFailure bool
 }
 
 // Exit is one rank's end, as the launcher saw it.
@@ -60,6 +70,10 @@ type Exit struct {
 	Sig   syscall.Signal
 	Fate  ranks.Fate // the failure table's entry after the exit was recorded
 	Error error      // the wait error, if the process could not be waited for
+	// NoInit: the process ended without completing ranks.Init, so it
+	// never was a rank of the job (a program that is not an MPI program,
+	// or that failed before or in Init).
+	NoInit bool
 }
 
 // Failed reports whether the rank ended without finalizing (a failure in
@@ -74,12 +88,14 @@ func (x Exit) How() string {
 	switch {
 	case x.Error != nil:
 		return x.Error.Error()
+	case x.Sig != 0 && x.NoInit:
+		return fmt.Sprintf("killed by signal %d (%v) before calling Init", int(x.Sig), x.Sig)
 	case x.Sig != 0:
 		return fmt.Sprintf("killed by signal %d (%v)", int(x.Sig), x.Sig)
+	case x.NoInit:
+		return fmt.Sprintf("exited with code %d without calling Init", x.Code)
 	case x.Fate.State == "failed":
 		return fmt.Sprintf("exited with code %d without finalizing", x.Code)
-	case x.Fate.State == "unstarted" && x.Code == 0:
-		return "exited with code 0 (never called Init)"
 	default:
 		return fmt.Sprintf("exited with code %d", x.Code)
 	}
@@ -112,6 +128,9 @@ func Start(cfg Config) (*Job, error) {
 	if cfg.Layout != nil {
 		lay = *cfg.Layout
 		lay.Ranks = cfg.N
+	}
+	if err := checkResources(lay); err != nil {
+		return nil, err
 	}
 	seg, err := ranks.NewSegment(lay, cfg.Cores)
 	if err != nil {
@@ -183,6 +202,13 @@ func (j *Job) startRank(r int) error {
 		env = os.Environ()
 	}
 	env = append(append([]string(nil), env...), ranks.RankEnv(j.seg, r, 3)...)
+	// Always set, so that a value inherited from the environment does
+	// not speak for this job.
+	ft := "1"
+	if j.cfg.AbortOnFailure {
+		ft = "0"
+	}
+	env = append(env, ranks.EnvFT+"="+ft)
 	if j.cfg.RankEnv != nil {
 		env = append(env, j.cfg.RankEnv(r)...)
 	}
@@ -249,6 +275,10 @@ func (j *Job) reap(r int) {
 	p := j.procs[r]
 	ps, err := p.Wait()
 	x := Exit{Rank: r, Pid: p.Pid, Code: -1}
+	// Read before RecordExit, which turns a non-zero exit of an unstarted
+	// rank into a failure. Nothing else moves a rank out of unstarted: it
+	// has no liveness word armed for a watcher to see die.
+	x.NoInit = ranks.FateOf(j.seg, r).State == "unstarted"
 	if err != nil {
 		x.Error = err
 	} else if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
@@ -357,3 +387,97 @@ func (j *Job) Running() []int {
 
 // SegmentSize is the size of the job's shared segment in bytes.
 func (j *Job) SegmentSize() int { return j.seg.Size() }
+
+// The segment is made in /dev/shm (package shm).
+const shmDir = "/dev/shm"
+
+// checkResources refuses a job that cannot run before anything is made:
+// a segment larger than the free space of /dev/shm would be created
+// sparse, and its pages would then fail (SIGBUS) as ranks touch them; and
+// more ranks than RLIMIT_NPROC allows would fail to fork part way.
+func checkResources(l ranks.Layout) error {
+	var st unix.Statfs_t
+	if unix.Statfs(shmDir, &st) == nil {
+		size := minSegmentSize(l)
+		if free := st.Bavail * uint64(st.Bsize); size > free {
+			return fmt.Errorf("launch: %d ranks need a shared segment of at least %s (%s a rank), but %s has %s free",
+				l.Ranks, sizeString(size), sizeString(size/uint64(l.Ranks)), shmDir, sizeString(free))
+		}
+	}
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NPROC, &lim) == nil && lim.Cur != unix.RLIM_INFINITY &&
+		uint64(l.Ranks) >= lim.Cur && !nprocExempt() {
+		// The limit counts every process and thread of the user, this
+		// launcher included: a job of as many ranks cannot start.
+		return fmt.Errorf("launch: %d ranks need %d processes, but the process limit (RLIMIT_NPROC, ulimit -u) is %d",
+			l.Ranks, l.Ranks, lim.Cur)
+	}
+	return nil
+}
+
+// nprocExempt reports whether the kernel lets this process fork past
+// RLIMIT_NPROC: it does for root of the initial user namespace and for
+// holders of CAP_SYS_RESOURCE or CAP_SYS_ADMIN there.
+func nprocExempt() bool {
+	m, err := os.ReadFile("/proc/self/uid_map")
+	if err != nil || strings.Join(strings.Fields(string(m)), " ") != "0 0 4294967295" {
+		return false // a user namespace: its root and capabilities do not count
+	}
+	if os.Getuid() == 0 {
+		return true
+	}
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		var caps uint64
+		if _, err := fmt.Sscanf(line, "CapEff: %x", &caps); err == nil {
+			return caps&(1<<unix.CAP_SYS_RESOURCE|1<<unix.CAP_SYS_ADMIN) != 0
+		}
+	}
+	return false
+}
+
+// minSegmentSize is a lower bound of the size in bytes of the segment
+// ranks.NewSegment makes for layout l (math.MaxUint64 if it overflows):
+// the header, and each rank's eager chunks and inbox ring, which are most
+// of it (the rest is a few KiB a rank). ranks does not export the exact
+// size, and a bound built only from Layout's fields cannot drift from its
+// layout into refusing a job that fits; TestMinSegmentSize checks that
+// the bound stays close.
+func minSegmentSize(l ranks.Layout) uint64 {
+	chunks := mulSat(uint64(max(l.ChunkCount, 0)), uint64(max(l.ChunkSize, 0)))
+	inbox := addSat(ring.HeaderSize, mulSat(uint64(max(l.InboxSlots, 0)), ring.SlotSize))
+	perRank := addSat(chunks, inbox)
+	return addSat(shm.HeaderSize, mulSat(uint64(max(l.Ranks, 0)), perRank))
+}
+
+func mulSat(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	if hi != 0 {
+		return math.MaxUint64
+	}
+	return lo
+}
+
+func addSat(a, b uint64) uint64 {
+	s, c := bits.Add64(a, b, 0)
+	if c != 0 {
+		return math.MaxUint64
+	}
+	return s
+}
+
+// sizeString prints a byte count in binary units.
+func sizeString(b uint64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}

@@ -13,6 +13,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -22,7 +23,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "hello", "hello|stdin|env|die|abandon|finalize-exit1|block")
+	mode := flag.String("mode", "hello", "hello|stdin|env|ft|die|abandon|finalize-exit1|block|catch-signals")
 	how := flag.String("how", "exit", "for -mode die and finalize-exit1: how rank 1 ends, exit (os.Exit(3), or 1 after Finalize) or kill (SIGKILL)")
 	after := flag.String("after", "report", "for -mode die: what survivors do once rank 1 is gone, report (print and finalize) or block (wait to be killed)")
 	flag.Parse()
@@ -47,6 +48,8 @@ func main() {
 		stdin(c, me, n)
 	case "env":
 		fmt.Printf("rank %d env %q\n", me, os.Getenv("SHMRUN_TEST_VAR"))
+	case "ft":
+		fmt.Printf("rank %d ft %v\n", me, w.FT())
 	case "die":
 		die(c, me, n, *how, *after)
 	case "abandon":
@@ -64,6 +67,19 @@ func main() {
 	case "block":
 		// Every rank receives from its successor, which never sends: the
 		// whole job blocks in Recv until it is killed.
+		fmt.Printf("ready %d pid %d\n", me, os.Getpid())
+		_, err := ranks.Recv(c, make([]byte, 1), (me+1)%n, 99)
+		hang(err)
+	case "catch-signals":
+		// As "block", but SIGINT and SIGTERM do not end the rank: it says
+		// it got them and goes on waiting, so only SIGKILL ends it.
+		sigs := make(chan os.Signal, 4)
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+		go func() {
+			for s := range sigs {
+				fmt.Printf("rank %d caught %v\n", me, s)
+			}
+		}()
 		fmt.Printf("ready %d pid %d\n", me, os.Getpid())
 		_, err := ranks.Recv(c, make([]byte, 1), (me+1)%n, 99)
 		hang(err)
