@@ -481,6 +481,7 @@ type Exit struct {
 // Fate is what became of a rank, as the failure table records it.
 type Fate struct {
 	Rank      int
+	Pid       int    // set by the rank when it entered Init, else 0
 	State     string // "unstarted", "alive", "finalized" or "failed"
 	Cause     string // for a failure: "robust-futex", "robust-futex-direct" or "exit"
 	Detector  int    // rank that declared the failure, -1 for the launcher
@@ -518,7 +519,7 @@ func DeclareFailed(seg *shm.Segment, r int) { newTable(seg).declareFailed(r, cau
 // FateOf reads rank r's entry in the failure table.
 func FateOf(seg *shm.Segment, r int) Fate {
 	t := newTable(seg)
-	f := Fate{Rank: r, Detector: int(int32(t.cb(r).detector.Load())),
+	f := Fate{Rank: r, Pid: int(t.cb(r).pid.Load()), Detector: int(int32(t.cb(r).detector.Load())),
 		ExitCode: int(int32(t.cb(r).exitCode.Load())), Signal: int(int32(t.cb(r).signal.Load())),
 		Reaped: t.cb(r).reaped.Load() == 1}
 	switch t.state(r) {

@@ -88,6 +88,10 @@ func (x Exit) How() string {
 	switch {
 	case x.Error != nil:
 		return x.Error.Error()
+	case x.Sig != 0 && x.NoInit && x.Fate.Pid != 0:
+		return fmt.Sprintf("killed by signal %d (%v) during Init", int(x.Sig), x.Sig)
+	case x.NoInit && x.Fate.Pid != 0:
+		return fmt.Sprintf("exited with code %d during Init", x.Code)
 	case x.Sig != 0 && x.NoInit:
 		return fmt.Sprintf("killed by signal %d (%v) before calling Init", int(x.Sig), x.Sig)
 	case x.Sig != 0:
