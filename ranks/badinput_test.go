@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"shmpi/internal/job"
 	"shmpi/ranks"
 	"shmpi/ranks/ranktest"
 	"shmpi/shm"
@@ -125,12 +126,12 @@ func TestInitRefusesBadSegment(t *testing.T) {
 		os.Exit(0)
 	}
 	dir := t.TempDir()
-	seg, err := ranks.NewSegment(ranks.DefaultLayout(2), 2)
+	seg, err := job.NewSegment(job.DefaultLayout(2), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	image := append([]byte(nil), seg.Bytes(0, seg.Size())...)
-	job := seg.JobID()
+	jobID := seg.JobID()
 	seg.Close()
 	write := func(name string, patch func(b []byte) []byte) string {
 		b := patch(append([]byte(nil), image...))
@@ -146,15 +147,15 @@ func TestInitRefusesBadSegment(t *testing.T) {
 		patch      func([]byte) []byte
 		want       []string
 	}{
-		{"foreign", "0", job, func(b []byte) []byte { return []byte(strings.Repeat("not a segment ", 1000)) },
+		{"foreign", "0", jobID, func(b []byte) []byte { return []byte(strings.Repeat("not a segment ", 1000)) },
 			[]string{shm.ErrForeignSegment.Error(), "magic"}},
-		{"tiny", "0", job, func(b []byte) []byte { return b[:100] }, []string{shm.ErrForeignSegment.Error(), "smaller than a header"}},
-		{"version", "0", job, func(b []byte) []byte { b[8]++; return b }, []string{shm.ErrSegmentVersion.Error()}},
-		{"corrupt", "0", job, func(b []byte) []byte { b[40] ^= 0xff; return b }, []string{shm.ErrSegmentCorrupt.Error()}},
-		{"truncated", "0", job, func(b []byte) []byte { return b[:len(b)-4096] }, []string{shm.ErrSegmentCorrupt.Error()}},
-		{"otherjob", "0", job + 2, func(b []byte) []byte { return b }, []string{shm.ErrForeignSegment.Error(), "expected"}},
-		{"closed", "0", job, func(b []byte) []byte { b[448] = shm.StateClosed; return b }, []string{shm.ErrStaleSegment.Error()}},
-		{"rank", "9", job, func(b []byte) []byte { return b }, []string{"outside a job of 2"}},
+		{"tiny", "0", jobID, func(b []byte) []byte { return b[:100] }, []string{shm.ErrForeignSegment.Error(), "smaller than a header"}},
+		{"version", "0", jobID, func(b []byte) []byte { b[8]++; return b }, []string{shm.ErrSegmentVersion.Error()}},
+		{"corrupt", "0", jobID, func(b []byte) []byte { b[40] ^= 0xff; return b }, []string{shm.ErrSegmentCorrupt.Error()}},
+		{"truncated", "0", jobID, func(b []byte) []byte { return b[:len(b)-4096] }, []string{shm.ErrSegmentCorrupt.Error()}},
+		{"otherjob", "0", jobID + 2, func(b []byte) []byte { return b }, []string{shm.ErrForeignSegment.Error(), "expected"}},
+		{"closed", "0", jobID, func(b []byte) []byte { b[448] = shm.StateClosed; return b }, []string{shm.ErrStaleSegment.Error()}},
+		{"rank", "9", jobID, func(b []byte) []byte { return b }, []string{"outside a job of 2"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -165,8 +166,8 @@ func TestInitRefusesBadSegment(t *testing.T) {
 			}
 			defer f.Close()
 			cmd := exec.Command(os.Args[0], "-test.run=^TestInitRefusesBadSegment$", "-test.count=1")
-			cmd.Env = append(os.Environ(), "SHMPI_BADSEG_CHILD=1", ranks.EnvFD+"=3",
-				ranks.EnvJob+"="+strconv.FormatUint(tc.jobID, 16), ranks.EnvRank+"="+tc.rank)
+			cmd.Env = append(os.Environ(), "SHMPI_BADSEG_CHILD=1", job.EnvFD+"=3",
+				job.EnvJob+"="+strconv.FormatUint(tc.jobID, 16), job.EnvRank+"="+tc.rank)
 			cmd.ExtraFiles = []*os.File{f}
 			out, err := cmd.CombinedOutput()
 			if err != nil {

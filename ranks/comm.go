@@ -44,7 +44,7 @@ func identityGroup(n int) []int {
 func (e *engine) newComm(slot, gen uint32, group []int, name string) *Comm {
 	c := e.newMatching(2*slot, slot, gen, group, name)
 	c.coll = e.newMatching(2*slot+1, slot, gen, group, name+" (collectives)")
-	if e.t.contextRevoked(slot, gen) {
+	if e.t.ContextRevoked(slot, gen) {
 		e.revokeLocal(c)
 	}
 	ext.Created(c)
@@ -124,7 +124,7 @@ func (c *Comm) Free() error {
 			e.comms[m.ctx] = nil
 		}
 	}
-	e.t.releaseContext(c.slot, c.gen)
+	e.t.ReleaseContext(c.slot, c.gen)
 	return nil
 }
 

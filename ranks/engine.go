@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"shmpi/internal/job"
 	"shmpi/ring"
 	"shmpi/shm"
 )
@@ -50,8 +51,8 @@ const drainBudget = 64
 type engine struct {
 	mu  sync.Mutex
 	seg *shm.Segment
-	t   *table
-	lay Layout
+	t   *job.Map // where everything of the segment is; the failure table
+	lay job.Layout
 	me  int
 	n   int
 
@@ -60,12 +61,6 @@ type engine struct {
 	dbs   []shm.Doorbell   // doorbell of every rank
 	db    shm.Doorbell     // ours
 	pids  []int            // process id of every rank, read lazily
-	hs0   uint64           // offset of the handshake area
-	hsRk  uint64           // handshake bytes per rank
-	cst0  uint64           // offset of the chunk-state area
-	cstRk uint64           // chunk-state bytes per rank
-	cd0   uint64           // offset of the chunk-data area
-	cdRk  uint64           // chunk-data bytes per rank
 	csz   int              // chunk size
 	eager int              // largest message sent through a chunk
 
@@ -166,36 +161,30 @@ func newEngine(seg *shm.Segment, me int) (*engine, error) {
 // robust futex and starts no watcher (for in-process benchmarks of two
 // engines, which a process can hold only one liveness thread for).
 func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
-	lay := SegmentLayout(seg)
-	if err := lay.check(); err != nil {
+	lay := job.LayoutOf(seg)
+	if err := lay.Check(); err != nil {
 		return nil, &Error{Class: ErrInit, Op: "Init", Rank: -1, Detail: err.Error()}
 	}
-	e := &engine{seg: seg, t: newTable(seg), lay: lay, me: me, n: lay.Ranks}
-	e.epoch = e.t.epoch
+	e := &engine{seg: seg, t: job.NewMap(seg), lay: lay, me: me, n: lay.Ranks}
+	e.epoch = e.t.Epoch
 	n := e.n
 	e.prods = make([]*ring.Producer, n)
 	e.dbs = make([]shm.Doorbell, n)
 	e.pids = make([]int, n)
-	in := seg.Area(areaInbox)
-	ann := &e.t.cb(me).announce
+	ann := &e.t.CB(me).Announce
 	for r := range n {
-		rg := ring.New(seg.Ptr(in.Off+uint64(r)*in.Stride), lay.InboxSlots, r)
+		p, _ := e.t.Inbox(r)
+		rg := ring.New(p, lay.InboxSlots, r)
 		e.prods[r] = rg.NewProducer(me, ann)
-		e.dbs[r] = e.t.doorbell(r)
+		e.dbs[r] = e.t.Doorbell(r)
 		if r == me {
 			e.inbox = ring.NewConsumer(rg)
 		}
 	}
 	e.db = e.dbs[me]
-	hs := seg.Area(areaHS)
-	e.hs0, e.hsRk = hs.Off, hs.Stride
-	cst := seg.Area(areaChunkState)
-	e.cst0, e.cstRk = cst.Off, cst.Stride
-	cd := seg.Area(areaChunks)
-	e.cd0, e.cdRk = cd.Off, cd.Stride
 	e.csz = lay.ChunkSize
 	e.eager = e.csz
-	if v, err := strconv.Atoi(os.Getenv(EnvEagerMax)); err == nil && v >= 0 {
+	if v, err := strconv.Atoi(os.Getenv(job.EnvEagerMax)); err == nil && v >= 0 {
 		e.eager = min(v, e.csz)
 	}
 	for i := lay.HSSlots - 1; i >= 0; i-- {
@@ -212,14 +201,14 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 
 	e.spin = n <= seg.Cores()
 	e.spinTime = 20 * time.Microsecond
-	if v := os.Getenv(EnvSpin); v != "" {
+	if v := os.Getenv(job.EnvSpin); v != "" {
 		us, err := strconv.Atoi(v)
 		if err == nil {
 			e.spin = e.spin && us > 0
 			e.spinTime = time.Duration(us) * time.Microsecond
 		}
 	}
-	e.cma = os.Getenv(EnvNoCMA) != "1"
+	e.cma = os.Getenv(job.EnvNoCMA) != "1"
 	if e.cma {
 		// Hosts with Yama ptrace_scope=1 need this; elsewhere it is EINVAL.
 		unix.Prctl(unix.PR_SET_PTRACER, unix.PR_SET_PTRACER_ANY, 0, 0, 0)
@@ -228,33 +217,29 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	// Claim our entry: it must be unstarted (a second process claiming
 	// the same rank, or a rank the launcher gave up on, is refused).
 	t := e.t
-	if st := t.state(me); st != stUnstarted {
-		return nil, newErr(ErrInit, "Init", -1, "rank %d is already %s in this job", me, FateOf(seg, me).State)
+	if st := t.State(me); st != job.StUnstarted {
+		return nil, newErr(ErrInit, "Init", -1, "rank %d is already %s in this job", me, job.FateOf(seg, me).State)
 	}
-	t.cb(me).pid.Store(uint32(os.Getpid()))
+	t.CB(me).Pid.Store(uint32(os.Getpid()))
 	// Pre-fault what this rank writes and reads most: its control block,
 	// inbox, handshake slots and chunks.
-	seg.Populate(t.ctl0+uint64(me)*ctlStride, ctlStride)
-	seg.Populate(in.Off+uint64(me)*in.Stride, int(in.Stride))
-	seg.Populate(e.hs0+uint64(me)*e.hsRk, int(e.hsRk))
-	seg.Populate(e.cst0+uint64(me)*e.cstRk, int(e.cstRk))
-	seg.Populate(e.cd0+uint64(me)*e.cdRk, int(e.cdRk))
+	t.Populate(me)
 	if liveness {
-		if err := shm.StartLiveness(t.livenessList(me), e.watch); err != nil {
+		if err := shm.StartLiveness(t.LivenessList(me), e.watch); err != nil {
 			return nil, newErr(ErrInit, "Init", -1, "robust futex: %v", err)
 		}
 	}
-	if !t.cb(me).state.CompareAndSwap(stUnstarted, stAlive) {
-		return nil, newErr(ErrInit, "Init", -1, "rank %d was declared %s during Init", me, FateOf(seg, me).State)
+	if !t.CB(me).State.CompareAndSwap(job.StUnstarted, job.StAlive) {
+		return nil, newErr(ErrInit, "Init", -1, "rank %d was declared %s during Init", me, job.FateOf(seg, me).State)
 	}
-	t.bump()
+	t.Bump()
 	e.refresh()
 	return e, nil
 }
 
 func (e *engine) pid(r int) int {
 	if e.pids[r] == 0 {
-		e.pids[r] = int(e.t.cb(r).pid.Load())
+		e.pids[r] = int(e.t.CB(r).Pid.Load())
 	}
 	return e.pids[r]
 }

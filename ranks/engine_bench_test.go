@@ -2,6 +2,8 @@ package ranks
 
 import (
 	"testing"
+
+	"shmpi/internal/job"
 )
 
 // twoEngines builds a 2-rank segment and both ranks' engines in this
@@ -10,7 +12,7 @@ import (
 func twoEngines(tb testing.TB) (*Comm, *Comm) { return twoEnginesAt(tb, ThreadMultiple) }
 
 func twoEnginesAt(tb testing.TB, level ThreadLevel) (*Comm, *Comm) {
-	seg, err := NewSegment(DefaultLayout(2), 2)
+	seg, err := job.NewSegment(job.DefaultLayout(2), 2)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package ranks
 import (
 	"syscall"
 	"time"
+
+	"shmpi/internal/job"
 )
 
 // KillAtStage makes this rank, the first time one of its receives reaches
@@ -16,8 +18,8 @@ func KillAtStage(stage string, victim int) (reached func() bool) {
 	kill := func(e *engine) {
 		stageHook = nil
 		syscall.Kill(e.pid(victim), syscall.SIGKILL)
-		for e.t.state(victim) != stFailed {
-			e.t.checkLiveness(e.me)
+		for e.t.State(victim) != job.StFailed {
+			e.t.CheckLiveness(e.me)
 			time.Sleep(20 * time.Microsecond) // polling the kernel's mark, not ordering ranks
 		}
 		e.refresh()

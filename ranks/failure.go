@@ -3,6 +3,7 @@ package ranks
 import (
 	"time"
 
+	"shmpi/internal/job"
 	"shmpi/shm"
 )
 
@@ -22,14 +23,14 @@ func (e *engine) sweep(ep uint64) {
 	e.seenEpoch = ep
 	e.sweepRevoked()
 	for r := range e.n {
-		switch e.t.state(r) {
-		case stFailed:
+		switch e.t.State(r) {
+		case job.StFailed:
 			if !e.failed[r] {
 				e.failed[r], e.gone[r] = true, true
 				e.failedOrder = append(e.failedOrder, r)
 				e.needEval = true
 			}
-		case stFinalized:
+		case job.StFinalized:
 			if !e.final[r] && r != e.me {
 				e.final[r], e.gone[r] = true, true
 				e.needEval = true
@@ -44,7 +45,7 @@ func (e *engine) sweep(ep uint64) {
 // when a claimed slot stays unpublished and some rank has failed.
 func (e *engine) claimerDead() bool {
 	for q := range e.n {
-		if e.inbox.Announced(e.t.cb(q).announce.Load()) && !e.rankDead(q) {
+		if e.inbox.Announced(e.t.CB(q).Announce.Load()) && !e.rankDead(q) {
 			return false
 		}
 	}
@@ -55,11 +56,11 @@ func (e *engine) claimerDead() bool {
 // rankDead reads rank q's fate from the shared table and its liveness
 // word, declaring the failure if the kernel marked it.
 func (e *engine) rankDead(q int) bool {
-	if e.t.state(q) == stFailed {
+	if e.t.State(q) == job.StFailed {
 		return true
 	}
-	if shm.Dead(e.t.liveness(q).Word.Load()) {
-		e.t.declareFailed(q, causeRobust, e.me)
+	if shm.Dead(e.t.Liveness(q).Word.Load()) {
+		e.t.DeclareFailed(q, job.CauseRobust, e.me)
 		return true
 	}
 	return false
@@ -149,14 +150,14 @@ func (e *engine) watch() {
 	for {
 		k := 0
 		for _, p := range peers {
-			st := e.t.state(p)
-			if st == stFailed || st == stFinalized {
+			st := e.t.State(p)
+			if st == job.StFailed || st == job.StFinalized {
 				continue
 			}
-			w := &e.t.liveness(p).Word
+			w := &e.t.Liveness(p).Word
 			v := w.Load()
 			if shm.Dead(v) {
-				e.t.declareFailed(p, causeRobust, e.me)
+				e.t.DeclareFailed(p, job.CauseRobust, e.me)
 				continue
 			}
 			ents[k].SetWaitv(w, v)

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"shmpi/internal/job"
 	"shmpi/ranks"
 	"shmpi/ranks/ranktest"
 )
@@ -19,7 +20,7 @@ var deaths = []struct {
 // under test: "pipelined" forbids process_vm_readv/writev.
 func protocolEnv(mode string) []string {
 	if mode == "pipelined" {
-		return []string{ranks.EnvNoCMA + "=1"}
+		return []string{job.EnvNoCMA + "=1"}
 	}
 	return nil
 }

@@ -2,6 +2,8 @@ package ranks
 
 import (
 	"unsafe"
+
+	"shmpi/internal/job"
 )
 
 // Point-to-point operations. Buffers are slices of any plain element type
@@ -118,9 +120,9 @@ func (c *Comm) sendSlow(p unsafe.Pointer, n, esize, dest, tag int, sync bool, op
 	r := e.getReq()
 	c.newOp(r, true, sync, p, n, esize, dest, tag, op)
 	e.startSend(r)
-	code := opSend
+	code := job.OpSend
 	if sync {
-		code = opSsend
+		code = job.OpSsend
 	}
 	if !r.done {
 		e.block(func() bool { return r.done }, code, dest, tag, c.ctx, r.wpeer)
@@ -179,7 +181,7 @@ func (c *Comm) recvSlow(p unsafe.Pointer, n, esize, src, tag int, op string, st 
 			// completes normally, whoever else fails (spec 15.2.2).
 			failedPending = r.anySrc && r.unmatched() && e.drained && c.unacked()
 			return failedPending
-		}, opRecv, src, tag, c.ctx, r.wpeer)
+		}, job.OpRecv, src, tag, c.ctx, r.wpeer)
 		if !r.done && failedPending {
 			// A blocking AnySource receive reports the failure and is
 			// withdrawn (MPI_ERR_PROC_FAILED).
@@ -438,7 +440,7 @@ func (c *Comm) probe(src, tag int, block bool, op string) (Status, bool, error) 
 		return perr != nil
 	}
 	if block {
-		e.block(pred, opProbe, src, tag, c.ctx, w)
+		e.block(pred, job.OpProbe, src, tag, c.ctx, w)
 	} else {
 		e.progress()
 		pred()

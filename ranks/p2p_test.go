@@ -3,6 +3,7 @@ package ranks_test
 import (
 	"testing"
 
+	"shmpi/internal/job"
 	"shmpi/ranks"
 	"shmpi/ranks/ranktest"
 )
@@ -40,7 +41,7 @@ func TestPingPongSizes(t *testing.T) {
 }
 
 func TestPingPongPipelined(t *testing.T) {
-	ranktest.RunOpts(t, ranktest.Options{N: 2, Env: []string{ranks.EnvNoCMA + "=1"}}, func(r *ranktest.R) {
+	ranktest.RunOpts(t, ranktest.Options{N: 2, Env: []string{job.EnvNoCMA + "=1"}}, func(r *ranktest.R) {
 		c := r.Comm
 		for _, n := range []int{16385, 100000, 1 << 20, 4<<20 + 3} {
 			buf := make([]int32, n/4)

@@ -23,7 +23,7 @@ func (e *engine) progress() {
 	if e.needEval && e.drained {
 		e.evaluate()
 	}
-	if e.released && e.drained && e.t.starving.Load() != 0 {
+	if e.released && e.drained && e.t.Starving.Load() != 0 {
 		e.relax()
 	}
 }

@@ -224,7 +224,7 @@ func (e *engine) recvFast(c *Comm, p unsafe.Pointer, n, esize, src, tag int, st 
 		if ln > n {
 			st.Err = truncErr("Recv", st.Source, ln, n)
 		}
-		if e.t.starving.Load() != 0 {
+		if e.t.Starving.Load() != 0 {
 			e.relax() // a sender sleeps waiting for room we may have made
 		}
 		return true
@@ -348,11 +348,11 @@ func (e *engine) freeHS(k int) {
 }
 
 func (e *engine) hsPtr(r, k int) *hsSlot {
-	return (*hsSlot)(e.seg.Ptr(e.hs0 + uint64(r)*e.hsRk + uint64(k)*hsStride))
+	return (*hsSlot)(e.t.HS(r, k))
 }
 
 func (e *engine) chunkState(r, k int) *atomic.Uint64 {
-	return e.seg.U64(e.cst0 + uint64(r)*e.cstRk + uint64(k)*8)
+	return e.t.ChunkState(r, k)
 }
 
 // release consumes the inbox's head slot.
@@ -375,12 +375,12 @@ func (e *engine) freeChunk(r, k int) {
 func (e *engine) warmChunks(r int) {
 	if !e.warm[r] {
 		e.warm[r] = true
-		e.seg.PopulateRead(e.cd0+uint64(r)*e.cdRk, int(e.cdRk))
+		e.t.PopulateChunksRead(r)
 	}
 }
 
 func (e *engine) chunkPtr(r, k int) unsafe.Pointer {
-	return e.seg.Ptr(e.cd0 + uint64(r)*e.cdRk + uint64(k)*uint64(e.csz))
+	return e.t.Chunk(r, k)
 }
 
 // copySmall copies n <= inlineMax bytes without a call: whole words, then

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strconv"
 	"unsafe"
+
+	"shmpi/internal/job"
 )
 
 // Status describes a completed receive (or probe).
@@ -254,7 +256,7 @@ func (h *Request) Wait() (Status, error) {
 		}
 		pend = e.pendingFailure(r)
 		return pend
-	}, opWait, r.peer, r.tag, r.c.ctx, r.wpeer)
+	}, job.OpWait, r.peer, r.tag, r.c.ctx, r.wpeer)
 	if !h.done() && pend {
 		return Status{}, e.pendingErr(r, "Wait")
 	}
@@ -428,7 +430,7 @@ func WaitAll(rs []*Request, statuses []Status) error {
 			}
 		}
 		return true
-	}, opWaitAll, ProcNull, AnyTag, 0, commonPeer(rs))
+	}, job.OpWaitAll, ProcNull, AnyTag, 0, commonPeer(rs))
 	var first error
 	for i, h := range rs {
 		var st Status
@@ -541,7 +543,7 @@ func waitAny(rs []*Request, block bool, op string) (int, Status, error) {
 		return pend >= 0
 	}
 	if block {
-		e.block(pred, opWaitAny, ProcNull, AnyTag, 0, commonPeer(rs))
+		e.block(pred, job.OpWaitAny, ProcNull, AnyTag, 0, commonPeer(rs))
 	} else {
 		e.progress()
 		pred()
@@ -599,7 +601,7 @@ func waitSome(rs []*Request, block bool, op string) ([]int, []Status, error) {
 		return false
 	}
 	if block {
-		e.block(pred, opWaitSome, ProcNull, AnyTag, 0, commonPeer(rs))
+		e.block(pred, job.OpWaitSome, ProcNull, AnyTag, 0, commonPeer(rs))
 	} else {
 		e.progress()
 	}

@@ -53,7 +53,7 @@ func (c *Comm) revoke() error {
 	if c.coll == nil {
 		return newErr(ErrComm, "Revoke", -1, "not a user communicator")
 	}
-	e.t.revokeContext(c.slot, c.gen)
+	e.t.RevokeContext(c.slot, c.gen)
 	e.revokeLocal(c)
 	return nil
 }
@@ -62,7 +62,7 @@ func (c *Comm) revoke() error {
 // member revoked. It runs on each change of the epoch.
 func (e *engine) sweepRevoked() {
 	for _, c := range e.comms {
-		if c != nil && c.coll != nil && !c.revoked && e.t.contextRevoked(c.slot, c.gen) {
+		if c != nil && c.coll != nil && !c.revoked && e.t.ContextRevoked(c.slot, c.gen) {
 			e.revokeLocal(c)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 // context slot, as Dup will.
 func newPair(t *testing.T, w0, w1 *Comm) (*Comm, *Comm) {
 	t.Helper()
-	slot, gen, ok := w0.e.t.allocContext(2)
+	slot, gen, ok := w0.e.t.AllocContext(2)
 	if !ok {
 		t.Fatal("no free context slot")
 	}
@@ -115,7 +115,7 @@ func TestRevokeMechanism(t *testing.T) {
 		t.Fatalf("slot %d gen %d after slot %d gen %d: not reused", d0.slot, d0.gen, c0.slot, c0.gen)
 	}
 	// A late revoke of the freed communicator does not reach the new one.
-	if w0.e.t.revokeContext(c0.slot, c0.gen) {
+	if w0.e.t.RevokeContext(c0.slot, c0.gen) {
 		t.Error("a stale revoke took effect")
 	}
 	if err := Send(d0, []byte{5}, 1, 1); err != nil {

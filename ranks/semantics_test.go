@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"shmpi/ranks"
+	"shmpi/ranks/launch"
 	"shmpi/ranks/ranktest"
 )
 
@@ -449,7 +450,7 @@ func TestSelfMessages(t *testing.T) {
 // Many senders into one receiver with a tiny inbox: senders queue and
 // retry (backpressure) without losing or reordering anything.
 func TestManyToOneBackpressure(t *testing.T) {
-	lay := ranks.DefaultLayout(8)
+	lay := launch.DefaultLayout(8)
 	lay.InboxSlots = 4
 	lay.ChunkCount = 2
 	ranktest.RunOpts(t, ranktest.Options{N: 8, Layout: &lay}, func(r *ranktest.R) {

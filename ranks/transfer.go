@@ -127,7 +127,7 @@ func (e *engine) rndvLost(r *request, src int, err error) {
 	}
 	e.refresh()
 	if e.gone[src] || err == unix.ESRCH {
-		e.t.checkLiveness(e.me)
+		e.t.CheckLiveness(e.me)
 		e.refresh()
 	}
 	if e.gone[src] {

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"time"
 
+	"shmpi/internal/job"
 	"shmpi/internal/spin"
 	"shmpi/shm"
 )
@@ -40,7 +41,7 @@ func (e *engine) complete(r *request, err error) {
 // other goroutines of the rank can run. pred is evaluated under e.mu.
 // op, peer, tag and ctx describe the wait for deadline reports; wpeer is
 // the world rank it depends on alone, or -1.
-func (e *engine) block(pred func() bool, op opCode, peer, tag int, ctx uint32, wpeer int) {
+func (e *engine) block(pred func() bool, op job.Op, peer, tag int, ctx uint32, wpeer int) {
 	e.progress()
 	if pred() {
 		return
@@ -100,12 +101,12 @@ func (e *engine) block(pred func() bool, op opCode, peer, tag int, ctx uint32, w
 				// when ranks outnumber cores: they sleep on every wait,
 				// and the second word slows each hop (examples/ring at
 				// 64 ranks on 2 cores shows it).
-				dw := &e.t.direct(wpeer, e.me).Word
+				dw := &e.t.Direct(wpeer, e.me).Word
 				if v := dw.Load(); !shm.Dead(v) {
 					e.db.SleepOr(tok, dw, v, sleepTimeout)
 				}
 				if shm.Dead(dw.Load()) {
-					e.t.declareFailed(wpeer, causeDirect, e.me)
+					e.t.DeclareFailed(wpeer, job.CauseDirect, e.me)
 				}
 			} else {
 				e.db.Sleep(tok, sleepTimeout)
@@ -113,7 +114,7 @@ func (e *engine) block(pred func() bool, op opCode, peer, tag int, ctx uint32, w
 			if time.Since(t0) >= sleepTimeout {
 				// Nobody woke us for a long time: check the liveness
 				// words ourselves rather than trust that a watcher did.
-				e.t.checkLiveness(e.me)
+				e.t.CheckLiveness(e.me)
 			}
 			e.sleepers.Add(-1)
 			e.lock()
@@ -124,7 +125,7 @@ func (e *engine) block(pred func() bool, op opCode, peer, tag int, ctx uint32, w
 		}
 	}
 	if recorded {
-		e.t.cb(e.me).op.Store(uint32(op))
+		e.t.CB(e.me).Op.Store(uint32(op))
 	}
 	e.setStarving(false)
 }
@@ -141,11 +142,11 @@ func (e *engine) relax() {
 	e.released = false
 	e.inbox.Flush()
 	e.fenceWord.Add(0)
-	if e.t.starving.Load() == 0 {
+	if e.t.Starving.Load() == 0 {
 		return
 	}
 	for q := range e.n {
-		if q != e.me && e.t.cb(q).starving.Load() != 0 {
+		if q != e.me && e.t.CB(q).Starving.Load() != 0 {
 			e.dbs[q].Ring()
 		}
 	}
@@ -159,21 +160,21 @@ func (e *engine) setStarving(on bool) {
 	}
 	e.starving = on
 	if on {
-		e.t.cb(e.me).starving.Store(1)
-		e.t.starving.Add(1)
+		e.t.CB(e.me).Starving.Store(1)
+		e.t.Starving.Add(1)
 	} else {
-		e.t.cb(e.me).starving.Store(0)
-		e.t.starving.Add(^uint32(0))
+		e.t.CB(e.me).Starving.Store(0)
+		e.t.Starving.Add(^uint32(0))
 	}
 }
 
 // recordOp publishes what this rank is blocked in, for deadline reports.
-func (e *engine) recordOp(op opCode, peer, tag int, ctx uint32) {
+func (e *engine) recordOp(op job.Op, peer, tag int, ctx uint32) {
 	t := e.t
-	t.cb(e.me).op.Store(uint32(op) | 1<<31)
-	t.cb(e.me).opPeer.Store(uint32(int32(peer)))
-	t.cb(e.me).opTag.Store(uint32(int32(tag)))
-	t.cb(e.me).opCtx.Store(ctx)
-	t.cb(e.me).opSince.Store(uint64(time.Now().UnixNano()))
-	t.cb(e.me).opCount.Add(1)
+	t.CB(e.me).Op.Store(uint32(op) | 1<<31)
+	t.CB(e.me).OpPeer.Store(uint32(int32(peer)))
+	t.CB(e.me).OpTag.Store(uint32(int32(tag)))
+	t.CB(e.me).OpCtx.Store(ctx)
+	t.CB(e.me).OpSince.Store(uint64(time.Now().UnixNano()))
+	t.CB(e.me).OpCount.Add(1)
 }

@@ -25,13 +25,11 @@ package ranks
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"strconv"
 	"sync"
 
-	"golang.org/x/sys/unix"
-
+	"shmpi/internal/job"
 	"shmpi/shm"
 )
 
@@ -45,37 +43,12 @@ const (
 	TagUB = 1<<31 - 1
 )
 
-// Environment variables a launcher sets for each rank.
-const (
-	EnvFD   = "SHMPI_FD"   // descriptor number of the inherited segment
-	EnvJob  = "SHMPI_JOB"  // the job id, hex, checked against the segment
-	EnvRank = "SHMPI_RANK" // this process's rank
-	// EnvSpin: "0" never spins before sleeping; otherwise the spin budget
-	// in microseconds (default 20) when ranks do not outnumber cores.
-	EnvSpin = "SHMPI_SPIN"
-	// EnvNoCMA: "1" forbids process_vm_readv, forcing the pipelined copy
-	// through the segment for large messages (for tests and for hosts
-	// where ptrace_scope forbids it).
-	EnvNoCMA = "SHMPI_NO_CMA"
-	// EnvEagerMax: the largest message sent eagerly through a chunk (at
-	// most the segment's chunk size); larger ones use the rendezvous.
-	EnvEagerMax = "SHMPI_EAGER_MAX"
-	// EnvChunkSize: read by launchers, the eager chunk size of the segment
-	// they create (a multiple of 4096).
-	EnvChunkSize = "SHMPI_CHUNK_SIZE"
-	// EnvChunkCount: read by launchers, the number of chunks per rank.
-	EnvChunkCount = "SHMPI_CHUNK_COUNT"
+// The failure table's reports use the same values (compile-time checks).
+var (
+	_ = [1]struct{}{}[AnySource-job.AnyPeer]
+	_ = [1]struct{}{}[AnyTag-job.AnyTag]
+	_ = [1]struct{}{}[ProcNull-job.NullPeer]
 )
-
-// RankEnv returns the environment entries that make a child process rank
-// r of the job whose segment the child inherits as descriptor fd.
-func RankEnv(seg *shm.Segment, r, fd int) []string {
-	return []string{
-		EnvFD + "=" + strconv.Itoa(fd),
-		EnvJob + "=" + strconv.FormatUint(seg.JobID(), 16),
-		EnvRank + "=" + strconv.Itoa(r),
-	}
-}
 
 // World is this process's membership in a job.
 type World struct {
@@ -120,7 +93,7 @@ func (l ThreadLevel) String() string {
 }
 
 // Init attaches this process to the job that shmrun (or another launcher
-// using RankEnv) started it in. Without a launcher the program runs as a
+// using package ranks/launch) started it in. Without a launcher the program runs as a
 // singleton: a world of one rank. Init may be called once per process.
 // The world is safe for concurrent use (ThreadMultiple).
 func Init() (*World, error) { return InitThread(ThreadMultiple) }
@@ -149,39 +122,25 @@ func InitThread(level ThreadLevel) (*World, error) {
 	e.serial = level < ThreadMultiple
 	e.level = level
 	w := &World{e: e}
-	w.world = e.newComm(0, 1, identityGroup(e.n), "world") // slot 0, generation 1 (context.go)
+	w.world = e.newComm(0, job.WorldGen, identityGroup(e.n), "world") // the world owns slot 0
 	return w, nil
 }
 
+// attachFromEnv attaches to the job a launcher started this process in,
+// or makes a singleton's segment.
 func attachFromEnv() (*shm.Segment, int, error) {
-	fdS := os.Getenv(EnvFD)
-	if fdS == "" {
-		seg, err := NewSegment(DefaultLayout(1), runtime.NumCPU())
+	if !job.IsRank() {
+		seg, err := job.NewSegment(job.DefaultLayout(1), runtime.NumCPU())
 		if err != nil {
 			return nil, 0, newErr(ErrInit, "Init", -1, "singleton segment: %v", err)
 		}
 		return seg, 0, nil
 	}
-	fd, err1 := strconv.Atoi(fdS)
-	job, err2 := strconv.ParseUint(os.Getenv(EnvJob), 16, 64)
-	rank, err3 := strconv.Atoi(os.Getenv(EnvRank))
-	if err1 != nil || err2 != nil || err3 != nil || fd < 0 {
-		return nil, 0, newErr(ErrInit, "Init", -1, "malformed %s/%s/%s environment", EnvFD, EnvJob, EnvRank)
-	}
-	jobFT = os.Getenv(EnvFT) != "0"
-	// A program this rank starts must not think it is a rank of the job.
-	for _, k := range []string{EnvFD, EnvJob, EnvRank, EnvFT} {
-		os.Unsetenv(k)
-	}
-	unix.CloseOnExec(fd)
-	seg, err := shm.AttachFD(fd, job)
+	seg, rank, ft, err := job.Attach()
 	if err != nil {
 		return nil, 0, &Error{Class: ErrInit, Op: "Init", Rank: -1, Detail: err.Error()}
 	}
-	if n := seg.Ranks(); rank < 0 || rank >= n {
-		seg.Close()
-		return nil, 0, newErr(ErrInit, "Init", -1, "rank %d outside a job of %d", rank, n)
-	}
+	jobFT = ft
 	return seg, rank, nil
 }
 
@@ -198,13 +157,10 @@ func (w *World) Size() int { return w.e.n }
 // ThreadLevel is the thread level the world was initialised at.
 func (w *World) ThreadLevel() ThreadLevel { return w.e.level }
 
-// EnvFT is set by package launch for each rank: "0" when the launcher
-// ends the job at the first failure (shmrun without --ft), "1" otherwise.
-const EnvFT = "SHMPI_FT"
-
-// jobFT is what FT reports; Init reads it from EnvFT. A singleton, and the
-// rank of a launcher that does not set EnvFT, are never ended for another
-// rank's failure, so they tolerate failures.
+// jobFT is what FT reports; Init reads it from the launcher's
+// environment (job.EnvFT). A singleton, and the rank of a launcher that
+// does not say, are never ended for another rank's failure, so they
+// tolerate failures.
 var jobFT = true
 
 // FT reports whether failures are tolerated in this job (the MPI_FT
@@ -225,22 +181,27 @@ func (w *World) Finalize() error {
 		return newErr(ErrFinalized, "Finalize", -1, "")
 	}
 	e.closed = true
-	e.t.cb(e.me).state.CompareAndSwap(stAlive, stFinalized)
-	for _, le := range e.t.livenessList(e.me) {
+	e.t.CB(e.me).State.CompareAndSwap(job.StAlive, job.StFinalized)
+	for _, le := range e.t.LivenessList(e.me) {
 		le.Disarm()
 	}
-	e.t.bump()
+	e.t.Bump()
 	initMu.Lock()
 	initState = 2
 	initMu.Unlock()
 	return nil
 }
 
+// Fate is what became of a rank, as the job's failure table records it:
+// its state, how and when a failure was detected and by whom, its exit,
+// and the operation it is (or was last) blocked in.
+type Fate = job.Fate
+
 // Fates reads every rank's entry in the shared failure table.
 func (w *World) Fates() []Fate {
 	fs := make([]Fate, w.e.n)
 	for r := range fs {
-		fs[r] = FateOf(w.e.seg, r)
+		fs[r] = job.FateOf(w.e.seg, r)
 	}
 	return fs
 }

@@ -64,7 +64,7 @@ func main() {
 	mode := flag.String("mode", "", "(rank side, set by the driver) how rank 1 dies: sigkill or exit")
 	flag.Parse()
 	log.SetFlags(0)
-	if os.Getenv(ranks.EnvFD) != "" {
+	if launch.IsRank() {
 		if *mode == "" {
 			// A rank without -mode was not started by the driver below
 			// but by another launcher, such as shmrun.

@@ -29,7 +29,7 @@ import (
 func main() {
 	sizes := flag.String("n", "2,64,256", "job sizes")
 	flag.Parse()
-	if os.Getenv(ranks.EnvFD) != "" {
+	if launch.IsRank() {
 		rank()
 		return
 	}

@@ -26,10 +26,22 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"shmpi/ranks"
+	"shmpi/internal/job"
 	"shmpi/ring"
 	"shmpi/shm"
 )
+
+// Layout is the set of sizes of a job's segment: ranks, inbox slots,
+// handshake slots, eager chunks and their size.
+type Layout = job.Layout
+
+// DefaultLayout is the layout for n ranks (SHMPI_CHUNK_SIZE and
+// SHMPI_CHUNK_COUNT, if set, override the chunks).
+func DefaultLayout(n int) Layout { return job.DefaultLayout(n) }
+
+// IsRank reports whether this process was started as a rank of a job by
+// a launcher (as opposed to a singleton, or a program that starts jobs).
+func IsRank() bool { return job.IsRank() }
 
 // Config describes a job.
 type Config struct {
@@ -53,10 +65,10 @@ type Config struct {
 	RankEnv func(r int) []string
 
 	// Layout overrides the default segment layout for N ranks.
-	Layout *ranks.Layout
+	Layout *Layout
 
 	// AbortOnFailure says that the caller ends the job at the first
-	// failure (shmrun without --ft). The ranks are told (ranks.EnvFT), so
+	// failure (shmrun without --ft). The ranks are told (job.EnvFT), so
 	// that World.FT reports false. Left false, as in ranktest, failures
 	// are tolerated: the launcher itself only records them.
 	AbortOnFailure bool
@@ -68,8 +80,8 @@ type Exit struct {
 	Pid   int
 	Code  int // exit code, or -1 if killed by a signal
 	Sig   syscall.Signal
-	Fate  ranks.Fate // the failure table's entry after the exit was recorded
-	Error error      // the wait error, if the process could not be waited for
+	Fate  job.Fate // the failure table's entry after the exit was recorded
+	Error error    // the wait error, if the process could not be waited for
 	// NoInit: the process ended without completing ranks.Init, so it
 	// never was a rank of the job (a program that is not an MPI program,
 	// or that failed before or in Init).
@@ -128,7 +140,7 @@ func Start(cfg Config) (*Job, error) {
 	if cfg.Cores <= 0 {
 		cfg.Cores = runtime.NumCPU()
 	}
-	lay := ranks.DefaultLayout(cfg.N)
+	lay := job.DefaultLayout(cfg.N)
 	if cfg.Layout != nil {
 		lay = *cfg.Layout
 		lay.Ranks = cfg.N
@@ -136,7 +148,7 @@ func Start(cfg Config) (*Job, error) {
 	if err := checkResources(lay); err != nil {
 		return nil, err
 	}
-	seg, err := ranks.NewSegment(lay, cfg.Cores)
+	seg, err := job.NewSegment(lay, cfg.Cores)
 	if err != nil {
 		return nil, err
 	}
@@ -205,14 +217,9 @@ func (j *Job) startRank(r int) error {
 	if env == nil {
 		env = os.Environ()
 	}
-	env = append(append([]string(nil), env...), ranks.RankEnv(j.seg, r, 3)...)
-	// Always set, so that a value inherited from the environment does
-	// not speak for this job.
-	ft := "1"
-	if j.cfg.AbortOnFailure {
-		ft = "0"
-	}
-	env = append(env, ranks.EnvFT+"="+ft)
+	// Appended last but for RankEnv's, so that values inherited from the
+	// environment do not speak for this job (the last entry wins).
+	env = append(append([]string(nil), env...), job.RankEnv(j.seg, r, 3, !j.cfg.AbortOnFailure)...)
 	if j.cfg.RankEnv != nil {
 		env = append(env, j.cfg.RankEnv(r)...)
 	}
@@ -268,7 +275,7 @@ func (j *Job) startRank(r int) error {
 		f.Close() // the child has its copies
 	}
 	if err != nil {
-		ranks.DeclareFailed(j.seg, r)
+		job.DeclareFailed(j.seg, r)
 		return err
 	}
 	j.procs[r] = cmd.Process
@@ -282,7 +289,7 @@ func (j *Job) reap(r int) {
 	// Read before RecordExit, which turns a non-zero exit of an unstarted
 	// rank into a failure. Nothing else moves a rank out of unstarted: it
 	// has no liveness word armed for a watcher to see die.
-	x.NoInit = ranks.FateOf(j.seg, r).State == "unstarted"
+	x.NoInit = job.FateOf(j.seg, r).State == "unstarted"
 	if err != nil {
 		x.Error = err
 	} else if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
@@ -292,7 +299,7 @@ func (j *Job) reap(r int) {
 			x.Code = ws.ExitStatus()
 		}
 	}
-	x.Fate = ranks.RecordExit(j.seg, r, ranks.Exit{Code: x.Code, Signal: int(x.Sig)})
+	x.Fate = job.RecordExit(j.seg, r, job.Exit{Code: x.Code, Signal: int(x.Sig)})
 	j.mu.Lock()
 	j.results[r] = x
 	j.alive--
@@ -363,15 +370,15 @@ func (j *Job) Pid(r int) int { return j.procs[r].Pid }
 
 // Fates reads the failure table: what each rank is doing or how it ended.
 // It is valid until Wait returns.
-func (j *Job) Fates() []ranks.Fate {
+func (j *Job) Fates() []job.Fate {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.seg == nil {
 		return nil
 	}
-	fs := make([]ranks.Fate, j.cfg.N)
+	fs := make([]job.Fate, j.cfg.N)
 	for r := range fs {
-		fs[r] = ranks.FateOf(j.seg, r)
+		fs[r] = job.FateOf(j.seg, r)
 	}
 	return fs
 }
@@ -399,7 +406,7 @@ const shmDir = "/dev/shm"
 // a segment larger than the free space of /dev/shm would be created
 // sparse, and its pages would then fail (SIGBUS) as ranks touch them; and
 // more ranks than RLIMIT_NPROC allows would fail to fork part way.
-func checkResources(l ranks.Layout) error {
+func checkResources(l Layout) error {
 	var st unix.Statfs_t
 	if unix.Statfs(shmDir, &st) == nil {
 		size := minSegmentSize(l)
@@ -444,13 +451,13 @@ func nprocExempt() bool {
 }
 
 // minSegmentSize is a lower bound of the size in bytes of the segment
-// ranks.NewSegment makes for layout l (math.MaxUint64 if it overflows):
+// job.NewSegment makes for layout l (math.MaxUint64 if it overflows):
 // the header, and each rank's eager chunks and inbox ring, which are most
-// of it (the rest is a few KiB a rank). ranks does not export the exact
+// of it (the rest is a few KiB a rank). The exact size is not exported,
 // size, and a bound built only from Layout's fields cannot drift from its
 // layout into refusing a job that fits; TestMinSegmentSize checks that
 // the bound stays close.
-func minSegmentSize(l ranks.Layout) uint64 {
+func minSegmentSize(l Layout) uint64 {
 	chunks := mulSat(uint64(max(l.ChunkCount, 0)), uint64(max(l.ChunkSize, 0)))
 	inbox := addSat(ring.HeaderSize, mulSat(uint64(max(l.InboxSlots, 0)), ring.SlotSize))
 	perRank := addSat(chunks, inbox)

@@ -7,21 +7,21 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"shmpi/ranks"
+	"shmpi/internal/job"
 )
 
 // minSegmentSize must never exceed the size of the segment
-// ranks.NewSegment really makes (the check would refuse a job that fits),
+// job.NewSegment really makes (the check would refuse a job that fits),
 // and should be close to it for the default layout.
 func TestMinSegmentSize(t *testing.T) {
-	var layouts []ranks.Layout
+	var layouts []Layout
 	for _, n := range []int{1, 2, 3, 7, 64} {
-		layouts = append(layouts, ranks.DefaultLayout(n))
-		layouts = append(layouts, ranks.Layout{Ranks: n, InboxSlots: 8, HSSlots: 3, ChunkCount: 5, ChunkSize: 8192})
-		layouts = append(layouts, ranks.Layout{Ranks: n, InboxSlots: 1024, HSSlots: 100, ChunkCount: 1, ChunkSize: 4096})
+		layouts = append(layouts, DefaultLayout(n))
+		layouts = append(layouts, Layout{Ranks: n, InboxSlots: 8, HSSlots: 3, ChunkCount: 5, ChunkSize: 8192})
+		layouts = append(layouts, Layout{Ranks: n, InboxSlots: 1024, HSSlots: 100, ChunkCount: 1, ChunkSize: 4096})
 	}
 	for _, l := range layouts {
-		seg, err := ranks.NewSegment(l, 2)
+		seg, err := job.NewSegment(l, 2)
 		if err != nil {
 			t.Fatalf("%+v: %v", l, err)
 		}
@@ -30,7 +30,7 @@ func TestMinSegmentSize(t *testing.T) {
 		if got > real {
 			t.Errorf("%+v: minSegmentSize %d, more than the %d bytes NewSegment made", l, got, real)
 		}
-		if l == ranks.DefaultLayout(l.Ranks) && l.Ranks >= 64 && got < real/10*9 {
+		if l == DefaultLayout(l.Ranks) && l.Ranks >= 64 && got < real/10*9 {
 			t.Errorf("%+v: minSegmentSize %d, under 90%% of the %d bytes NewSegment made", l, got, real)
 		}
 	}
@@ -44,7 +44,7 @@ func TestStartRefusesHugeSegment(t *testing.T) {
 	if err := unix.Statfs(shmDir, &st); err != nil {
 		t.Skipf("statfs %s: %v", shmDir, err)
 	}
-	if free := st.Bavail * uint64(st.Bsize); free >= minSegmentSize(ranks.DefaultLayout(n)) {
+	if free := st.Bavail * uint64(st.Bsize); free >= minSegmentSize(DefaultLayout(n)) {
 		t.Skipf("%s has room for %d ranks (%d bytes free)", shmDir, n, free)
 	}
 	_, err := Start(Config{N: n, Path: "/nonexistent/program"})
@@ -57,7 +57,7 @@ func TestStartRefusesHugeSegment(t *testing.T) {
 // Sizes that do not fit in 64 bits saturate rather than wrap to a small
 // size that would pass the check.
 func TestSegmentSizeSaturates(t *testing.T) {
-	l := ranks.Layout{Ranks: 1 << 24, InboxSlots: 256, HSSlots: 64, ChunkCount: 1024, ChunkSize: 1 << 40}
+	l := Layout{Ranks: 1 << 24, InboxSlots: 256, HSSlots: 64, ChunkCount: 1024, ChunkSize: 1 << 40}
 	if got := minSegmentSize(l); got != 1<<64-1 {
 		t.Errorf("minSegmentSize(%+v) = %d, want saturation", l, got)
 	}

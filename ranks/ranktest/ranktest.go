@@ -70,7 +70,7 @@ type Options struct {
 	Dies []int
 	Kill *KillAt
 	// Layout overrides the segment layout.
-	Layout *ranks.Layout
+	Layout *launch.Layout
 	// Cores is the number of CPUs the job is told it has (0: the
 	// machine's). More cores than the machine has makes ranks spin
 	// before they sleep as if each had its own.

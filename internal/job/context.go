@@ -1,4 +1,4 @@
-package ranks
+package job
 
 import (
 	"sync/atomic"
@@ -23,14 +23,14 @@ import (
 // MaxContexts is the number of context slots of a job.
 const MaxContexts = 1024
 
-// ctxRecord is one context slot (64 bytes, one cache line, at
+// CtxRecord is one context slot (64 bytes, one cache line, at
 // areaContexts + slot*64).
 //
 //	+0   gen      uint32  odd: owned; even: free
 //	+4   refs     uint32  members that have not freed it yet
 //	+8   revoked  uint32  the generation in which it was revoked, 0 if not
 //	+12  (pad to 64)
-type ctxRecord struct {
+type CtxRecord struct {
 	gen     atomic.Uint32
 	refs    atomic.Uint32
 	revoked atomic.Uint32
@@ -40,30 +40,32 @@ type ctxRecord struct {
 const ctxRecordSize = 64
 
 func init() {
-	if unsafe.Sizeof(ctxRecord{}) != ctxRecordSize || unsafe.Offsetof(ctxRecord{}.revoked) != 8 {
-		panic("ranks: ctxRecord drifted from its documentation")
+	if unsafe.Sizeof(CtxRecord{}) != ctxRecordSize || unsafe.Offsetof(CtxRecord{}.revoked) != 8 {
+		panic("job: CtxRecord drifted from its documentation")
 	}
 }
 
-// ctxRec is context slot s of the segment.
-func (t *table) ctxRec(s uint32) *ctxRecord {
-	return (*ctxRecord)(t.seg.Ptr(t.ctx0 + uint64(s)*ctxRecordSize))
+func (m *Map) ctxRec(s uint32) *CtxRecord {
+	return (*CtxRecord)(m.Seg.Ptr(m.ctx0 + uint64(s)*ctxRecordSize))
 }
 
 // initContexts gives slot 0 to the world at the segment's creation.
-func (t *table) initContexts() {
-	w := t.ctxRec(0)
+func (m *Map) initContexts() {
+	w := m.ctxRec(0)
 	w.gen.Store(1)
-	w.refs.Store(uint32(t.n))
+	w.refs.Store(uint32(m.N))
 }
 
-// allocContext takes a free slot for a communicator of members ranks and
+// WorldGen is the generation of the world's slot 0.
+const WorldGen = 1
+
+// AllocContext takes a free slot for a communicator of members ranks and
 // returns it with its generation, or ok false if none is free. The
 // caller tells the other members which slot (their communicator's
 // creation is collective).
-func (t *table) allocContext(members int) (slot, gen uint32, ok bool) {
+func (m *Map) AllocContext(members int) (slot, gen uint32, ok bool) {
 	for s := uint32(1); s < MaxContexts; s++ {
-		rec := t.ctxRec(s)
+		rec := m.ctxRec(s)
 		g := rec.gen.Load()
 		if g&1 == 0 && rec.gen.CompareAndSwap(g, g+1) {
 			rec.refs.Store(uint32(members))
@@ -73,10 +75,10 @@ func (t *table) allocContext(members int) (slot, gen uint32, ok bool) {
 	return 0, 0, false
 }
 
-// releaseContext drops one member's hold on slot s of generation gen;
+// ReleaseContext drops one member's hold on slot s of generation gen;
 // the last one frees the slot for the next owner.
-func (t *table) releaseContext(s, gen uint32) {
-	rec := t.ctxRec(s)
+func (m *Map) ReleaseContext(s, gen uint32) {
+	rec := m.ctxRec(s)
 	if rec.gen.Load() != gen {
 		return
 	}
@@ -85,7 +87,7 @@ func (t *table) releaseContext(s, gen uint32) {
 	}
 }
 
-// revokeContext marks slot s of generation gen revoked and wakes every
+// RevokeContext marks slot s of generation gen revoked and wakes every
 // rank; it reports whether this call made the change. A stale gen (the
 // slot has a new owner) changes nothing.
 //
@@ -93,8 +95,8 @@ func (t *table) releaseContext(s, gen uint32) {
 // owner's: a late revoke of a freed communicator can neither reach the
 // next owner (readers compare with their own generation) nor keep it
 // from revoking.
-func (t *table) revokeContext(s, gen uint32) bool {
-	rec := t.ctxRec(s)
+func (m *Map) RevokeContext(s, gen uint32) bool {
+	rec := m.ctxRec(s)
 	if rec.gen.Load() != gen {
 		return false
 	}
@@ -107,9 +109,9 @@ func (t *table) revokeContext(s, gen uint32) bool {
 			break
 		}
 	}
-	t.bump()
+	m.Bump()
 	return true
 }
 
-// contextRevoked reports whether slot s was revoked in generation gen.
-func (t *table) contextRevoked(s, gen uint32) bool { return t.ctxRec(s).revoked.Load() == gen }
+// ContextRevoked reports whether slot s was revoked in generation gen.
+func (m *Map) ContextRevoked(s, gen uint32) bool { return m.ctxRec(s).revoked.Load() == gen }

@@ -1,0 +1,226 @@
+// Package job is what a launcher and the ranks of a job share: the map of
+// the job's segment (its areas and layout parameters), the shared records
+// as Go structs (the per-rank control block, the global record, the
+// context slots), the failure table over them, the recording of each
+// rank's fate, and the environment protocol by which a launcher makes a
+// process a rank. Package ranks runs a rank on top of it; package
+// ranks/launch starts jobs with it. Users of shmpi never see it.
+package job
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"unsafe"
+
+	"shmpi/ring"
+	"shmpi/shm"
+)
+
+// The segment of a job holds these areas, in this order (shm places them;
+// every record starts on a cache line, chunk data on a page):
+//
+//	area      records    stride                 what
+//	global    1          256 B                  Global: the change epoch
+//	ctl       N          512 B                  CtlBlock: per-rank control block
+//	inbox     N          256 B + InboxSlots*64 B per-rank MPSC message ring
+//	hs        N          HSSlots*192 B          per-rank handshake slots (ranks' hsSlot)
+//	chunkst   N          ChunkCount*8 B (→64)   per-rank chunk owner words
+//	chunks    N          ChunkCount*ChunkSize   per-rank eager chunk data
+//	contexts  1024       64 B                   CtxRecord: context slots
+//
+// Every area grows linearly with N (the contexts are a fixed 64 KiB):
+// nothing is allocated per pair of ranks. The sizes are stored in the
+// header parameters, so a rank reads them from the segment rather than
+// assuming them.
+const (
+	areaGlobal = iota
+	areaCtl
+	areaInbox
+	areaHS
+	areaChunkState
+	areaChunks
+	areaContexts
+	numAreas
+)
+
+// Header parameter indices.
+const (
+	paramInboxSlots = iota
+	paramHSSlots
+	paramChunkCount
+	paramChunkSize
+)
+
+// Default layout parameters. The eager chunk size is the cut-off between
+// the copy-through-the-segment protocol and single-copy; README.md has
+// the measurement behind it.
+const (
+	DefaultInboxSlots = 256
+	DefaultHSSlots    = 64
+	DefaultChunkCount = 16
+	DefaultChunkSize  = 32 << 10
+)
+
+// HSStride is the size of one handshake slot (ranks' hsSlot checks it).
+const HSStride = 192
+
+// Layout is the set of sizes a segment was built with.
+type Layout struct {
+	Ranks      int
+	InboxSlots int
+	HSSlots    int
+	ChunkCount int
+	ChunkSize  int
+}
+
+// DefaultLayout is the layout for n ranks. EnvChunkSize and
+// EnvChunkCount, if set, override the chunk size and count.
+func DefaultLayout(n int) Layout {
+	l := Layout{Ranks: n, InboxSlots: DefaultInboxSlots, HSSlots: DefaultHSSlots,
+		ChunkCount: DefaultChunkCount, ChunkSize: DefaultChunkSize}
+	if v, err := strconv.Atoi(os.Getenv(EnvChunkSize)); err == nil && v >= 4096 && v%4096 == 0 {
+		l.ChunkSize = v
+	}
+	if v, err := strconv.Atoi(os.Getenv(EnvChunkCount)); err == nil && v >= 1 && v <= 1024 {
+		l.ChunkCount = v
+	}
+	return l
+}
+
+// Spec is the shm specification of a segment of this layout.
+func (l Layout) Spec(cores int) shm.Spec {
+	n := l.Ranks
+	sp := shm.Spec{Ranks: n, Cores: cores}
+	sp.Areas = make([]shm.AreaSpec, numAreas)
+	sp.Areas[areaGlobal] = shm.AreaSpec{Count: 1, Stride: globalStride}
+	sp.Areas[areaCtl] = shm.AreaSpec{Count: n, Stride: CtlStride, Align: 512}
+	sp.Areas[areaInbox] = shm.AreaSpec{Count: n, Stride: ring.Bytes(l.InboxSlots), Align: 128}
+	sp.Areas[areaHS] = shm.AreaSpec{Count: n, Stride: l.HSSlots * HSStride}
+	sp.Areas[areaChunkState] = shm.AreaSpec{Count: n, Stride: (l.ChunkCount*8 + 63) &^ 63}
+	sp.Areas[areaChunks] = shm.AreaSpec{Count: n, Stride: l.ChunkCount * l.ChunkSize, Align: shm.PageSize}
+	sp.Areas[areaContexts] = shm.AreaSpec{Count: MaxContexts, Stride: ctxRecordSize}
+	sp.Params[paramInboxSlots] = uint64(l.InboxSlots)
+	sp.Params[paramHSSlots] = uint64(l.HSSlots)
+	sp.Params[paramChunkCount] = uint64(l.ChunkCount)
+	sp.Params[paramChunkSize] = uint64(l.ChunkSize)
+	return sp
+}
+
+// Check validates the layout.
+func (l Layout) Check() error {
+	if l.Ranks <= 0 || l.Ranks > ring.MaxProducer {
+		return fmt.Errorf("job: bad rank count %d", l.Ranks)
+	}
+	if l.InboxSlots < 2 || l.InboxSlots&(l.InboxSlots-1) != 0 || l.HSSlots < 1 || l.HSSlots > 1<<16 ||
+		l.ChunkCount < 1 || l.ChunkSize < 4096 || l.ChunkSize%shm.PageSize != 0 {
+		return fmt.Errorf("job: bad layout %+v", l)
+	}
+	return nil
+}
+
+// NewSegment creates the shared segment for a job of l.Ranks ranks that
+// runs on cores CPUs. Launchers (shmrun, ranktest, a node agent) call it,
+// then pass Segment.File() and JobID to the ranks (see RankEnv).
+func NewSegment(l Layout, cores int) (*shm.Segment, error) {
+	if err := l.Check(); err != nil {
+		return nil, err
+	}
+	seg, err := shm.Create(l.Spec(cores))
+	if err != nil {
+		return nil, err
+	}
+	m := NewMap(seg)
+	for r := range m.N {
+		m.CB(r).ExitCode.Store(^uint32(0)) // exit code unknown
+		m.CB(r).Detector.Store(^uint32(0))
+	}
+	m.initContexts()
+	return seg, nil
+}
+
+// LayoutOf reads back the layout a segment was built with.
+func LayoutOf(seg *shm.Segment) Layout {
+	return Layout{
+		Ranks:      seg.Ranks(),
+		InboxSlots: int(seg.Param(paramInboxSlots)),
+		HSSlots:    int(seg.Param(paramHSSlots)),
+		ChunkCount: int(seg.Param(paramChunkCount)),
+		ChunkSize:  int(seg.Param(paramChunkSize)),
+	}
+}
+
+// Map is a process's typed view of a job's segment: it answers "where is
+// X of rank r" for every area, and holds the failure table's operations
+// (table.go) and the context slots' (context.go).
+type Map struct {
+	Seg      *shm.Segment
+	Layout   Layout
+	N        int
+	Epoch    *atomic.Uint64 // Global.epoch
+	Starving *atomic.Uint32 // Global.starving
+
+	ctl0, ctx0              uint64
+	in0, inStride           uint64
+	hs0, hsStride           uint64
+	cst0, cstStride         uint64
+	chunk0, chunkRankStride uint64
+}
+
+// NewMap maps seg's areas.
+func NewMap(seg *shm.Segment) *Map {
+	g := (*Global)(seg.Ptr(seg.Area(areaGlobal).Off))
+	lay := LayoutOf(seg)
+	in, hs, cst, cd := seg.Area(areaInbox), seg.Area(areaHS), seg.Area(areaChunkState), seg.Area(areaChunks)
+	return &Map{
+		Seg: seg, Layout: lay, N: seg.Ranks(),
+		Epoch: &g.epoch, Starving: &g.starving,
+		ctl0: seg.Area(areaCtl).Off, ctx0: seg.Area(areaContexts).Off,
+		in0: in.Off, inStride: in.Stride,
+		hs0: hs.Off, hsStride: hs.Stride,
+		cst0: cst.Off, cstStride: cst.Stride,
+		chunk0: cd.Off, chunkRankStride: cd.Stride,
+	}
+}
+
+// CB is rank r's control block.
+func (m *Map) CB(r int) *CtlBlock {
+	return (*CtlBlock)(m.Seg.Ptr(m.ctl0 + uint64(r)*CtlStride))
+}
+
+// Inbox is where rank r's inbox ring lives, and its size.
+func (m *Map) Inbox(r int) (unsafe.Pointer, int) {
+	return m.Seg.Ptr(m.in0 + uint64(r)*m.inStride), int(m.inStride)
+}
+
+// HS is handshake slot k of rank r.
+func (m *Map) HS(r, k int) unsafe.Pointer {
+	return m.Seg.Ptr(m.hs0 + uint64(r)*m.hsStride + uint64(k)*HSStride)
+}
+
+// ChunkState is the owner word of rank r's eager chunk k: 0 when free,
+// else 1 + the world rank the chunk's message is for.
+func (m *Map) ChunkState(r, k int) *atomic.Uint64 {
+	return m.Seg.U64(m.cst0 + uint64(r)*m.cstStride + uint64(k)*8)
+}
+
+// Chunk is rank r's eager chunk k.
+func (m *Map) Chunk(r, k int) unsafe.Pointer {
+	return m.Seg.Ptr(m.chunk0 + uint64(r)*m.chunkRankStride + uint64(k)*uint64(m.Layout.ChunkSize))
+}
+
+// Populate pre-faults, for writing, everything rank r writes and reads
+// most: its control block, inbox, handshake slots and chunks.
+func (m *Map) Populate(r int) {
+	m.Seg.Populate(m.ctl0+uint64(r)*CtlStride, CtlStride)
+	m.Seg.Populate(m.in0+uint64(r)*m.inStride, int(m.inStride))
+	m.Seg.Populate(m.hs0+uint64(r)*m.hsStride, int(m.hsStride))
+	m.Seg.Populate(m.cst0+uint64(r)*m.cstStride, int(m.cstStride))
+	m.Seg.Populate(m.chunk0+uint64(r)*m.chunkRankStride, int(m.chunkRankStride))
+}
+
+// PopulateChunksRead pre-faults rank r's chunks for reading.
+func (m *Map) PopulateChunksRead(r int) {
+	m.Seg.PopulateRead(m.chunk0+uint64(r)*m.chunkRankStride, int(m.chunkRankStride))
+}

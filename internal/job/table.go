@@ -1,0 +1,72 @@
+package job
+
+import (
+	"time"
+
+	"shmpi/shm"
+)
+
+// The failure table: each rank's State in its control block, and the
+// epoch that every change bumps. Ranks, their watchers and the launcher
+// all write it, each change by compare-and-swap, so the first to see a
+// death declares it and the others find it declared.
+
+// Liveness is rank r's liveness word.
+func (m *Map) Liveness(r int) *shm.LivenessEntry { return &m.CB(r).Liveness }
+
+// Direct is the liveness word of rank r that rank j sleeps on.
+func (m *Map) Direct(r, j int) *shm.LivenessEntry { return &m.CB(r).Direct[j%DirectSlots] }
+
+// LivenessList is rank r's robust list: the direct words, then liveness.
+func (m *Map) LivenessList(r int) []*shm.LivenessEntry {
+	l := make([]*shm.LivenessEntry, 0, DirectSlots+1)
+	for j := range DirectSlots {
+		l = append(l, m.Direct(r, j))
+	}
+	return append(l, m.Liveness(r))
+}
+
+// Doorbell is rank r's doorbell.
+func (m *Map) Doorbell(r int) shm.Doorbell { return shm.NewDoorbell(&m.CB(r).Doorbell) }
+
+// State is rank r's state (St*).
+func (m *Map) State(r int) uint32 { return m.CB(r).State.Load() }
+
+// Bump publishes a change of the table: every waiter re-checks.
+func (m *Map) Bump() {
+	m.Epoch.Add(1)
+	for r := range m.N {
+		m.Doorbell(r).Ring()
+	}
+}
+
+// DeclareFailed moves rank r to StFailed unless it already ended, and
+// tells everyone. It reports whether this call made the change.
+func (m *Map) DeclareFailed(r int, cause uint32, detector int) bool {
+	st := &m.CB(r).State
+	for {
+		v := st.Load()
+		if v == StFailed || v == StFinalized {
+			return false
+		}
+		if st.CompareAndSwap(v, StFailed) {
+			break
+		}
+	}
+	cb := m.CB(r)
+	cb.Cause.Store(cause)
+	cb.Detector.Store(uint32(int32(detector)))
+	cb.FailedAt.Store(uint64(time.Now().UnixNano()))
+	m.Bump()
+	return true
+}
+
+// CheckLiveness declares every rank whose liveness word the kernel marked
+// dead. It is the backstop when no watcher was woken.
+func (m *Map) CheckLiveness(detector int) {
+	for r := range m.N {
+		if m.State(r) == StAlive && shm.Dead(m.Liveness(r).Word.Load()) {
+			m.DeclareFailed(r, CauseRobust, detector)
+		}
+	}
+}
