@@ -7,7 +7,7 @@ import "shmpi/internal/ext"
 type Comm struct {
 	e      *engine
 	ctx    uint32 // context id of its point-to-point traffic: 2*slot
-	slot   uint32 // its context slot (context.go)
+	slot   uint32 // its context slot (internal/job/context.go)
 	gen    uint32 // the slot's generation when it was created
 	rank   int
 	size   int

@@ -23,7 +23,13 @@ import (
 //	protocol.go  starting sends and receives: inline, eager chunks, handshakes
 //	transfer.go  the rendezvous: cooperative single copy, pipelined fallback
 //	fallback.go  protocols for when handshake slots run out (MPI's progress rule)
-//	failure.go   failure knowledge: the table, dead claimers, judging operations
+//	failure.go   failure knowledge: the table, dead claimers, judging operations,
+//	             the liveness watcher
+//	revoke.go    the revoke mechanism, and dispatch to upper packages' kinds
+//	wire.go      the descriptor and handshake-slot records
+//
+// The segment's map, the control blocks, the failure table and the
+// context slots are package internal/job's, shared with launchers.
 //
 // Invariants (all under e.mu, except the atomics):
 //   - A request is on at most one list at a time (a communicator's posted
