@@ -18,16 +18,18 @@ type Comm struct {
 	posted ilist[request] // receives waiting for a message, in posting order
 	unexp  ilist[umsg]    // messages that arrived before their receive
 
-	freed    bool
-	revoked  bool // set by revoke, locally or seen in the context slot
-	unusable bool // freed or revoked: the hot paths check this one flag
-	ackCount int  // how many entries of engine.failedOrder FailureAck covered
+	freed     bool
+	permanent bool // the world and self: Free refuses
+	revoked   bool // set by revoke, locally or seen in the context slot
+	unusable  bool // freed or revoked: the hot paths check this one flag
+	ackCount  int  // how many entries of engine.failedOrder FailureAck covered
 
 	// coll is the collectives' matching space: the same group under
 	// context id 2*slot+1, so their traffic never matches a user's
 	// receive. Nil on coll itself.
-	coll *Comm
-	ext  ext.Slots // upper packages' local state (internal/ext)
+	coll  *Comm
+	ext   ext.Slots   // upper packages' local state (internal/ext)
+	attrs map[int]any // SetAttr's values
 }
 
 func identityGroup(n int) []int {
@@ -110,8 +112,8 @@ func (c *Comm) Free() error {
 	if err := c.usable("Free"); err != nil {
 		return err
 	}
-	if c.slot == 0 {
-		return newErr(ErrComm, "Free", -1, "the world communicator cannot be freed")
+	if c.permanent {
+		return newErr(ErrComm, "Free", -1, "the %s communicator cannot be freed", c.name)
 	}
 	ext.Freed(c)
 	for _, m := range []*Comm{c, c.coll} {
@@ -124,7 +126,7 @@ func (c *Comm) Free() error {
 			e.comms[m.ctx] = nil
 		}
 	}
-	e.t.ReleaseContext(c.slot, c.gen)
+	e.t.ReleaseContext(e.me, c.slot)
 	return nil
 }
 

@@ -42,3 +42,17 @@ func KillAtStage(stage string, victim int) (reached func() bool) {
 
 // HSSlotsFree is how many handshake slots this rank has free.
 func (w *World) HSSlotsFree() int { return len(w.e.hsFree) }
+
+// FreeContexts is how many of the job's context slots are free.
+func (w *World) FreeContexts() int { return w.e.t.FreeContexts() }
+
+// DieAtStage makes this rank SIGKILL itself the first time it reaches
+// stage (see testStage).
+func DieAtStage(stage string) {
+	stageHook = func(e *engine, s string) {
+		if s == stage {
+			syscall.Kill(syscall.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+	}
+}

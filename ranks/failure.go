@@ -26,6 +26,7 @@ func (e *engine) sweep(ep uint64) {
 		switch e.t.State(r) {
 		case job.StFailed:
 			if !e.failed[r] {
+				e.t.ReleaseAll(r) // its holds on context slots (job.Holds)
 				e.failed[r], e.gone[r] = true, true
 				e.failedOrder = append(e.failedOrder, r)
 				e.needEval = true

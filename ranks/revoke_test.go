@@ -10,7 +10,7 @@ import (
 // context slot, as Dup will.
 func newPair(t *testing.T, w0, w1 *Comm) (*Comm, *Comm) {
 	t.Helper()
-	slot, gen, ok := w0.e.t.AllocContext(2)
+	slot, gen, ok := w0.e.t.AllocContext(0, []int{0, 1})
 	if !ok {
 		t.Fatal("no free context slot")
 	}

@@ -54,6 +54,7 @@ var (
 type World struct {
 	e     *engine
 	world *Comm
+	self  *Comm // MPI_COMM_SELF, made at its first use
 }
 
 var (
@@ -123,6 +124,7 @@ func InitThread(level ThreadLevel) (*World, error) {
 	e.level = level
 	w := &World{e: e}
 	w.world = e.newComm(0, job.WorldGen, identityGroup(e.n), "world") // the world owns slot 0
+	w.world.permanent = true
 	return w, nil
 }
 
@@ -181,6 +183,7 @@ func (w *World) Finalize() error {
 		return newErr(ErrFinalized, "Finalize", -1, "")
 	}
 	e.closed = true
+	e.t.ReleaseAll(e.me)
 	e.t.CB(e.me).State.CompareAndSwap(job.StAlive, job.StFinalized)
 	for _, le := range e.t.LivenessList(e.me) {
 		le.Disarm()

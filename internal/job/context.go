@@ -1,6 +1,7 @@
 package job
 
 import (
+	"math/bits"
 	"sync/atomic"
 	"unsafe"
 )
@@ -27,21 +28,41 @@ const MaxContexts = 1024
 // areaContexts + slot*64).
 //
 //	+0   gen      uint32  odd: owned; even: free
-//	+4   refs     uint32  members that have not freed it yet
+//	+4   refs     uint32  hold bits still set for it (see Holds)
 //	+8   revoked  uint32  the generation in which it was revoked, 0 if not
-//	+12  (pad to 64)
+//	+12  leader   uint32  world rank that allocated it
+//	+16  (pad to 64)
 type CtxRecord struct {
 	gen     atomic.Uint32
 	refs    atomic.Uint32
 	revoked atomic.Uint32
-	_       [52]byte
+	leader  atomic.Uint32
+	_       [48]byte
 }
 
-const ctxRecordSize = 64
+// Holds is a rank's set of context slots it holds or is about to adopt
+// (128 bytes, one bit per slot, at areaHolds + rank*128).
+//
+// Who holds a slot is what decides when it returns to the pool, whatever
+// fails: the allocator sets the bit of every member before it tells them
+// the slot; a member clears its own bit when it frees the communicator
+// (or finalizes), any rank clears the bits of a rank that died, and a
+// member whose creation failed because the allocator died clears the bits
+// of that allocator's slots it never adopted. Each bit is cleared by an
+// atomic and-not whose old value says whether this call cleared it, so
+// refs falls by exactly one per bit, and the slot is free when it reaches
+// zero.
+type Holds [MaxContexts / 64]atomic.Uint64
+
+const (
+	ctxRecordSize = 64
+	holdsSize     = MaxContexts / 8
+)
 
 func init() {
-	if unsafe.Sizeof(CtxRecord{}) != ctxRecordSize || unsafe.Offsetof(CtxRecord{}.revoked) != 8 {
-		panic("job: CtxRecord drifted from its documentation")
+	if unsafe.Sizeof(CtxRecord{}) != ctxRecordSize || unsafe.Offsetof(CtxRecord{}.leader) != 12 ||
+		unsafe.Sizeof(Holds{}) != holdsSize {
+		panic("job: CtxRecord or Holds drifted from its documentation")
 	}
 }
 
@@ -49,42 +70,113 @@ func (m *Map) ctxRec(s uint32) *CtxRecord {
 	return (*CtxRecord)(m.Seg.Ptr(m.ctx0 + uint64(s)*ctxRecordSize))
 }
 
-// initContexts gives slot 0 to the world at the segment's creation.
+// HoldsOf is rank r's set of held context slots.
+func (m *Map) HoldsOf(r int) *Holds {
+	return (*Holds)(m.Seg.Ptr(m.holds0 + uint64(r)*holdsSize))
+}
+
+// initContexts gives slot 0 to the world at the segment's creation; its
+// hold bits are never cleared (the world is never freed), so it is never
+// reclaimed.
 func (m *Map) initContexts() {
 	w := m.ctxRec(0)
-	w.gen.Store(1)
+	w.gen.Store(WorldGen)
 	w.refs.Store(uint32(m.N))
+	for r := range m.N {
+		m.HoldsOf(r)[0].Or(1)
+	}
 }
 
 // WorldGen is the generation of the world's slot 0.
 const WorldGen = 1
 
-// AllocContext takes a free slot for a communicator of members ranks and
-// returns it with its generation, or ok false if none is free. The
-// caller tells the other members which slot (their communicator's
-// creation is collective).
-func (m *Map) AllocContext(members int) (slot, gen uint32, ok bool) {
+// AllocContext takes a free slot for a communicator of the given members
+// (world ranks) on behalf of leader, sets every member's hold bit, and
+// returns the slot with its generation; ok is false if none is free. The
+// leader then tells the members which slot.
+func (m *Map) AllocContext(leader int, members []int) (slot, gen uint32, ok bool) {
 	for s := uint32(1); s < MaxContexts; s++ {
 		rec := m.ctxRec(s)
 		g := rec.gen.Load()
 		if g&1 == 0 && rec.gen.CompareAndSwap(g, g+1) {
-			rec.refs.Store(uint32(members))
+			rec.refs.Store(uint32(len(members)))
+			rec.leader.Store(uint32(leader))
+			for _, w := range members {
+				m.HoldsOf(w)[s/64].Or(1 << (s % 64))
+			}
+			// A member that has already ended was swept (ReleaseAll)
+			// before its bit was set: release it here. One that ends
+			// after this check is swept after its bit was set. Either
+			// way the bit is cleared once.
+			for _, w := range members {
+				if st := m.State(w); st == StFailed || st == StFinalized {
+					m.ReleaseContext(w, s)
+				}
+			}
 			return s, g + 1, true
 		}
 	}
 	return 0, 0, false
 }
 
-// ReleaseContext drops one member's hold on slot s of generation gen;
-// the last one frees the slot for the next owner.
-func (m *Map) ReleaseContext(s, gen uint32) {
+// Adoptable reports whether rank r may adopt slot s of generation gen:
+// its hold bit is still set and the slot still has that generation.
+func (m *Map) Adoptable(r int, s, gen uint32) bool {
+	return m.HoldsOf(r)[s/64].Load()&(1<<(s%64)) != 0 && m.ctxRec(s).gen.Load() == gen
+}
+
+// ReleaseContext clears rank r's hold on slot s; the last hold frees the
+// slot for the next owner.
+func (m *Map) ReleaseContext(r int, s uint32) {
+	bit := uint64(1) << (s % 64)
+	if m.HoldsOf(r)[s/64].And(^bit)&bit == 0 {
+		return // not held, or cleared by another call
+	}
 	rec := m.ctxRec(s)
-	if rec.gen.Load() != gen {
-		return
-	}
 	if rec.refs.Add(^uint32(0)) == 0 {
-		rec.gen.CompareAndSwap(gen, gen+1)
+		g := rec.gen.Load()
+		rec.gen.CompareAndSwap(g, g+1)
 	}
+}
+
+// ReleaseAll clears every hold of rank r but the world's: at its
+// Finalize, or by any rank once r has failed.
+func (m *Map) ReleaseAll(r int) {
+	h := m.HoldsOf(r)
+	for i := range h {
+		for v := h[i].Load(); v != 0; v &= v - 1 {
+			s := uint32(i*64 + bits.TrailingZeros64(v))
+			if s != 0 {
+				m.ReleaseContext(r, s)
+			}
+		}
+	}
+}
+
+// ReleaseOrphans clears rank r's holds on slots that leader allocated and
+// that keep(slot) says r never adopted: after a creation failed because
+// the leader died before telling r.
+func (m *Map) ReleaseOrphans(r, leader int, keep func(s uint32) bool) {
+	h := m.HoldsOf(r)
+	for i := range h {
+		for v := h[i].Load(); v != 0; v &= v - 1 {
+			s := uint32(i*64 + bits.TrailingZeros64(v))
+			if s != 0 && int(m.ctxRec(s).leader.Load()) == leader && !keep(s) {
+				m.ReleaseContext(r, s)
+			}
+		}
+	}
+}
+
+// FreeContexts counts the free slots (for tests of leaks).
+func (m *Map) FreeContexts() int {
+	n := 0
+	for s := uint32(0); s < MaxContexts; s++ {
+		if m.ctxRec(s).gen.Load()&1 == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // RevokeContext marks slot s of generation gen revoked and wakes every

@@ -29,6 +29,7 @@ import (
 //	chunkst   N          ChunkCount*8 B (→64)   per-rank chunk owner words
 //	chunks    N          ChunkCount*ChunkSize   per-rank eager chunk data
 //	contexts  1024       64 B                   CtxRecord: context slots
+//	holds     N          128 B                  Holds: context slots a rank holds
 //
 // Every area grows linearly with N (the contexts are a fixed 64 KiB):
 // nothing is allocated per pair of ranks. The sizes are stored in the
@@ -42,6 +43,7 @@ const (
 	areaChunkState
 	areaChunks
 	areaContexts
+	areaHolds
 	numAreas
 )
 
@@ -101,6 +103,7 @@ func (l Layout) Spec(cores int) shm.Spec {
 	sp.Areas[areaChunkState] = shm.AreaSpec{Count: n, Stride: (l.ChunkCount*8 + 63) &^ 63}
 	sp.Areas[areaChunks] = shm.AreaSpec{Count: n, Stride: l.ChunkCount * l.ChunkSize, Align: shm.PageSize}
 	sp.Areas[areaContexts] = shm.AreaSpec{Count: MaxContexts, Stride: ctxRecordSize}
+	sp.Areas[areaHolds] = shm.AreaSpec{Count: n, Stride: holdsSize}
 	sp.Params[paramInboxSlots] = uint64(l.InboxSlots)
 	sp.Params[paramHSSlots] = uint64(l.HSSlots)
 	sp.Params[paramChunkCount] = uint64(l.ChunkCount)
@@ -161,7 +164,7 @@ type Map struct {
 	Epoch    *atomic.Uint64 // Global.epoch
 	Starving *atomic.Uint32 // Global.starving
 
-	ctl0, ctx0              uint64
+	ctl0, ctx0, holds0      uint64
 	in0, inStride           uint64
 	hs0, hsStride           uint64
 	cst0, cstStride         uint64
@@ -176,7 +179,7 @@ func NewMap(seg *shm.Segment) *Map {
 	return &Map{
 		Seg: seg, Layout: lay, N: seg.Ranks(),
 		Epoch: &g.epoch, Starving: &g.starving,
-		ctl0: seg.Area(areaCtl).Off, ctx0: seg.Area(areaContexts).Off,
+		ctl0: seg.Area(areaCtl).Off, ctx0: seg.Area(areaContexts).Off, holds0: seg.Area(areaHolds).Off,
 		in0: in.Off, inStride: in.Stride,
 		hs0: hs.Off, hsStride: hs.Stride,
 		cst0: cst.Off, cstStride: cst.Stride,
