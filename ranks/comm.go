@@ -30,6 +30,10 @@ type Comm struct {
 	coll  *Comm
 	ext   ext.Slots   // upper packages' local state (internal/ext)
 	attrs map[int]any // SetAttr's values
+
+	// collCheck's cache: the failure epoch it last judged, and the error.
+	checkedEpoch uint64
+	checkErr     error
 }
 
 func identityGroup(n int) []int {

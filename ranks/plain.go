@@ -92,3 +92,7 @@ func checkPlain(t reflect.Type) error {
 func bytesOf[T any](buf []T, size int) (unsafe.Pointer, int) {
 	return unsafe.Pointer(unsafe.SliceData(buf)), len(buf) * size
 }
+
+// ElemSize is the size in bytes of one T if T is plain, so that slices of
+// it can be sent (MPI_Type_size); otherwise the error is ErrType.
+func ElemSize[T any]() (int, error) { return elemSize[T]() }

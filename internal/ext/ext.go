@@ -65,6 +65,24 @@ var (
 	CollOf func(comm any) any
 	// SlotsOf returns comm's per-communicator state of the upper packages.
 	SlotsOf func(comm any) *Slots
+
+	// Shared returns comm's collective lines in the segment (a header
+	// line, then a line per member in rank order; 64 bytes each), zeroed
+	// when the communicator was created.
+	Shared func(comm any) unsafe.Pointer
+	// Check returns the error a new collective on comm gets at once: it
+	// is freed or revoked, or a member is known to have failed
+	// (ErrProcFailed, at once and every time after). It is cheap when no
+	// failure or revoke happened since the last call.
+	Check func(comm any, op string) error
+	// Wait runs comm's progress engine, spinning then sleeping as for a
+	// receive, until done reports true; it returns Check's error instead
+	// if one arises first. done runs under the engine lock and must not
+	// block or call into ranks.
+	Wait func(comm any, op string, done func() bool) error
+	// WakeAll rings the doorbell of every other member of comm, so that
+	// members asleep in Wait re-check.
+	WakeAll func(comm any)
 )
 
 // Register installs h for message kind k. It panics on a kind out of

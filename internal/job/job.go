@@ -30,8 +30,12 @@ import (
 //	chunks    N          ChunkCount*ChunkSize   per-rank eager chunk data
 //	contexts  1024       64 B                   CtxRecord: context slots
 //	holds     N          128 B                  Holds: context slots a rank holds
+//	coll      1024       64 B + N*64 B          the collectives' lines of each
+//	                                            context slot (package coll)
 //
-// Every area grows linearly with N (the contexts are a fixed 64 KiB):
+// Every area grows linearly with N (the contexts are a fixed 64 KiB; the
+// collectives' lines are 64 KiB per rank, touched only for the
+// communicators that run collectives):
 // nothing is allocated per pair of ranks. The sizes are stored in the
 // header parameters, so a rank reads them from the segment rather than
 // assuming them.
@@ -44,6 +48,7 @@ const (
 	areaChunks
 	areaContexts
 	areaHolds
+	areaColl
 	numAreas
 )
 
@@ -104,6 +109,7 @@ func (l Layout) Spec(cores int) shm.Spec {
 	sp.Areas[areaChunks] = shm.AreaSpec{Count: n, Stride: l.ChunkCount * l.ChunkSize, Align: shm.PageSize}
 	sp.Areas[areaContexts] = shm.AreaSpec{Count: MaxContexts, Stride: ctxRecordSize}
 	sp.Areas[areaHolds] = shm.AreaSpec{Count: n, Stride: holdsSize}
+	sp.Areas[areaColl] = shm.AreaSpec{Count: MaxContexts, Stride: CollStride(n)}
 	sp.Params[paramInboxSlots] = uint64(l.InboxSlots)
 	sp.Params[paramHSSlots] = uint64(l.HSSlots)
 	sp.Params[paramChunkCount] = uint64(l.ChunkCount)
@@ -165,6 +171,7 @@ type Map struct {
 	Starving *atomic.Uint32 // Global.starving
 
 	ctl0, ctx0, holds0      uint64
+	coll0, collStride       uint64
 	in0, inStride           uint64
 	hs0, hsStride           uint64
 	cst0, cstStride         uint64
@@ -180,12 +187,20 @@ func NewMap(seg *shm.Segment) *Map {
 		Seg: seg, Layout: lay, N: seg.Ranks(),
 		Epoch: &g.epoch, Starving: &g.starving,
 		ctl0: seg.Area(areaCtl).Off, ctx0: seg.Area(areaContexts).Off, holds0: seg.Area(areaHolds).Off,
+		coll0: seg.Area(areaColl).Off, collStride: seg.Area(areaColl).Stride,
 		in0: in.Off, inStride: in.Stride,
 		hs0: hs.Off, hsStride: hs.Stride,
 		cst0: cst.Off, cstStride: cst.Stride,
 		chunk0: cd.Off, chunkRankStride: cd.Stride,
 	}
 }
+
+// CollStride is the size of a context slot's collective lines: a header
+// line, then one line per rank (the layout is package coll's).
+func CollStride(n int) int { return 64 * (1 + n) }
+
+// CollArea is the collective lines of context slot s.
+func (m *Map) CollArea(s uint32) unsafe.Pointer { return m.Seg.Ptr(m.coll0 + uint64(s)*m.collStride) }
 
 // CB is rank r's control block.
 func (m *Map) CB(r int) *CtlBlock {

@@ -136,9 +136,10 @@ const (
 	OpWaitAll
 	OpWaitAny
 	OpWaitSome
+	OpColl
 )
 
-var opNames = [...]string{"none", "Send", "Ssend", "Recv", "Probe", "Wait", "WaitAll", "WaitAny", "WaitSome"}
+var opNames = [...]string{"none", "Send", "Ssend", "Recv", "Probe", "Wait", "WaitAll", "WaitAny", "WaitSome", "Collective"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) {

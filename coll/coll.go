@@ -1,0 +1,894 @@
+// Package coll is MPI's collective operations over a ranks.Comm: Barrier,
+// Bcast, Reduce, Allreduce, Gather(v), Scatter(v), Allgather(v),
+// Alltoall(v), ReduceScatter(Block), Scan and Exscan, on slices of any
+// plain type, with typed reduction ops (op.go).
+//
+// Small collectives (up to 24 bytes a member) meet in the communicator's
+// lines in shared memory: one atomic arrival per member, no message
+// (shared.go). Larger ones move their data with point-to-point messages
+// on the communicator's collective context, which never matches a user's
+// receive, so that the single-copy and pipelined protocols of package
+// ranks carry them; Allreduce of large vectors is a reduce-scatter then an
+// allgather, so every rank reduces a slice and both cores work.
+//
+// Failures. A collective on a communicator with a member known to have
+// failed returns ErrProcFailed at once, every time, acknowledged or not,
+// until the communicator is shrunk; a member that dies during one makes
+// it return ErrProcFailed at the members waiting for it, never a hang.
+// A revoked communicator gives ErrRevoked.
+//
+// In place: where MPI has MPI_IN_PLACE, pass a nil send buffer; the data
+// is then taken from (and the result left in) the receive buffer, as MPI
+// says for each operation.
+//
+// Mismatched sizes between members are reported (ErrCount or
+// ErrTruncate) where a member receives data: by the receiver of a block
+// of the wrong size. A mismatch that no member receives goes unnoticed.
+package coll
+
+import (
+	"errors"
+	"unsafe"
+
+	"shmpi/internal/ext"
+	"shmpi/ranks"
+)
+
+func errf(class error, op string, detail string) error {
+	return &ranks.Error{Class: class, Op: op, Rank: -1, Detail: detail}
+}
+
+// bytesOf views s as bytes.
+func bytesOf[T any](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(s[0])))
+}
+
+// view sees b as n elements of T (b comes from a line: 8-byte aligned).
+func view[T any](b []byte, n int) []T {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
+// start validates T and the root, and begins the collective.
+func start[T any](c *ranks.Comm, op string, root int) (*state, int, error) {
+	sz, err := ranks.ElemSize[T]()
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := begin(c, op)
+	if err != nil {
+		return nil, 0, err
+	}
+	if root != noRoot && (root < 0 || root >= st.size) {
+		return nil, 0, &ranks.Error{Class: ranks.ErrRank, Op: op, Rank: -1, Detail: "root out of range"}
+	}
+	return st, sz, nil
+}
+
+const noRoot = -1 << 40
+
+// check reports a member's contribution of the wrong size.
+func checkLen(op string, r, got, want int) error {
+	if got != want {
+		return &ranks.Error{Class: ranks.ErrCount, Op: op, Rank: r, Detail: "contribution of a size that differs from this rank's"}
+	}
+	return nil
+}
+
+// waitAll waits for rs; the error is the collective's (see fail).
+func (st *state) waitAll(rs []*ranks.Request, op string) error {
+	if err := ranks.WaitAll(rs, nil); err != nil {
+		return st.fail(err, op)
+	}
+	return nil
+}
+
+// fail turns an error of a point-to-point step into the collective's: a
+// member's failure explains the others (a member that saw it first
+// returns and finalizes, so its peers see "finalized" or a truncated
+// step), so ErrProcFailed wins when a member is known to have failed.
+func (st *state) fail(err error, op string) error {
+	if err == nil {
+		return nil
+	}
+	if cerr := ext.Check(st.c, op); cerr != nil && errors.Is(cerr, ranks.ErrProcFailed) {
+		return cerr
+	}
+	return relabel(err, op)
+}
+
+func relabel(err error, op string) error {
+	for e := err; e != nil; {
+		if re, ok := e.(*ranks.Error); ok {
+			out := *re
+			out.Op = op
+			return &out
+		}
+		u, ok := e.(interface{ Unwrap() error })
+		if !ok {
+			break
+		}
+		e = u.Unwrap()
+	}
+	return err
+}
+
+// recvExact receives exactly len(buf) elements from src.
+func recvExact[T any](st *state, buf []T, src int, op string) error {
+	s, err := ranks.Recv(st.cc, buf, src, st.tag())
+	if err != nil {
+		return st.fail(err, op)
+	}
+	if s.Bytes != len(bytesOf(buf)) {
+		return &ranks.Error{Class: ranks.ErrCount, Op: op, Rank: src, Detail: "a member sent a block of another size"}
+	}
+	return nil
+}
+
+// Barrier blocks until every member of c has called it.
+func Barrier(c *ranks.Comm) error {
+	st, err := begin(c, "Barrier")
+	if err != nil {
+		return err
+	}
+	return st.arrive("Barrier")
+}
+
+// Bcast copies root's buf into buf at every member.
+func Bcast[T any](c *ranks.Comm, buf []T, root int) error {
+	const op = "Bcast"
+	st, _, err := start[T](c, op, root)
+	if err != nil {
+		return err
+	}
+	b := bytesOf(buf)
+	if len(b) <= inlineMax {
+		if st.rank == root {
+			st.publish(b)
+		}
+		if err := st.arrive(op); err != nil {
+			return err
+		}
+		if st.rank != root {
+			d := st.read(root)
+			if err := checkLen(op, root, len(d), len(b)); err != nil {
+				return err
+			}
+			copy(b, d)
+		}
+		return nil
+	}
+	if st.rank != root {
+		return recvExact(st, buf, root, op)
+	}
+	rs := make([]*ranks.Request, 0, st.size-1)
+	for r := range st.size {
+		if r != root {
+			q, err := ranks.Isend(st.cc, buf, r, st.tag())
+			if err != nil {
+				return relabel(err, op)
+			}
+			rs = append(rs, q)
+		}
+	}
+	return st.waitAll(rs, op)
+}
+
+// Reduce combines every member's send with op, in rank order, into recv
+// at root (recv is ignored elsewhere). At root, a nil send means in
+// place: recv holds root's contribution.
+func Reduce[T any](c *ranks.Comm, send, recv []T, op Op[T], root int) error {
+	const name = "Reduce"
+	st, _, err := start[T](c, name, root)
+	if err != nil {
+		return err
+	}
+	if op == nil {
+		return errf(ranks.ErrArg, name, "nil op")
+	}
+	mine := send
+	if mine == nil && st.rank == root {
+		mine = recv
+	}
+	n := len(mine)
+	if st.rank == root && len(recv) < n {
+		return errf(ranks.ErrBuffer, name, "receive buffer shorter than the contribution")
+	}
+	if b := bytesOf(mine); len(b) <= inlineMax {
+		st.publish(b)
+		if err := st.arrive(name); err != nil {
+			return err
+		}
+		if st.rank == root {
+			return reduceLines(st, recv[:n], op, st.size, name)
+		}
+		return nil
+	}
+	if st.rank != root {
+		return st.fail(ranks.Send(st.cc, mine, root, st.tag()), name)
+	}
+	return reduceAtRoot(st, mine, recv[:n], op, name)
+}
+
+// reduceLines reduces the lines of members 0..upto-1, in rank order,
+// into acc.
+func reduceLines[T any](st *state, acc []T, op Op[T], upto int, name string) error {
+	n := len(acc)
+	nb := len(bytesOf(acc))
+	for r := range upto {
+		d := st.read(r)
+		if err := checkLen(name, r, len(d), nb); err != nil {
+			return err
+		}
+		if r == 0 {
+			copy(bytesOf(acc), d)
+		} else {
+			op(acc, view[T](d, n))
+		}
+	}
+	return nil
+}
+
+// reduceAtRoot receives every other member's contribution in rank order
+// and reduces into acc (root's own is mine, which may alias acc).
+func reduceAtRoot[T any](st *state, mine, acc []T, op Op[T], name string) error {
+	n := len(acc)
+	own := mine
+	if st.rank != 0 && unsafe.SliceData(mine) == unsafe.SliceData(acc) {
+		own = append([]T(nil), mine...) // in place: keep root's contribution
+	}
+	tmp := make([]T, n)
+	for r := range st.size {
+		var x []T
+		switch {
+		case r == st.rank:
+			x = own
+		default:
+			if err := recvExact(st, tmp, r, name); err != nil {
+				return err
+			}
+			x = tmp
+		}
+		if r == 0 {
+			copy(acc, x)
+		} else {
+			op(acc, x)
+		}
+	}
+	return nil
+}
+
+// Allreduce combines every member's send with op, in rank order, into
+// recv at every member. A nil send means in place.
+func Allreduce[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
+	const name = "Allreduce"
+	st, _, err := start[T](c, name, noRoot)
+	if err != nil {
+		return err
+	}
+	if op == nil {
+		return errf(ranks.ErrArg, name, "nil op")
+	}
+	if send != nil && len(send) != len(recv) {
+		return errf(ranks.ErrBuffer, name, "send and receive buffers differ in length")
+	}
+	mine := send
+	if mine == nil {
+		mine = recv
+	}
+	if b := bytesOf(mine); len(b) <= inlineMax {
+		st.publish(b)
+		if err := st.arrive(name); err != nil {
+			return err
+		}
+		return reduceLines(st, recv, op, st.size, name)
+	}
+	return allreduceLarge(st, mine, recv, op, name)
+}
+
+// blocks splits n elements into size nearly equal blocks: block r is
+// [off[r], off[r+1]).
+func blocks(n, size int) []int {
+	off := make([]int, size+1)
+	for r := range size {
+		off[r+1] = off[r] + n/size
+		if r < n%size {
+			off[r+1]++
+		}
+	}
+	return off
+}
+
+// allreduceLarge is a reduce-scatter (rank r reduces block r of every
+// member's contribution, in rank order) then an allgather of the blocks.
+func allreduceLarge[T any](st *state, mine, recv []T, op Op[T], name string) error {
+	off := blocks(len(recv), st.size)
+	me := st.rank
+	blk := func(s []T, r int) []T { return s[off[r]:off[r+1]] }
+	// Reduce-scatter.
+	acc := make([]T, off[me+1]-off[me])
+	tmp := make([][]T, st.size)
+	var rs []*ranks.Request
+	for r := range st.size {
+		if r == me {
+			continue
+		}
+		tmp[r] = make([]T, len(acc))
+		q, err := ranks.Irecv(st.cc, tmp[r], r, st.tag())
+		if err != nil {
+			return relabel(err, name)
+		}
+		rs = append(rs, q)
+	}
+	for r := range st.size {
+		if r == me {
+			continue
+		}
+		q, err := ranks.Isend(st.cc, blk(mine, r), r, st.tag())
+		if err != nil {
+			return relabel(err, name)
+		}
+		rs = append(rs, q)
+	}
+	if err := st.waitAll(rs, name); err != nil {
+		return err
+	}
+	for r := range st.size {
+		x := tmp[r]
+		if r == me {
+			x = blk(mine, me)
+		}
+		if r == 0 {
+			copy(acc, x)
+		} else {
+			op(acc, x)
+		}
+	}
+	// Allgather of the reduced blocks (a second tag: a new collective
+	// step whose messages must not match the first's).
+	st.k++
+	copy(blk(recv, me), acc)
+	rs = rs[:0]
+	for r := range st.size {
+		if r == me {
+			continue
+		}
+		q, err := ranks.Irecv(st.cc, blk(recv, r), r, st.tag())
+		if err != nil {
+			return relabel(err, name)
+		}
+		rs = append(rs, q)
+	}
+	for r := range st.size {
+		if r == me {
+			continue
+		}
+		q, err := ranks.Isend(st.cc, acc, r, st.tag())
+		if err != nil {
+			return relabel(err, name)
+		}
+		rs = append(rs, q)
+	}
+	return st.waitAll(rs, name)
+}
+
+// AllreduceValue is Allreduce of one value.
+func AllreduceValue[T any](c *ranks.Comm, v T, op Op[T]) (T, error) {
+	buf := []T{v}
+	err := Allreduce(c, nil, buf, op)
+	return buf[0], err
+}
+
+// Gather collects every member's send, in rank order, into recv at root
+// (len(send) elements each; recv needs Size()*len(send)). At root, a nil
+// send means in place: root's block is already in recv.
+func Gather[T any](c *ranks.Comm, send, recv []T, root int) error {
+	const name = "Gather"
+	st, _, err := start[T](c, name, root)
+	if err != nil {
+		return err
+	}
+	m := len(send)
+	if send == nil && st.rank == root {
+		m = len(recv) / st.size
+	}
+	if st.rank == root && len(recv) < st.size*m {
+		return errf(ranks.ErrBuffer, name, "receive buffer shorter than Size() blocks")
+	}
+	mine := send
+	if send == nil && st.rank == root {
+		mine = recv[root*m : (root+1)*m]
+	}
+	if nb := len(bytesOf(mine)); nb <= inlineMax {
+		st.publish(bytesOf(mine))
+		if err := st.arrive(name); err != nil {
+			return err
+		}
+		if st.rank != root {
+			return nil
+		}
+		for r := range st.size {
+			d := st.read(r)
+			if err := checkLen(name, r, len(d), nb); err != nil {
+				return err
+			}
+			copy(bytesOf(recv[r*m:(r+1)*m]), d)
+		}
+		return nil
+	}
+	if st.rank != root {
+		return st.fail(ranks.Send(st.cc, send, root, st.tag()), name)
+	}
+	var rs []*ranks.Request
+	for r := range st.size {
+		if r == root {
+			if send != nil {
+				copy(recv[r*m:(r+1)*m], send)
+			}
+			continue
+		}
+		q, err := ranks.Irecv(st.cc, recv[r*m:(r+1)*m], r, st.tag())
+		if err != nil {
+			return relabel(err, name)
+		}
+		rs = append(rs, q)
+	}
+	return st.waitAll(rs, name)
+}
+
+// checkV validates counts and displacements of a v-collective over a
+// buffer of n elements.
+func checkV(name string, size int, counts, displs []int, n int) error {
+	if len(counts) < size || len(displs) < size {
+		return errf(ranks.ErrCount, name, "fewer counts or displacements than members")
+	}
+	for r := range size {
+		if counts[r] < 0 || displs[r] < 0 || displs[r] > n || counts[r] > n-displs[r] {
+			return errf(ranks.ErrCount, name, "count or displacement out of the buffer")
+		}
+	}
+	return nil
+}
+
+// Gatherv collects counts[r] elements from member r into recv at
+// displs[r], at root (counts and displs matter at root only). A nil send
+// at root means in place.
+func Gatherv[T any](c *ranks.Comm, send, recv []T, counts, displs []int, root int) error {
+	const name = "Gatherv"
+	st, _, err := start[T](c, name, root)
+	if err != nil {
+		return err
+	}
+	if st.rank != root {
+		return st.fail(ranks.Send(st.cc, send, root, st.tag()), name)
+	}
+	if err := checkV(name, st.size, counts, displs, len(recv)); err != nil {
+		return err
+	}
+	var rs []*ranks.Request
+	for r := range st.size {
+		dst := recv[displs[r] : displs[r]+counts[r]]
+		if r == root {
+			if send != nil {
+				if len(send) != counts[r] {
+					return errf(ranks.ErrCount, name, "root's send differs from its count")
+				}
+				copy(dst, send)
+			}
+			continue
+		}
+		q, err := ranks.Irecv(st.cc, dst, r, st.tag())
+		if err != nil {
+			return relabel(err, name)
+		}
+		rs = append(rs, q)
+	}
+	return st.waitAll(rs, name)
+}
+
+// Scatter sends block r of root's send (len(recv) elements each) to
+// member r's recv. At root, a nil recv means in place.
+func Scatter[T any](c *ranks.Comm, send, recv []T, root int) error {
+	const name = "Scatter"
+	st, _, err := start[T](c, name, root)
+	if err != nil {
+		return err
+	}
+	if st.rank != root {
+		return recvExact(st, recv, root, name)
+	}
+	m := len(recv)
+	if recv == nil {
+		m = len(send) / st.size
+	}
+	if len(send) < st.size*m {
+		return errf(ranks.ErrBuffer, name, "send buffer shorter than Size() blocks")
+	}
+	counts, displs := make([]int, st.size), make([]int, st.size)
+	for r := range st.size {
+		counts[r], displs[r] = m, r*m
+	}
+	return scatterv(st, send, counts, displs, recv, root, name)
+}
+
+// Scatterv sends counts[r] elements of root's send from displs[r] to
+// member r (counts and displs matter at root only). At root, a nil recv
+// means in place.
+func Scatterv[T any](c *ranks.Comm, send []T, counts, displs []int, recv []T, root int) error {
+	const name = "Scatterv"
+	st, _, err := start[T](c, name, root)
+	if err != nil {
+		return err
+	}
+	if st.rank != root {
+		s, err := ranks.Recv(st.cc, recv, root, st.tag())
+		if err == nil && s.Bytes > len(bytesOf(recv)) {
+			err = errf(ranks.ErrTruncate, name, "block longer than the receive buffer")
+		}
+		return st.fail(err, name)
+	}
+	if err := checkV(name, st.size, counts, displs, len(send)); err != nil {
+		return err
+	}
+	return scatterv(st, send, counts, displs, recv, root, name)
+}
+
+func scatterv[T any](st *state, send []T, counts, displs []int, recv []T, root int, name string) error {
+	var rs []*ranks.Request
+	for r := range st.size {
+		src := send[displs[r] : displs[r]+counts[r]]
+		if r == root {
+			if recv != nil {
+				if len(recv) < len(src) {
+					return errf(ranks.ErrBuffer, name, "root's receive buffer shorter than its block")
+				}
+				copy(recv, src)
+			}
+			continue
+		}
+		q, err := ranks.Isend(st.cc, src, r, st.tag())
+		if err != nil {
+			return relabel(err, name)
+		}
+		rs = append(rs, q)
+	}
+	return st.waitAll(rs, name)
+}
+
+// Allgather collects every member's send (len(send) elements each) into
+// recv at every member, in rank order. A nil send means in place: this
+// member's block is already in recv.
+func Allgather[T any](c *ranks.Comm, send, recv []T) error {
+	const name = "Allgather"
+	st, _, err := start[T](c, name, noRoot)
+	if err != nil {
+		return err
+	}
+	m := len(send)
+	mine := send
+	if send == nil {
+		m = len(recv) / st.size
+		mine = recv[st.rank*m : (st.rank+1)*m]
+	}
+	if len(recv) < st.size*m {
+		return errf(ranks.ErrBuffer, name, "receive buffer shorter than Size() blocks")
+	}
+	if b := bytesOf(mine); len(b) <= inlineMax {
+		st.publish(b)
+		if err := st.arrive(name); err != nil {
+			return err
+		}
+		for r := range st.size {
+			d := st.read(r)
+			if err := checkLen(name, r, len(d), len(b)); err != nil {
+				return err
+			}
+			copy(bytesOf(recv[r*m:(r+1)*m]), d)
+		}
+		return nil
+	}
+	counts, displs := make([]int, st.size), make([]int, st.size)
+	for r := range st.size {
+		counts[r], displs[r] = m, r*m
+	}
+	return allgatherv(st, mine, recv, counts, displs, name)
+}
+
+// Allgatherv collects counts[r] elements from member r into recv at
+// displs[r], at every member. A nil send means in place.
+func Allgatherv[T any](c *ranks.Comm, send, recv []T, counts, displs []int) error {
+	const name = "Allgatherv"
+	st, _, err := start[T](c, name, noRoot)
+	if err != nil {
+		return err
+	}
+	if err := checkV(name, st.size, counts, displs, len(recv)); err != nil {
+		return err
+	}
+	mine := send
+	if send == nil {
+		mine = recv[displs[st.rank] : displs[st.rank]+counts[st.rank]]
+	}
+	return allgatherv(st, mine, recv, counts, displs, name)
+}
+
+func allgatherv[T any](st *state, mine, recv []T, counts, displs []int, name string) error {
+	var rs []*ranks.Request
+	for r := range st.size {
+		if r == st.rank {
+			continue
+		}
+		q, err := ranks.Irecv(st.cc, recv[displs[r]:displs[r]+counts[r]], r, st.tag())
+		if err != nil {
+			return relabel(err, name)
+		}
+		rs = append(rs, q)
+	}
+	for r := range st.size {
+		if r == st.rank {
+			continue
+		}
+		q, err := ranks.Isend(st.cc, mine, r, st.tag())
+		if err != nil {
+			return relabel(err, name)
+		}
+		rs = append(rs, q)
+	}
+	dst := recv[displs[st.rank] : displs[st.rank]+counts[st.rank]]
+	if unsafe.SliceData(dst) != unsafe.SliceData(mine) {
+		copy(dst, mine)
+	}
+	return st.waitAll(rs, name)
+}
+
+// Alltoall sends block r of send to member r, and receives member r's
+// block for this member into block r of recv (blocks of len(send)/Size()
+// elements). A nil send means in place.
+func Alltoall[T any](c *ranks.Comm, send, recv []T) error {
+	const name = "Alltoall"
+	st, _, err := start[T](c, name, noRoot)
+	if err != nil {
+		return err
+	}
+	src := send
+	if send == nil {
+		src = append([]T(nil), recv...)
+	}
+	if len(src) != len(recv) || len(recv)%st.size != 0 {
+		return errf(ranks.ErrBuffer, name, "buffers must be Size() equal blocks, the same length")
+	}
+	m := len(recv) / st.size
+	counts, displs := make([]int, st.size), make([]int, st.size)
+	for r := range st.size {
+		counts[r], displs[r] = m, r*m
+	}
+	return alltoallv(st, src, counts, displs, recv, counts, displs, name)
+}
+
+// Alltoallv sends scounts[r] elements of send from sdispls[r] to member
+// r, and receives rcounts[r] elements from member r into recv at
+// rdispls[r].
+func Alltoallv[T any](c *ranks.Comm, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) error {
+	const name = "Alltoallv"
+	st, _, err := start[T](c, name, noRoot)
+	if err != nil {
+		return err
+	}
+	if err := checkV(name, st.size, scounts, sdispls, len(send)); err != nil {
+		return err
+	}
+	if err := checkV(name, st.size, rcounts, rdispls, len(recv)); err != nil {
+		return err
+	}
+	return alltoallv(st, send, scounts, sdispls, recv, rcounts, rdispls, name)
+}
+
+func alltoallv[T any](st *state, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int, name string) error {
+	var rs []*ranks.Request
+	for r := range st.size {
+		if r == st.rank {
+			continue
+		}
+		q, err := ranks.Irecv(st.cc, recv[rdispls[r]:rdispls[r]+rcounts[r]], r, st.tag())
+		if err != nil {
+			return relabel(err, name)
+		}
+		rs = append(rs, q)
+	}
+	for r := range st.size {
+		if r == st.rank {
+			continue
+		}
+		q, err := ranks.Isend(st.cc, send[sdispls[r]:sdispls[r]+scounts[r]], r, st.tag())
+		if err != nil {
+			return relabel(err, name)
+		}
+		rs = append(rs, q)
+	}
+	me := st.rank
+	if scounts[me] != rcounts[me] {
+		return errf(ranks.ErrCount, name, "this rank's send and receive counts to itself differ")
+	}
+	copy(recv[rdispls[me]:rdispls[me]+rcounts[me]], send[sdispls[me]:sdispls[me]+scounts[me]])
+	return st.waitAll(rs, name)
+}
+
+// ReduceScatterBlock reduces every member's send (Size() blocks of
+// len(recv) elements) with op, in rank order, and leaves block r of the
+// result in member r's recv. A nil send means in place: the input is in
+// recv, which must then hold Size() blocks; the result is its first.
+func ReduceScatterBlock[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
+	const name = "ReduceScatterBlock"
+	st, _, err := start[T](c, name, noRoot)
+	if err != nil {
+		return err
+	}
+	m := len(recv)
+	src := send
+	if send == nil {
+		m = len(recv) / st.size
+		src = append([]T(nil), recv[:st.size*m]...)
+	}
+	counts := make([]int, st.size)
+	for r := range counts {
+		counts[r] = m
+	}
+	return reduceScatter(st, src, recv[:m], counts, op, name)
+}
+
+// ReduceScatter reduces every member's send (sum of counts elements) with
+// op, in rank order, and leaves the counts[r] elements from offset
+// counts[0]+...+counts[r-1] of the result in member r's recv. A nil send
+// means in place (the input in recv; the result at its start).
+func ReduceScatter[T any](c *ranks.Comm, send, recv []T, counts []int, op Op[T]) error {
+	const name = "ReduceScatter"
+	st, _, err := start[T](c, name, noRoot)
+	if err != nil {
+		return err
+	}
+	if len(counts) < st.size {
+		return errf(ranks.ErrCount, name, "fewer counts than members")
+	}
+	total := 0
+	for r := range st.size {
+		if counts[r] < 0 {
+			return errf(ranks.ErrCount, name, "negative count")
+		}
+		total += counts[r]
+	}
+	src := send
+	if send == nil {
+		if len(recv) < total {
+			return errf(ranks.ErrBuffer, name, "in place: the receive buffer must hold the whole input")
+		}
+		src = append([]T(nil), recv[:total]...)
+	}
+	if len(src) != total || len(recv) < counts[st.rank] {
+		return errf(ranks.ErrBuffer, name, "send must hold the sum of counts; recv this rank's count")
+	}
+	return reduceScatter(st, src, recv[:counts[st.rank]], counts[:st.size], op, name)
+}
+
+func reduceScatter[T any](st *state, send, recv []T, counts []int, op Op[T], name string) error {
+	if op == nil {
+		return errf(ranks.ErrArg, name, "nil op")
+	}
+	off := make([]int, st.size+1)
+	for r := range st.size {
+		off[r+1] = off[r] + counts[r]
+	}
+	me := st.rank
+	tmp := make([][]T, st.size)
+	var rs []*ranks.Request
+	for r := range st.size {
+		if r == me {
+			continue
+		}
+		tmp[r] = make([]T, counts[me])
+		q, err := ranks.Irecv(st.cc, tmp[r], r, st.tag())
+		if err != nil {
+			return relabel(err, name)
+		}
+		rs = append(rs, q)
+	}
+	for r := range st.size {
+		if r == me {
+			continue
+		}
+		q, err := ranks.Isend(st.cc, send[off[r]:off[r+1]], r, st.tag())
+		if err != nil {
+			return relabel(err, name)
+		}
+		rs = append(rs, q)
+	}
+	if err := st.waitAll(rs, name); err != nil {
+		return err
+	}
+	for r := range st.size {
+		x := tmp[r]
+		if r == me {
+			x = send[off[me]:off[me+1]]
+		}
+		if r == 0 {
+			copy(recv, x)
+		} else {
+			op(recv, x)
+		}
+	}
+	return nil
+}
+
+// Scan leaves in member r's recv the reduction, in rank order, of the
+// send of members 0..r. A nil send means in place.
+func Scan[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
+	return scan(c, send, recv, op, false, "Scan")
+}
+
+// Exscan leaves in member r's recv the reduction of the send of members
+// 0..r-1; member 0's recv is left as it is. A nil send means in place.
+func Exscan[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
+	return scan(c, send, recv, op, true, "Exscan")
+}
+
+func scan[T any](c *ranks.Comm, send, recv []T, op Op[T], exclusive bool, name string) error {
+	st, _, err := start[T](c, name, noRoot)
+	if err != nil {
+		return err
+	}
+	if op == nil {
+		return errf(ranks.ErrArg, name, "nil op")
+	}
+	mine := send
+	if mine == nil {
+		mine = append([]T(nil), recv...)
+	}
+	if len(recv) < len(mine) {
+		return errf(ranks.ErrBuffer, name, "receive buffer shorter than the contribution")
+	}
+	n := len(mine)
+	me := st.rank
+	upto := me + 1
+	if exclusive {
+		upto = me
+	}
+	if b := bytesOf(mine); len(b) <= inlineMax {
+		st.publish(b)
+		if err := st.arrive(name); err != nil {
+			return err
+		}
+		if upto == 0 {
+			return nil
+		}
+		return reduceLines(st, recv[:n], op, upto, name)
+	}
+	// A chain: member r gets the prefix of 0..r-1 from r-1 and passes on
+	// the prefix of 0..r.
+	prefix := make([]T, n)
+	if me > 0 {
+		if err := recvExact(st, prefix, me-1, name); err != nil {
+			return err
+		}
+	}
+	out := prefix
+	if me == 0 {
+		copy(out, mine)
+	} else {
+		if exclusive {
+			copy(recv[:n], prefix)
+			out = append([]T(nil), prefix...)
+		}
+		op(out, mine)
+	}
+	if !exclusive {
+		copy(recv[:n], out)
+	}
+	if me+1 < st.size {
+		return st.fail(ranks.Send(st.cc, out, me+1, st.tag()), name)
+	}
+	return nil
+}

@@ -1,0 +1,348 @@
+package coll_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"shmpi/coll"
+	"shmpi/ranks"
+	"shmpi/ranks/ranktest"
+)
+
+// value is member r's element i of a test vector.
+func value(r, i int) int64 { return int64(r*1000003 + i*7 + 1) }
+
+func vec(r, n int) []int64 {
+	v := make([]int64, n)
+	for i := range v {
+		v[i] = value(r, i)
+	}
+	return v
+}
+
+// affine is a non-commutative op: x ∘ y = (x.a*y.a, x.a*y.b + x.b) on
+// pairs, reduced modulo a prime to stay small.
+type affine struct{ A, B int64 }
+
+const prime = 1_000_003
+
+func compose(inout, in []affine) {
+	for i := range inout {
+		x, y := inout[i], in[i]
+		inout[i] = affine{x.A * y.A % prime, (x.A*y.B + x.B) % prime}
+	}
+}
+
+func affineOf(r, i int) affine { return affine{int64(r+2+i) % prime, int64(3*r+i+1) % prime} }
+
+// Every collective against a sequential model, on 1, 2, 3 and 5 ranks,
+// for sizes that take the shared-line path and the message path.
+func TestCollectivesModel(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			ranktest.RunOpts(t, ranktest.Options{N: n, Quiet: true}, func(r *ranktest.R) {
+				for _, m := range []int{1, 3, 4, 1000, 70000} {
+					model(r, m)
+				}
+			})
+		})
+	}
+}
+
+func model(r *ranktest.R, m int) {
+	c, me, size := r.Comm, r.Rank, r.Size
+	what := func(op string) string { return fmt.Sprintf("%s of %d elements", op, m) }
+	check := func(err error, op string) {
+		if err != nil {
+			r.Fatalf("%s: %v", what(op), err)
+		}
+	}
+	check(coll.Barrier(c), "Barrier")
+
+	for root := range size {
+		buf := make([]int64, m)
+		if me == root {
+			buf = vec(root, m)
+		}
+		check(coll.Bcast(c, buf, root), "Bcast")
+		if !slices.Equal(buf, vec(root, m)) {
+			r.Errorf("%s from %d: wrong data", what("Bcast"), root)
+		}
+	}
+
+	sum := make([]int64, m)
+	for q := range size {
+		coll.Sum(sum, vec(q, m))
+	}
+	root := size - 1
+	rec := make([]int64, m)
+	check(coll.Reduce(c, vec(me, m), rec, coll.Sum[int64], root), "Reduce")
+	if me == root && !slices.Equal(rec, sum) {
+		r.Errorf("%s: wrong sum", what("Reduce"))
+	}
+	all := make([]int64, m)
+	check(coll.Allreduce(c, vec(me, m), all, coll.Sum[int64]), "Allreduce")
+	if !slices.Equal(all, sum) {
+		r.Errorf("%s: wrong sum", what("Allreduce"))
+	}
+	in := vec(me, m)
+	check(coll.Allreduce(c, nil, in, coll.Sum[int64]), "Allreduce in place")
+	if !slices.Equal(in, sum) {
+		r.Errorf("%s: wrong sum", what("Allreduce in place"))
+	}
+	// Non-commutative: rank order must hold.
+	mine := make([]affine, min(m, 1000))
+	want := make([]affine, len(mine))
+	for i := range mine {
+		mine[i] = affineOf(me, i)
+		want[i] = affineOf(0, i)
+		for q := 1; q < size; q++ {
+			compose(want[i:i+1], []affine{affineOf(q, i)})
+		}
+	}
+	got := make([]affine, len(mine))
+	check(coll.Allreduce(c, mine, got, coll.Op[affine](compose)), "Allreduce non-commutative")
+	if !slices.Equal(got, want) {
+		r.Errorf("%s: not in rank order", what("non-commutative Allreduce"))
+	}
+
+	g := make([]int64, size*m)
+	check(coll.Gather(c, vec(me, m), g, 0), "Gather")
+	check(coll.Allgather(c, vec(me, m), g), "Allgather")
+	for q := range size {
+		if !slices.Equal(g[q*m:(q+1)*m], vec(q, m)) {
+			r.Errorf("%s: block %d wrong", what("Allgather"), q)
+		}
+	}
+	var src []int64
+	if me == 0 {
+		src = slices.Concat(func() [][]int64 {
+			var bs [][]int64
+			for q := range size {
+				bs = append(bs, vec(q, m))
+			}
+			return bs
+		}()...)
+	}
+	sc := make([]int64, m)
+	check(coll.Scatter(c, src, sc, 0), "Scatter")
+	if !slices.Equal(sc, vec(me, m)) {
+		r.Errorf("%s: wrong block", what("Scatter"))
+	}
+	// Alltoall: block q of member p's send is vec(p*size+q).
+	send := make([]int64, 0, size*m)
+	for q := range size {
+		send = append(send, vec(me*size+q, m)...)
+	}
+	recv := make([]int64, size*m)
+	check(coll.Alltoall(c, send, recv), "Alltoall")
+	for q := range size {
+		if !slices.Equal(recv[q*m:(q+1)*m], vec(q*size+me, m)) {
+			r.Errorf("%s: block from %d wrong", what("Alltoall"), q)
+		}
+	}
+	rsb := make([]int64, m)
+	full := make([]int64, size*m)
+	for p := range size {
+		for q := range size {
+			coll.Sum(full[q*m:(q+1)*m], vec(p*size+q, m))
+		}
+	}
+	check(coll.ReduceScatterBlock(c, send, rsb, coll.Sum[int64]), "ReduceScatterBlock")
+	if !slices.Equal(rsb, full[me*m:(me+1)*m]) {
+		r.Errorf("%s: wrong block", what("ReduceScatterBlock"))
+	}
+	scan := make([]int64, m)
+	check(coll.Scan(c, vec(me, m), scan, coll.Sum[int64]), "Scan")
+	pre := make([]int64, m)
+	for q := 0; q <= me; q++ {
+		coll.Sum(pre, vec(q, m))
+	}
+	if !slices.Equal(scan, pre) {
+		r.Errorf("%s: wrong prefix", what("Scan"))
+	}
+	ex := make([]int64, m)
+	check(coll.Exscan(c, vec(me, m), ex, coll.Sum[int64]), "Exscan")
+	clear(pre)
+	for q := 0; q < me; q++ {
+		coll.Sum(pre, vec(q, m))
+	}
+	if me > 0 && !slices.Equal(ex, pre) {
+		r.Errorf("%s: wrong prefix", what("Exscan"))
+	}
+	// v-forms: member q contributes q+1 elements (times m/1000+1).
+	k := m/1000 + 1
+	counts, displs := make([]int, size), make([]int, size)
+	tot := 0
+	for q := range size {
+		counts[q], displs[q] = (q+1)*k, tot
+		tot += counts[q]
+	}
+	gv := make([]int64, tot)
+	check(coll.Allgatherv(c, vec(me, counts[me]), gv, counts, displs), "Allgatherv")
+	gv2 := make([]int64, tot)
+	check(coll.Gatherv(c, vec(me, counts[me]), gv2, counts, displs, root), "Gatherv")
+	for q := range size {
+		if !slices.Equal(gv[displs[q]:displs[q]+counts[q]], vec(q, counts[q])) ||
+			(me == root && !slices.Equal(gv2[displs[q]:displs[q]+counts[q]], vec(q, counts[q]))) {
+			r.Errorf("%s: block %d wrong", what("Allgatherv/Gatherv"), q)
+		}
+	}
+	sv := make([]int64, counts[me])
+	check(coll.Scatterv(c, gv, counts, displs, sv, 0), "Scatterv")
+	if !slices.Equal(sv, vec(me, counts[me])) {
+		r.Errorf("%s: wrong block", what("Scatterv"))
+	}
+	v, err := coll.AllreduceValue(c, coll.ValLoc[float64]{Val: float64(me % 2), Loc: me}, coll.MinLoc[float64])
+	check(err, "MinLoc")
+	if v.Val != 0 || v.Loc != 0 {
+		r.Errorf("MinLoc: %+v", v)
+	}
+	mx, err := coll.AllreduceValue(c, me, coll.Max[int])
+	check(err, "Max")
+	if mx != size-1 {
+		r.Errorf("Max: %d", mx)
+	}
+	land, err := coll.AllreduceValue(c, me != 1, coll.Land)
+	check(err, "Land")
+	if land != (size < 2) {
+		r.Errorf("Land: %v", land)
+	}
+}
+
+// Bad input: a clear error class, and the communicator keeps working.
+func TestCollectivesBadInput(t *testing.T) {
+	ranktest.RunOpts(t, ranktest.Options{N: 2, Quiet: true}, func(r *ranktest.R) {
+		c := r.Comm
+		want := func(err, class error, what string) {
+			if !errors.Is(err, class) {
+				r.Errorf("%s: %v, want %v", what, err, class)
+			}
+		}
+		want(coll.Bcast(c, []int{1}, 2), ranks.ErrRank, "root out of range")
+		want(coll.Bcast(c, []int{1}, -1), ranks.ErrRank, "negative root")
+		want(coll.Bcast(c, []string{"x"}, 0), ranks.ErrType, "non-plain type")
+		want(coll.Allreduce(c, []int{1, 2}, []int{0}, coll.Sum[int]), ranks.ErrBuffer, "short receive buffer")
+		want(coll.Barrier(nil), ranks.ErrComm, "nil communicator")
+		want(coll.Allgatherv(c, []int{1}, make([]int, 2), []int{1, 5}, []int{0, 1}), ranks.ErrCount, "count out of range")
+		d, err := c.Dup()
+		r.Check(err, "dup")
+		r.Check(d.Free(), "free")
+		want(coll.Barrier(d), ranks.ErrComm, "freed communicator")
+		// Mismatched sizes between members are caught by the receiver.
+		buf := make([]int32, 1+r.Rank)
+		err = coll.Bcast(c, buf, 0)
+		if r.Rank == 1 {
+			want(err, ranks.ErrCount, "Bcast of mismatched sizes")
+		}
+		r.Check(coll.Barrier(c), "barrier after bad input")
+	})
+}
+
+// Collectives on different communicators, from different goroutines at
+// once, do not interfere.
+func TestCollectivesConcurrentComms(t *testing.T) {
+	ranktest.RunOpts(t, ranktest.Options{N: 3, Quiet: true}, func(r *ranktest.R) {
+		const k = 4
+		comms := make([]*ranks.Comm, k)
+		for i := range comms {
+			d, err := r.Comm.Dup()
+			r.Check(err, "dup")
+			comms[i] = d
+		}
+		var wg sync.WaitGroup
+		for i, d := range comms {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for it := range 200 {
+					v, err := coll.AllreduceValue(d, r.Rank*i+it, coll.Sum[int])
+					if err != nil {
+						r.Errorf("comm %d: %v", i, err)
+						return
+					}
+					if want := 3*it + 3*i; v != want {
+						r.Errorf("comm %d iteration %d: %d, want %d", i, it, v, want)
+						return
+					}
+					big := make([]int64, 5000)
+					big[0] = int64(r.Rank + i)
+					if err := coll.Allreduce(d, nil, big, coll.Sum[int64]); err != nil || big[0] != int64(3+3*i) {
+						r.Errorf("comm %d large: %v %d", i, err, big[0])
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		for _, d := range comms {
+			r.Check(d.Free(), "free")
+		}
+	})
+}
+
+// A member that dies before or during a collective makes it return
+// ErrProcFailed at the survivors that wait for it, never a hang; later
+// collectives on the communicator fail at once.
+func TestCollectivesMemberDies(t *testing.T) {
+	type collective struct {
+		name string
+		run  func(c *ranks.Comm, me int) error
+	}
+	cases := []collective{
+		{"barrier", func(c *ranks.Comm, me int) error { return coll.Barrier(c) }},
+		{"allreduce-small", func(c *ranks.Comm, me int) error {
+			_, err := coll.AllreduceValue(c, 1.0, coll.Sum[float64])
+			return err
+		}},
+		{"allreduce-large", func(c *ranks.Comm, me int) error {
+			return coll.Allreduce(c, nil, make([]float64, 100000), coll.Sum[float64])
+		}},
+		{"bcast-large", func(c *ranks.Comm, me int) error { return coll.Bcast(c, make([]byte, 200000), 2) }},
+		{"gather", func(c *ranks.Comm, me int) error { return coll.Gather(c, make([]int, 10), make([]int, 40), 0) }},
+	}
+	for _, tc := range cases {
+		for _, during := range []bool{false, true} {
+			name := tc.name + "/before"
+			if during {
+				name = tc.name + "/during"
+			}
+			t.Run(name, func(t *testing.T) {
+				ranktest.RunOpts(t, ranktest.Options{N: 4, Dies: []int{2}, Quiet: true}, func(r *ranktest.R) {
+					c := r.Comm
+					if r.Rank == 2 {
+						if during {
+							r.Check(coll.Barrier(c), "barrier before")
+						}
+						r.Kill()
+					}
+					if during {
+						r.Check(coll.Barrier(c), "barrier before")
+					} else {
+						_, err := ranks.Recv(c, make([]byte, 1), 2, 1)
+						procFailed(r, err, "see the death first")
+					}
+					err := tc.run(c, r.Rank)
+					if !during && !errors.Is(err, ranks.ErrProcFailed) {
+						r.Errorf("%s with a dead member: %v, want ErrProcFailed", tc.name, err)
+					}
+					if during && err != nil && !errors.Is(err, ranks.ErrProcFailed) {
+						r.Errorf("%s while a member dies: %v", tc.name, err)
+					}
+					// Later collectives fail at once, acknowledged or not.
+					r.Check(c.FailureAck(), "ack")
+					procFailed(r, coll.Barrier(c), "barrier after the failure")
+				})
+			})
+		}
+	}
+}
+
+func procFailed(r *ranktest.R, err error, what string) {
+	if !errors.Is(err, ranks.ErrProcFailed) {
+		r.Errorf("%s: %v, want ErrProcFailed", what, err)
+	}
+}

@@ -1,0 +1,76 @@
+package ranks
+
+import (
+	"unsafe"
+
+	"shmpi/internal/ext"
+	"shmpi/internal/job"
+)
+
+// What package coll needs of a communicator, through internal/ext.
+
+func init() {
+	ext.Shared = func(comm any) unsafe.Pointer { c := comm.(*Comm); return c.e.t.CollArea(c.slot) }
+	ext.Check = func(comm any, op string) error {
+		c := comm.(*Comm)
+		c.e.lock()
+		defer c.e.unlock()
+		c.e.refresh()
+		return c.collCheck(op)
+	}
+	ext.Wait = func(comm any, op string, done func() bool) error { return comm.(*Comm).collWait(op, done) }
+	ext.WakeAll = func(comm any) {
+		c := comm.(*Comm)
+		for _, w := range c.group {
+			if w != c.e.me {
+				c.e.dbs[w].Ring()
+			}
+		}
+	}
+}
+
+// collCheck is ext.Check under the engine lock: one compare unless the
+// failure epoch moved since the last call.
+func (c *Comm) collCheck(op string) error {
+	e := c.e
+	if e.seenEpoch == c.checkedEpoch && c.checkErr == nil && !c.unusable && !e.closed {
+		return nil
+	}
+	if err := c.live(op); err != nil {
+		return err
+	}
+	c.checkedEpoch = e.seenEpoch
+	c.checkErr = nil
+	// A failure takes precedence over a member that merely finalized.
+	for _, w := range c.group {
+		if e.failed[w] {
+			c.checkErr = &Error{Class: ErrProcFailed, Op: op, Rank: int(c.toComm[w]), Failed: c.failedRanks(len(e.failedOrder)),
+				Detail: "a member of the communicator has failed"}
+			return c.checkErr
+		}
+	}
+	for _, w := range c.group {
+		if e.final[w] {
+			c.checkErr = newErr(ErrPeerFinalized, op, int(c.toComm[w]), "a member of the communicator has finalized")
+			return c.checkErr
+		}
+	}
+	return nil
+}
+
+// collWait is ext.Wait.
+func (c *Comm) collWait(op string, done func() bool) error {
+	e := c.e
+	e.lock()
+	defer e.unlock()
+	var err error
+	e.block(func() bool {
+		if done() {
+			err = nil
+			return true
+		}
+		err = c.collCheck(op)
+		return err != nil
+	}, job.OpColl, ProcNull, AnyTag, c.ctx, -1)
+	return err
+}
