@@ -452,7 +452,8 @@ func nprocExempt() bool {
 
 // minSegmentSize is a lower bound of the size in bytes of the segment
 // job.NewSegment makes for layout l (math.MaxUint64 if it overflows):
-// the header, and each rank's eager chunks and inbox ring, which are most
+// the header, and each rank's eager chunks, inbox ring and collective
+// lines, which are most
 // of it (the rest is a few KiB a rank). The exact size is not exported,
 // size, and a bound built only from Layout's fields cannot drift from its
 // layout into refusing a job that fits; TestMinSegmentSize checks that
@@ -461,7 +462,9 @@ func minSegmentSize(l Layout) uint64 {
 	chunks := mulSat(uint64(max(l.ChunkCount, 0)), uint64(max(l.ChunkSize, 0)))
 	inbox := addSat(ring.HeaderSize, mulSat(uint64(max(l.InboxSlots, 0)), ring.SlotSize))
 	perRank := addSat(chunks, inbox)
-	return addSat(shm.HeaderSize, mulSat(uint64(max(l.Ranks, 0)), perRank))
+	// The collectives' lines: a line per rank in every context slot.
+	coll := mulSat(job.MaxContexts*64, uint64(max(l.Ranks, 0)))
+	return addSat(addSat(shm.HeaderSize, coll), mulSat(uint64(max(l.Ranks, 0)), perRank))
 }
 
 func mulSat(a, b uint64) uint64 {
