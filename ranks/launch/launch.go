@@ -453,11 +453,9 @@ func nprocExempt() bool {
 // minSegmentSize is a lower bound of the size in bytes of the segment
 // job.NewSegment makes for layout l (math.MaxUint64 if it overflows):
 // the header, and each rank's eager chunks, inbox ring and collective
-// lines, which are most
-// of it (the rest is a few KiB a rank). The exact size is not exported,
-// size, and a bound built only from Layout's fields cannot drift from its
-// layout into refusing a job that fits; TestMinSegmentSize checks that
-// the bound stays close.
+// lines, which are most of it (the rest is a few KiB a rank). A bound
+// built only from Layout's fields cannot drift into refusing a job that
+// fits; TestMinSegmentSize checks that it stays close.
 func minSegmentSize(l Layout) uint64 {
 	chunks := mulSat(uint64(max(l.ChunkCount, 0)), uint64(max(l.ChunkSize, 0)))
 	inbox := addSat(ring.HeaderSize, mulSat(uint64(max(l.InboxSlots, 0)), ring.SlotSize))
