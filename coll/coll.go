@@ -130,8 +130,7 @@ func recvExact[T any](st *state, buf []T, src int, op string) error {
 	return nil
 }
 
-// Barrier blocks until every member of c has called it.
-func Barrier(c *ranks.Comm) error {
+func barrier(c *ranks.Comm) error {
 	st, err := begin(c, "Barrier")
 	if err != nil {
 		return err
@@ -139,8 +138,7 @@ func Barrier(c *ranks.Comm) error {
 	return st.arrive("Barrier")
 }
 
-// Bcast copies root's buf into buf at every member.
-func Bcast[T any](c *ranks.Comm, buf []T, root int) error {
+func bcast[T any](c *ranks.Comm, buf []T, root int) error {
 	const op = "Bcast"
 	st, _, err := start[T](c, op, root)
 	if err != nil {
@@ -179,10 +177,7 @@ func Bcast[T any](c *ranks.Comm, buf []T, root int) error {
 	return st.waitAll(rs, op)
 }
 
-// Reduce combines every member's send with op, in rank order, into recv
-// at root (recv is ignored elsewhere). At root, a nil send means in
-// place: recv holds root's contribution.
-func Reduce[T any](c *ranks.Comm, send, recv []T, op Op[T], root int) error {
+func reduce[T any](c *ranks.Comm, send, recv []T, op Op[T], root int) error {
 	const name = "Reduce"
 	st, _, err := start[T](c, name, root)
 	if err != nil {
@@ -263,9 +258,7 @@ func reduceAtRoot[T any](st *state, mine, acc []T, op Op[T], name string) error 
 	return nil
 }
 
-// Allreduce combines every member's send with op, in rank order, into
-// recv at every member. A nil send means in place.
-func Allreduce[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
+func allreduce[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 	const name = "Allreduce"
 	st, _, err := start[T](c, name, noRoot)
 	if err != nil {
@@ -384,10 +377,7 @@ func AllreduceValue[T any](c *ranks.Comm, v T, op Op[T]) (T, error) {
 	return buf[0], err
 }
 
-// Gather collects every member's send, in rank order, into recv at root
-// (len(send) elements each; recv needs Size()*len(send)). At root, a nil
-// send means in place: root's block is already in recv.
-func Gather[T any](c *ranks.Comm, send, recv []T, root int) error {
+func gather[T any](c *ranks.Comm, send, recv []T, root int) error {
 	const name = "Gather"
 	st, _, err := start[T](c, name, root)
 	if err != nil {
@@ -455,10 +445,7 @@ func checkV(name string, size int, counts, displs []int, n int) error {
 	return nil
 }
 
-// Gatherv collects counts[r] elements from member r into recv at
-// displs[r], at root (counts and displs matter at root only). A nil send
-// at root means in place.
-func Gatherv[T any](c *ranks.Comm, send, recv []T, counts, displs []int, root int) error {
+func gatherv[T any](c *ranks.Comm, send, recv []T, counts, displs []int, root int) error {
 	const name = "Gatherv"
 	st, _, err := start[T](c, name, root)
 	if err != nil {
@@ -491,9 +478,7 @@ func Gatherv[T any](c *ranks.Comm, send, recv []T, counts, displs []int, root in
 	return st.waitAll(rs, name)
 }
 
-// Scatter sends block r of root's send (len(recv) elements each) to
-// member r's recv. At root, a nil recv means in place.
-func Scatter[T any](c *ranks.Comm, send, recv []T, root int) error {
+func scatter[T any](c *ranks.Comm, send, recv []T, root int) error {
 	const name = "Scatter"
 	st, _, err := start[T](c, name, root)
 	if err != nil {
@@ -513,13 +498,10 @@ func Scatter[T any](c *ranks.Comm, send, recv []T, root int) error {
 	for r := range st.size {
 		counts[r], displs[r] = m, r*m
 	}
-	return scatterv(st, send, counts, displs, recv, root, name)
+	return scattervSteps(st, send, counts, displs, recv, root, name)
 }
 
-// Scatterv sends counts[r] elements of root's send from displs[r] to
-// member r (counts and displs matter at root only). At root, a nil recv
-// means in place.
-func Scatterv[T any](c *ranks.Comm, send []T, counts, displs []int, recv []T, root int) error {
+func scatterv[T any](c *ranks.Comm, send []T, counts, displs []int, recv []T, root int) error {
 	const name = "Scatterv"
 	st, _, err := start[T](c, name, root)
 	if err != nil {
@@ -535,10 +517,10 @@ func Scatterv[T any](c *ranks.Comm, send []T, counts, displs []int, recv []T, ro
 	if err := checkV(name, st.size, counts, displs, len(send)); err != nil {
 		return err
 	}
-	return scatterv(st, send, counts, displs, recv, root, name)
+	return scattervSteps(st, send, counts, displs, recv, root, name)
 }
 
-func scatterv[T any](st *state, send []T, counts, displs []int, recv []T, root int, name string) error {
+func scattervSteps[T any](st *state, send []T, counts, displs []int, recv []T, root int, name string) error {
 	var rs []*ranks.Request
 	for r := range st.size {
 		src := send[displs[r] : displs[r]+counts[r]]
@@ -560,10 +542,7 @@ func scatterv[T any](st *state, send []T, counts, displs []int, recv []T, root i
 	return st.waitAll(rs, name)
 }
 
-// Allgather collects every member's send (len(send) elements each) into
-// recv at every member, in rank order. A nil send means in place: this
-// member's block is already in recv.
-func Allgather[T any](c *ranks.Comm, send, recv []T) error {
+func allgather[T any](c *ranks.Comm, send, recv []T) error {
 	const name = "Allgather"
 	st, _, err := start[T](c, name, noRoot)
 	if err != nil {
@@ -596,12 +575,10 @@ func Allgather[T any](c *ranks.Comm, send, recv []T) error {
 	for r := range st.size {
 		counts[r], displs[r] = m, r*m
 	}
-	return allgatherv(st, mine, recv, counts, displs, name)
+	return allgathervSteps(st, mine, recv, counts, displs, name)
 }
 
-// Allgatherv collects counts[r] elements from member r into recv at
-// displs[r], at every member. A nil send means in place.
-func Allgatherv[T any](c *ranks.Comm, send, recv []T, counts, displs []int) error {
+func allgatherv[T any](c *ranks.Comm, send, recv []T, counts, displs []int) error {
 	const name = "Allgatherv"
 	st, _, err := start[T](c, name, noRoot)
 	if err != nil {
@@ -614,10 +591,10 @@ func Allgatherv[T any](c *ranks.Comm, send, recv []T, counts, displs []int) erro
 	if send == nil {
 		mine = recv[displs[st.rank] : displs[st.rank]+counts[st.rank]]
 	}
-	return allgatherv(st, mine, recv, counts, displs, name)
+	return allgathervSteps(st, mine, recv, counts, displs, name)
 }
 
-func allgatherv[T any](st *state, mine, recv []T, counts, displs []int, name string) error {
+func allgathervSteps[T any](st *state, mine, recv []T, counts, displs []int, name string) error {
 	var rs []*ranks.Request
 	for r := range st.size {
 		if r == st.rank {
@@ -646,10 +623,7 @@ func allgatherv[T any](st *state, mine, recv []T, counts, displs []int, name str
 	return st.waitAll(rs, name)
 }
 
-// Alltoall sends block r of send to member r, and receives member r's
-// block for this member into block r of recv (blocks of len(send)/Size()
-// elements). A nil send means in place.
-func Alltoall[T any](c *ranks.Comm, send, recv []T) error {
+func alltoall[T any](c *ranks.Comm, send, recv []T) error {
 	const name = "Alltoall"
 	st, _, err := start[T](c, name, noRoot)
 	if err != nil {
@@ -667,13 +641,10 @@ func Alltoall[T any](c *ranks.Comm, send, recv []T) error {
 	for r := range st.size {
 		counts[r], displs[r] = m, r*m
 	}
-	return alltoallv(st, src, counts, displs, recv, counts, displs, name)
+	return alltoallvSteps(st, src, counts, displs, recv, counts, displs, name)
 }
 
-// Alltoallv sends scounts[r] elements of send from sdispls[r] to member
-// r, and receives rcounts[r] elements from member r into recv at
-// rdispls[r].
-func Alltoallv[T any](c *ranks.Comm, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) error {
+func alltoallv[T any](c *ranks.Comm, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) error {
 	const name = "Alltoallv"
 	st, _, err := start[T](c, name, noRoot)
 	if err != nil {
@@ -685,10 +656,10 @@ func Alltoallv[T any](c *ranks.Comm, send []T, scounts, sdispls []int, recv []T,
 	if err := checkV(name, st.size, rcounts, rdispls, len(recv)); err != nil {
 		return err
 	}
-	return alltoallv(st, send, scounts, sdispls, recv, rcounts, rdispls, name)
+	return alltoallvSteps(st, send, scounts, sdispls, recv, rcounts, rdispls, name)
 }
 
-func alltoallv[T any](st *state, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int, name string) error {
+func alltoallvSteps[T any](st *state, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int, name string) error {
 	var rs []*ranks.Request
 	for r := range st.size {
 		if r == st.rank {
@@ -718,11 +689,7 @@ func alltoallv[T any](st *state, send []T, scounts, sdispls []int, recv []T, rco
 	return st.waitAll(rs, name)
 }
 
-// ReduceScatterBlock reduces every member's send (Size() blocks of
-// len(recv) elements) with op, in rank order, and leaves block r of the
-// result in member r's recv. A nil send means in place: the input is in
-// recv, which must then hold Size() blocks; the result is its first.
-func ReduceScatterBlock[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
+func reduceScatterBlock[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 	const name = "ReduceScatterBlock"
 	st, _, err := start[T](c, name, noRoot)
 	if err != nil {
@@ -738,14 +705,10 @@ func ReduceScatterBlock[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 	for r := range counts {
 		counts[r] = m
 	}
-	return reduceScatter(st, src, recv[:m], counts, op, name)
+	return reduceScatterSteps(st, src, recv[:m], counts, op, name)
 }
 
-// ReduceScatter reduces every member's send (sum of counts elements) with
-// op, in rank order, and leaves the counts[r] elements from offset
-// counts[0]+...+counts[r-1] of the result in member r's recv. A nil send
-// means in place (the input in recv; the result at its start).
-func ReduceScatter[T any](c *ranks.Comm, send, recv []T, counts []int, op Op[T]) error {
+func reduceScatter[T any](c *ranks.Comm, send, recv []T, counts []int, op Op[T]) error {
 	const name = "ReduceScatter"
 	st, _, err := start[T](c, name, noRoot)
 	if err != nil {
@@ -771,10 +734,10 @@ func ReduceScatter[T any](c *ranks.Comm, send, recv []T, counts []int, op Op[T])
 	if len(src) != total || len(recv) < counts[st.rank] {
 		return errf(ranks.ErrBuffer, name, "send must hold the sum of counts; recv this rank's count")
 	}
-	return reduceScatter(st, src, recv[:counts[st.rank]], counts[:st.size], op, name)
+	return reduceScatterSteps(st, src, recv[:counts[st.rank]], counts[:st.size], op, name)
 }
 
-func reduceScatter[T any](st *state, send, recv []T, counts []int, op Op[T], name string) error {
+func reduceScatterSteps[T any](st *state, send, recv []T, counts []int, op Op[T], name string) error {
 	if op == nil {
 		return errf(ranks.ErrArg, name, "nil op")
 	}
@@ -823,19 +786,15 @@ func reduceScatter[T any](st *state, send, recv []T, counts []int, op Op[T], nam
 	return nil
 }
 
-// Scan leaves in member r's recv the reduction, in rank order, of the
-// send of members 0..r. A nil send means in place.
-func Scan[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
-	return scan(c, send, recv, op, false, "Scan")
+func scan[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
+	return prefix(c, send, recv, op, false, "Scan")
 }
 
-// Exscan leaves in member r's recv the reduction of the send of members
-// 0..r-1; member 0's recv is left as it is. A nil send means in place.
-func Exscan[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
-	return scan(c, send, recv, op, true, "Exscan")
+func exscan[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
+	return prefix(c, send, recv, op, true, "Exscan")
 }
 
-func scan[T any](c *ranks.Comm, send, recv []T, op Op[T], exclusive bool, name string) error {
+func prefix[T any](c *ranks.Comm, send, recv []T, op Op[T], exclusive bool, name string) error {
 	st, _, err := start[T](c, name, noRoot)
 	if err != nil {
 		return err

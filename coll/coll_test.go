@@ -346,3 +346,96 @@ func procFailed(r *ranktest.R, err error, what string) {
 		r.Errorf("%s: %v, want ErrProcFailed", what, err)
 	}
 }
+
+// Nonblocking collectives complete through Wait, Test and WaitAll, in
+// the order started, overlapping point-to-point traffic and blocking
+// collectives started after them.
+func TestNonblocking(t *testing.T) {
+	ranktest.RunOpts(t, ranktest.Options{N: 4, Quiet: true}, func(r *ranktest.R) {
+		c, me, size := r.Comm, r.Rank, r.Size
+		for it := range 50 {
+			small := []int64{int64(me + it)}
+			big := vec(me, 20000)
+			bc := make([]int64, 5000)
+			if me == 1 {
+				bc = vec(1, 5000)
+			}
+			all := make([]int64, size)
+			var reqs []*ranks.Request
+			for _, mk := range []func() (*ranks.Request, error){
+				func() (*ranks.Request, error) { return coll.Iallreduce(c, nil, small, coll.Sum[int64]) },
+				func() (*ranks.Request, error) { return coll.Iallreduce(c, nil, big, coll.Sum[int64]) },
+				func() (*ranks.Request, error) { return coll.Ibcast(c, bc, 1) },
+				func() (*ranks.Request, error) { return coll.Iallgather(c, []int64{int64(me)}, all) },
+				func() (*ranks.Request, error) { return coll.Ibarrier(c) },
+			} {
+				q, err := mk()
+				r.Check(err, "start")
+				reqs = append(reqs, q)
+			}
+			// Point-to-point meanwhile, on the same communicator.
+			peer := (me + 1) % size
+			from := (me + size - 1) % size
+			got := make([]int, 1)
+			_, err := ranks.Sendrecv(c, []int{me}, peer, 9, got, from, 9)
+			r.Check(err, "sendrecv during collectives")
+			if got[0] != from {
+				r.Errorf("sendrecv got %d", got[0])
+			}
+			// A blocking collective started now runs after them.
+			v, err := coll.AllreduceValue(c, 1, coll.Sum[int])
+			r.Check(err, "blocking after nonblocking")
+			if v != size {
+				r.Errorf("blocking allreduce %d", v)
+			}
+			if it%2 == 0 {
+				r.Check(ranks.WaitAll(reqs, nil), "wait all")
+			} else {
+				for _, q := range reqs {
+					for {
+						_, done, err := q.Test()
+						r.Check(err, "test")
+						if done {
+							break
+						}
+					}
+				}
+			}
+			if want := int64(size*it + size*(size-1)/2); small[0] != want {
+				r.Errorf("iteration %d: small allreduce %d, want %d", it, small[0], want)
+			}
+			var sum int64
+			for q := range size {
+				sum += value(q, 19999)
+			}
+			if big[19999] != sum || !slices.Equal(bc, vec(1, 5000)) {
+				r.Errorf("iteration %d: large allreduce or bcast wrong", it)
+			}
+			for q := range size {
+				if all[q] != int64(q) {
+					r.Errorf("allgather %v", all)
+				}
+			}
+		}
+	})
+}
+
+// A failure is reported at completion of a nonblocking collective, never
+// when it starts.
+func TestNonblockingFailure(t *testing.T) {
+	ranktest.RunOpts(t, ranktest.Options{N: 3, Dies: []int{2}, Quiet: true}, func(r *ranktest.R) {
+		c := r.Comm
+		if r.Rank == 2 {
+			r.Kill()
+		}
+		_, err := ranks.Recv(c, make([]byte, 1), 2, 1)
+		procFailed(r, err, "see the death")
+		q, err := coll.Iallreduce(c, nil, make([]float64, 10), coll.Sum[float64])
+		if err != nil {
+			r.Errorf("Iallreduce reported %v at initiation", err)
+			return
+		}
+		_, err = q.Wait()
+		procFailed(r, err, "Iallreduce at completion")
+	})
+}

@@ -69,6 +69,7 @@ type state struct {
 	lines unsafe.Pointer
 	a     uint64 // arrive phases begun
 	k     uint64 // collectives begun (their point-to-point tag)
+	q     queue  // nonblocking collectives (nonblocking.go)
 }
 
 // begin starts a collective op on c: c usable, no member known failed.

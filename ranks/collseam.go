@@ -19,6 +19,7 @@ func init() {
 		return c.collCheck(op)
 	}
 	ext.Wait = func(comm any, op string, done func() bool) error { return comm.(*Comm).collWait(op, done) }
+	ext.NewRequest = func(comm any, op string) (any, func(error)) { return comm.(*Comm).genRequest(op) }
 	ext.WakeAll = func(comm any) {
 		c := comm.(*Comm)
 		for _, w := range c.group {
@@ -73,4 +74,20 @@ func (c *Comm) collWait(op string, done func() bool) error {
 		return err != nil
 	}, job.OpColl, ProcNull, AnyTag, c.ctx, -1)
 	return err
+}
+
+// genRequest makes a request that complete ends (a generalized request,
+// MPI_Grequest_start's idea): Wait, Test and the many-request forms treat
+// it as any other.
+func (c *Comm) genRequest(op string) (*Request, func(error)) {
+	e := c.e
+	e.lock()
+	defer e.unlock()
+	r, h := e.newRequest()
+	c.newOp(r, false, false, nil, 0, 1, ProcNull, AnyTag, op)
+	return h, func(err error) {
+		e.lock()
+		e.complete(r, err)
+		e.unlock()
+	}
 }

@@ -83,6 +83,11 @@ var (
 	// WakeAll rings the doorbell of every other member of comm, so that
 	// members asleep in Wait re-check.
 	WakeAll func(comm any)
+	// NewRequest makes a request on comm (a *ranks.Request, typed any
+	// here) that completes when complete is called, from any goroutine,
+	// with the operation's error: how a nonblocking collective hands its
+	// result to Wait and Test.
+	NewRequest func(comm any, op string) (req any, complete func(error))
 )
 
 // Register installs h for message kind k. It panics on a kind out of
