@@ -19,16 +19,20 @@ func (e *engine) refresh() {
 	}
 }
 
+// sweep reads the table: the state of every rank (failed[] and gone[]
+// make operations on an ended peer fail at once), and the failure log
+// (failedOrder: failures in the job's one order, for acknowledgement).
 func (e *engine) sweep(ep uint64) {
 	e.seenEpoch = ep
 	e.sweepRevoked()
+	nFailed := 0
 	for r := range e.n {
 		switch e.t.State(r) {
 		case job.StFailed:
+			nFailed++
 			if !e.failed[r] {
 				e.t.ReleaseAll(r) // its holds on context slots (job.Holds)
 				e.failed[r], e.gone[r] = true, true
-				e.failedOrder = append(e.failedOrder, r)
 				e.needEval = true
 			}
 		case job.StFinalized:
@@ -37,6 +41,20 @@ func (e *engine) sweep(ep uint64) {
 				e.needEval = true
 			}
 		}
+	}
+	for n := e.t.LogLen(); len(e.failedOrder) < n; {
+		w := e.t.LogEntry(len(e.failedOrder))
+		e.failedOrder = append(e.failedOrder, w)
+		if !e.failed[w] { // logged after the state loop above read it
+			e.t.ReleaseAll(w)
+			e.failed[w], e.gone[w] = true, true
+			e.needEval = true
+		}
+	}
+	if nFailed > len(e.failedOrder) {
+		// A declaration under way, or one whose declarer died: finish
+		// the latter (its epoch bump brings us back here).
+		e.t.Repair(e.me)
 	}
 }
 

@@ -30,6 +30,7 @@ import (
 //	chunks    N          ChunkCount*ChunkSize   per-rank eager chunk data
 //	contexts  1024       64 B                   CtxRecord: context slots
 //	holds     N          128 B                  Holds: context slots a rank holds
+//	log       1          N*4 B (→64)            the failure log (log.go)
 //	coll      1024       64 B + N*64 B          the collectives' lines of each
 //	                                            context slot (package coll)
 //
@@ -48,6 +49,7 @@ const (
 	areaChunks
 	areaContexts
 	areaHolds
+	areaLog
 	areaColl
 	numAreas
 )
@@ -109,6 +111,7 @@ func (l Layout) Spec(cores int) shm.Spec {
 	sp.Areas[areaChunks] = shm.AreaSpec{Count: n, Stride: l.ChunkCount * l.ChunkSize, Align: shm.PageSize}
 	sp.Areas[areaContexts] = shm.AreaSpec{Count: MaxContexts, Stride: ctxRecordSize}
 	sp.Areas[areaHolds] = shm.AreaSpec{Count: n, Stride: holdsSize}
+	sp.Areas[areaLog] = shm.AreaSpec{Count: 1, Stride: (4*n + 63) &^ 63}
 	sp.Areas[areaColl] = shm.AreaSpec{Count: MaxContexts, Stride: CollStride(n)}
 	sp.Params[paramInboxSlots] = uint64(l.InboxSlots)
 	sp.Params[paramHSSlots] = uint64(l.HSSlots)
@@ -172,6 +175,8 @@ type Map struct {
 
 	ctl0, ctx0, holds0      uint64
 	coll0, collStride       uint64
+	log0                    uint64
+	logLen                  *atomic.Uint32
 	in0, inStride           uint64
 	hs0, hsStride           uint64
 	cst0, cstStride         uint64
@@ -188,6 +193,7 @@ func NewMap(seg *shm.Segment) *Map {
 		Epoch: &g.epoch, Starving: &g.starving,
 		ctl0: seg.Area(areaCtl).Off, ctx0: seg.Area(areaContexts).Off, holds0: seg.Area(areaHolds).Off,
 		coll0: seg.Area(areaColl).Off, collStride: seg.Area(areaColl).Stride,
+		log0: seg.Area(areaLog).Off, logLen: &g.logLen,
 		in0: in.Off, inStride: in.Stride,
 		hs0: hs.Off, hsStride: hs.Stride,
 		cst0: cst.Off, cstStride: cst.Stride,

@@ -16,12 +16,15 @@ import (
 //	+64  starving uint32  ranks asleep with sends that wait for room in an
 //	                      inbox or for a chunk; receivers that free room
 //	                      read it (normally zero) and wake them
-//	(the rest pads the two lines, read by all and written rarely)
+//	+128 logLen   uint32  entries of the failure log (log.go) filled so far
+//	(the rest pads the lines, read by all and written rarely)
 type Global struct {
 	epoch    atomic.Uint64
 	_        [56]byte
 	starving atomic.Uint32
-	_        [188]byte
+	_        [60]byte
+	logLen   atomic.Uint32
+	_        [124]byte
 }
 
 const globalStride = 256
@@ -44,6 +47,10 @@ const globalStride = 256
 //	  +24  FailedAt int64   wall-clock ns of the declaration
 //	  +32  Reaped   uint32  1 once the launcher has recorded the exit status
 //	  +36  Starving uint32  1 while the rank sleeps with sends waiting for room
+//	  +40  LogClaim uint32  2 + the world rank declaring this rank's failure
+//	                        (1: the launcher); 0 until someone does (log.go)
+//	  +44  LogIndex uint32  1 + this rank's entry in the failure log, 0 until
+//	                        it is there
 //	  +64  Liveness shm.LivenessEntry (16 bytes): next uint64, word uint32 =
 //	                TID | FUTEX_WAITERS, | FUTEX_OWNER_DIED at death
 //	lines 2-3: the doorbell, read by every sender after every message
@@ -74,7 +81,9 @@ type CtlBlock struct {
 	FailedAt atomic.Uint64
 	Reaped   atomic.Uint32
 	Starving atomic.Uint32
-	_        [24]byte
+	LogClaim atomic.Uint32
+	LogIndex atomic.Uint32
+	_        [16]byte
 	Liveness shm.LivenessEntry
 	_        [48]byte
 	Doorbell atomic.Uint32
@@ -103,7 +112,8 @@ func init() {
 	if unsafe.Sizeof(c) != CtlStride || unsafe.Offsetof(c.Liveness) != 64 || unsafe.Offsetof(c.Doorbell) != 128 ||
 		unsafe.Offsetof(c.Op) != 192 || unsafe.Offsetof(c.OpCount) != 216 || unsafe.Offsetof(c.Announce) != 256 ||
 		unsafe.Offsetof(c.Direct) != 384 || unsafe.Offsetof(c.FailedAt) != 24 ||
-		unsafe.Sizeof(g) != globalStride || unsafe.Offsetof(g.starving) != 64 {
+		unsafe.Sizeof(g) != globalStride || unsafe.Offsetof(g.starving) != 64 || unsafe.Offsetof(g.logLen) != 128 ||
+		unsafe.Offsetof(c.LogIndex) != 44 {
 		panic("job: CtlBlock or Global drifted from its documentation")
 	}
 }

@@ -1,8 +1,6 @@
 package job
 
 import (
-	"time"
-
 	"shmpi/shm"
 )
 
@@ -38,27 +36,6 @@ func (m *Map) Bump() {
 	for r := range m.N {
 		m.Doorbell(r).Ring()
 	}
-}
-
-// DeclareFailed moves rank r to StFailed unless it already ended, and
-// tells everyone. It reports whether this call made the change.
-func (m *Map) DeclareFailed(r int, cause uint32, detector int) bool {
-	st := &m.CB(r).State
-	for {
-		v := st.Load()
-		if v == StFailed || v == StFinalized {
-			return false
-		}
-		if st.CompareAndSwap(v, StFailed) {
-			break
-		}
-	}
-	cb := m.CB(r)
-	cb.Cause.Store(cause)
-	cb.Detector.Store(uint32(int32(detector)))
-	cb.FailedAt.Store(uint64(time.Now().UnixNano()))
-	m.Bump()
-	return true
 }
 
 // CheckLiveness declares every rank whose liveness word the kernel marked
