@@ -25,7 +25,7 @@ import (
 // segment written by another layout version is refused at attach.
 const (
 	Magic   = "SHMPISEG"
-	Version = 9
+	Version = 10
 
 	// HeaderSize is the size of the header page at offset 0.
 	HeaderSize = 4096
@@ -157,18 +157,22 @@ func checksum(h *header) uint64 {
 	return f.Sum64()
 }
 
-// Create makes, sizes and maps a new segment file, writes its header and
-// unlinks the file at once, so that nothing is left in /dev/shm whatever
-// happens to the job. The open file stays valid: pass Segment.File() to
-// the ranks as an inherited descriptor.
-func Create(spec Spec) (*Segment, error) {
+// Size is the size in bytes of a segment made from spec (without making
+// it), or the error Create would give for spec.
+func (spec Spec) Size() (uint64, error) {
+	_, total, err := spec.plan()
+	return total, err
+}
+
+// plan places spec's areas and sizes the segment.
+func (spec Spec) plan() ([MaxAreas]Area, uint64, error) {
+	var areas [MaxAreas]Area
 	if spec.Ranks <= 0 || spec.Ranks > 1<<20 {
-		return nil, fmt.Errorf("shm: bad rank count %d", spec.Ranks)
+		return areas, 0, fmt.Errorf("shm: bad rank count %d", spec.Ranks)
 	}
 	if len(spec.Areas) > MaxAreas {
-		return nil, fmt.Errorf("shm: %d areas, at most %d", len(spec.Areas), MaxAreas)
+		return areas, 0, fmt.Errorf("shm: %d areas, at most %d", len(spec.Areas), MaxAreas)
 	}
-	var areas [MaxAreas]Area
 	off := uint64(HeaderSize)
 	for i, a := range spec.Areas {
 		al := uint64(a.Align)
@@ -176,16 +180,27 @@ func Create(spec Spec) (*Segment, error) {
 			al = CacheLine
 		}
 		if al&(al-1) != 0 || a.Count < 0 || a.Stride < 0 || a.Stride%8 != 0 {
-			return nil, fmt.Errorf("shm: bad area spec %+v", a)
+			return areas, 0, fmt.Errorf("shm: bad area spec %+v", a)
 		}
 		off = alignUp(off, al)
 		if areaOverflows(off, uint64(a.Stride), uint64(a.Count)) || off+uint64(a.Stride)*uint64(a.Count) > maxSegment {
-			return nil, fmt.Errorf("shm: area %d (%d records of %d bytes) is too large", i, a.Count, a.Stride)
+			return areas, 0, fmt.Errorf("shm: area %d (%d records of %d bytes) is too large", i, a.Count, a.Stride)
 		}
 		areas[i] = Area{Off: off, Stride: uint64(a.Stride), Count: uint64(a.Count)}
 		off += uint64(a.Stride) * uint64(a.Count)
 	}
-	total := alignUp(off, PageSize)
+	return areas, alignUp(off, PageSize), nil
+}
+
+// Create makes, sizes and maps a new segment file, writes its header and
+// unlinks the file at once, so that nothing is left in /dev/shm whatever
+// happens to the job. The open file stays valid: pass Segment.File() to
+// the ranks as an inherited descriptor.
+func Create(spec Spec) (*Segment, error) {
+	areas, total, err := spec.plan()
+	if err != nil {
+		return nil, err
+	}
 
 	dir := spec.Dir
 	if dir == "" {

@@ -90,6 +90,47 @@ var (
 	NewRequest func(comm any, op string) (req any, complete func(error))
 )
 
+// Member states (MemberState).
+const (
+	Alive = iota
+	Failed
+	Finalized
+)
+
+// Functions of package ranks for package ulfm, installed by ranks' init.
+// Ranks of comm are its ranks; the failure log is the job's one order of
+// failures (internal/job/log.go).
+var (
+	// AgreeArea returns comm's agreement records in the segment, zeroed
+	// when the communicator was created.
+	AgreeArea func(comm any) unsafe.Pointer
+	// Block is Wait that neither a revoke nor a failure stops: only a
+	// freed communicator or a finalized rank (the error).
+	Block func(comm any, op string, done func() bool) error
+	// MemberState is member r's state: Alive, Failed (a process the
+	// kernel reported dead is declared failed here, if no one did) or
+	// Finalized.
+	MemberState func(comm any, r int) int
+	// MemberLogIndex is member r's position in the failure log, or -1
+	// while it is not there (a declaration under way).
+	MemberLogIndex func(comm any, r int) int
+	// Known is the failure-log prefix this rank knows, after refreshing;
+	// Acked the prefix it acknowledged on comm; AckUpTo acknowledges a
+	// longer prefix.
+	Known   func(comm any) int
+	Acked   func(comm any) int
+	AckUpTo func(comm any, prefix int)
+	// LogMember is the member of comm at failure-log position i, or -1
+	// if that failure is not a member's.
+	LogMember func(comm any, i int) int
+	// Alloc takes a context slot for a communicator of members (ranks
+	// of comm, in order), marking each as holding it.
+	Alloc func(comm any, members []int) (slot, gen uint32, ok bool)
+	// Adopt makes this rank's communicator of members in slot s of
+	// generation gen (allocated by Alloc at any member).
+	Adopt func(comm any, s, gen uint32, members []int, name string) (any, error)
+)
+
 // Register installs h for message kind k. It panics on a kind out of
 // range or already taken: a programming error found at init.
 func Register(k uint8, h Handler) {

@@ -102,6 +102,7 @@ func (m *Map) AllocContext(leader int, members []int) (slot, gen uint32, ok bool
 			// The collectives' header line starts from zero for every
 			// owner (every holder of the previous one has let go).
 			clear(unsafe.Slice((*uint64)(m.CollArea(s)), 8))
+			clear(unsafe.Slice((*uint64)(m.AgreeArea(s)), m.agreeStride/8))
 			rec.refs.Store(uint32(len(members)))
 			rec.leader.Store(uint32(leader))
 			for _, w := range members {

@@ -33,6 +33,8 @@ import (
 //	log       1          N*4 B (→64)            the failure log (log.go)
 //	coll      1024       64 B + N*64 B          the collectives' lines of each
 //	                                            context slot (package coll)
+//	agree     1024       AgreeStride(N)         the agreements' records of each
+//	                                            context slot (package ulfm)
 //
 // Every area grows linearly with N (the contexts are a fixed 64 KiB; the
 // collectives' lines are 64 KiB per rank, touched only for the
@@ -51,6 +53,7 @@ const (
 	areaHolds
 	areaLog
 	areaColl
+	areaAgree
 	numAreas
 )
 
@@ -113,6 +116,7 @@ func (l Layout) Spec(cores int) shm.Spec {
 	sp.Areas[areaHolds] = shm.AreaSpec{Count: n, Stride: holdsSize}
 	sp.Areas[areaLog] = shm.AreaSpec{Count: 1, Stride: (4*n + 63) &^ 63}
 	sp.Areas[areaColl] = shm.AreaSpec{Count: MaxContexts, Stride: CollStride(n)}
+	sp.Areas[areaAgree] = shm.AreaSpec{Count: MaxContexts, Stride: AgreeStride(n)}
 	sp.Params[paramInboxSlots] = uint64(l.InboxSlots)
 	sp.Params[paramHSSlots] = uint64(l.HSSlots)
 	sp.Params[paramChunkCount] = uint64(l.ChunkCount)
@@ -176,6 +180,7 @@ type Map struct {
 	ctl0, ctx0, holds0      uint64
 	coll0, collStride       uint64
 	log0                    uint64
+	agree0, agreeStride     uint64
 	logLen                  *atomic.Uint32
 	in0, inStride           uint64
 	hs0, hsStride           uint64
@@ -194,6 +199,7 @@ func NewMap(seg *shm.Segment) *Map {
 		ctl0: seg.Area(areaCtl).Off, ctx0: seg.Area(areaContexts).Off, holds0: seg.Area(areaHolds).Off,
 		coll0: seg.Area(areaColl).Off, collStride: seg.Area(areaColl).Stride,
 		log0: seg.Area(areaLog).Off, logLen: &g.logLen,
+		agree0: seg.Area(areaAgree).Off, agreeStride: seg.Area(areaAgree).Stride,
 		in0: in.Off, inStride: in.Stride,
 		hs0: hs.Off, hsStride: hs.Stride,
 		cst0: cst.Off, cstStride: cst.Stride,
@@ -207,6 +213,19 @@ func CollStride(n int) int { return 64 * (1 + n) }
 
 // CollArea is the collective lines of context slot s.
 func (m *Map) CollArea(s uint32) unsafe.Pointer { return m.Seg.Ptr(m.coll0 + uint64(s)*m.collStride) }
+
+// AgreeStride is the size of a context slot's agreement records: two
+// decision records (a 64-byte header and a bitmap of n bits, in whole
+// lines), then a 64-byte line per rank (the layout is package ulfm's).
+func AgreeStride(n int) int { return 2*(64+BitmapBytes(n)) + 64*n }
+
+// BitmapBytes is the size of a bitmap of n bits, in whole cache lines.
+func BitmapBytes(n int) int { return (n + 511) / 512 * 64 }
+
+// AgreeArea is the agreement records of context slot s.
+func (m *Map) AgreeArea(s uint32) unsafe.Pointer {
+	return m.Seg.Ptr(m.agree0 + uint64(s)*m.agreeStride)
+}
 
 // CB is rank r's control block.
 func (m *Map) CB(r int) *CtlBlock {

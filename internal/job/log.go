@@ -93,8 +93,10 @@ func (m *Map) DeclareFailed(r int, cause uint32, detector int) bool {
 	return true
 }
 
-// deadRank reports whether world rank q is dead: declared, or marked by
+// DeadRank reports whether world rank q is dead: declared, or marked by
 // the kernel.
+func (m *Map) DeadRank(q int) bool { return m.deadRank(q) }
+
 func (m *Map) deadRank(q int) bool {
 	return m.State(q) == StFailed || shm.Dead(m.Liveness(q).Word.Load())
 }

@@ -145,7 +145,7 @@ func Start(cfg Config) (*Job, error) {
 		lay = *cfg.Layout
 		lay.Ranks = cfg.N
 	}
-	if err := checkResources(lay); err != nil {
+	if err := checkResources(lay, cfg.Cores); err != nil {
 		return nil, err
 	}
 	seg, err := job.NewSegment(lay, cfg.Cores)
@@ -406,10 +406,13 @@ const shmDir = "/dev/shm"
 // a segment larger than the free space of /dev/shm would be created
 // sparse, and its pages would then fail (SIGBUS) as ranks touch them; and
 // more ranks than RLIMIT_NPROC allows would fail to fork part way.
-func checkResources(l Layout) error {
+func checkResources(l Layout, cores int) error {
 	var st unix.Statfs_t
 	if unix.Statfs(shmDir, &st) == nil {
 		size := minSegmentSize(l)
+		if exact, err := l.Spec(max(cores, 1)).Size(); err == nil {
+			size = exact
+		}
 		if free := st.Bavail * uint64(st.Bsize); size > free {
 			return fmt.Errorf("launch: %d ranks need a shared segment of at least %s (%s a rank), but %s has %s free",
 				l.Ranks, sizeString(size), sizeString(size/uint64(l.Ranks)), shmDir, sizeString(free))
@@ -451,11 +454,10 @@ func nprocExempt() bool {
 }
 
 // minSegmentSize is a lower bound of the size in bytes of the segment
-// job.NewSegment makes for layout l (math.MaxUint64 if it overflows):
-// the header, and each rank's eager chunks, inbox ring and collective
-// lines, which are most of it (the rest is a few KiB a rank). A bound
-// built only from Layout's fields cannot drift into refusing a job that
-// fits; TestMinSegmentSize checks that it stays close.
+// job.NewSegment makes for layout l (math.MaxUint64 if it overflows),
+// for layouts too large for shm to size exactly: the header, and each
+// rank's eager chunks, inbox ring and collective lines, which are most
+// of it.
 func minSegmentSize(l Layout) uint64 {
 	chunks := mulSat(uint64(max(l.ChunkCount, 0)), uint64(max(l.ChunkSize, 0)))
 	inbox := addSat(ring.HeaderSize, mulSat(uint64(max(l.InboxSlots, 0)), ring.SlotSize))

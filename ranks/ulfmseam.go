@@ -1,0 +1,100 @@
+package ranks
+
+import (
+	"unsafe"
+
+	"shmpi/internal/ext"
+	"shmpi/internal/job"
+	"shmpi/shm"
+)
+
+// What package ulfm needs of a communicator, through internal/ext.
+
+func init() {
+	ext.AgreeArea = func(comm any) unsafe.Pointer { c := comm.(*Comm); return c.e.t.AgreeArea(c.slot) }
+	ext.Block = func(comm any, op string, done func() bool) error { return comm.(*Comm).blockUntil(op, done) }
+	ext.MemberState = func(comm any, r int) int {
+		c := comm.(*Comm)
+		w := c.group[r]
+		switch c.e.t.State(w) {
+		case job.StFailed:
+			return ext.Failed
+		case job.StFinalized:
+			return ext.Finalized
+		}
+		if shm.Dead(c.e.t.Liveness(w).Word.Load()) {
+			c.e.t.DeclareFailed(w, job.CauseRobust, c.e.me)
+			return ext.Failed
+		}
+		return ext.Alive
+	}
+	ext.MemberLogIndex = func(comm any, r int) int { c := comm.(*Comm); return c.e.t.LogIndex(c.group[r]) }
+	ext.Known = func(comm any) int {
+		c := comm.(*Comm)
+		c.e.lock()
+		defer c.e.unlock()
+		c.e.refresh()
+		return len(c.e.failedOrder)
+	}
+	ext.Acked = func(comm any) int {
+		c := comm.(*Comm)
+		c.e.lock()
+		defer c.e.unlock()
+		return c.ackCount
+	}
+	ext.AckUpTo = func(comm any, prefix int) {
+		c := comm.(*Comm)
+		c.e.lock()
+		defer c.e.unlock()
+		c.e.refresh()
+		for len(c.e.failedOrder) < prefix {
+			// The log is longer than this rank has read: read it.
+			c.e.sweep(c.e.epoch.Load())
+			if len(c.e.failedOrder) < prefix {
+				c.e.t.Repair(c.e.me)
+			}
+		}
+		c.ackCount = max(c.ackCount, prefix)
+	}
+	ext.LogMember = func(comm any, i int) int {
+		c := comm.(*Comm)
+		return int(c.toComm[c.e.t.LogEntry(i)])
+	}
+	ext.Alloc = func(comm any, members []int) (uint32, uint32, bool) {
+		c := comm.(*Comm)
+		world := make([]int, len(members))
+		for i, m := range members {
+			world[i] = c.group[m]
+		}
+		return c.e.t.AllocContext(c.e.me, world)
+	}
+	ext.Adopt = func(comm any, s, gen uint32, members []int, name string) (any, error) {
+		c := comm.(*Comm)
+		world := make([]int, len(members))
+		for i, m := range members {
+			world[i] = c.group[m]
+		}
+		e := c.e
+		e.lock()
+		defer e.unlock()
+		if e.closed {
+			return nil, newErr(ErrFinalized, name, -1, "")
+		}
+		if !e.t.Adoptable(e.me, s, gen) {
+			return nil, newErr(ErrOther, name, -1, "context slot %d is no longer held by this rank", s)
+		}
+		return e.newComm(s, gen, world, name), nil
+	}
+}
+
+// blockUntil is ext.Block.
+func (c *Comm) blockUntil(op string, done func() bool) error {
+	e := c.e
+	e.lock()
+	defer e.unlock()
+	if err := c.usable(op); err != nil {
+		return err
+	}
+	e.block(done, 0, ProcNull, AnyTag, c.ctx, -1)
+	return nil
+}

@@ -1,0 +1,358 @@
+package ulfm
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"shmpi/internal/ext"
+	"shmpi/internal/job"
+	"shmpi/ranks"
+)
+
+// Agreement in shared memory.
+//
+// Every agreement (Agree, and the one inside Shrink) on a communicator is
+// a round; members run the same rounds in the same order, as for any
+// collective. The communicator's agreement records (ext.AgreeArea, zeroed
+// at its creation) hold, for the two parities of rounds:
+//
+//	decision record: a 64-byte header, then a bitmap of size bits
+//	  +0   state     uint64  round<<32 | writer<<2 | phase (0 empty,
+//	                         1 being written by member writer, 2 decided)
+//	  +8   round     uint64  the round the body below is for
+//	  +16  value     uint64  the AND of the contributors' flags
+//	  +24  flags     uint32  decErr: a non-contributor's failure was not
+//	                         acknowledged by every contributor; decNoSlot
+//	  +28  slot      uint32  Shrink: the new communicator's context slot
+//	  +32  gen       uint32  and its generation
+//	  +64  excluded  bitmap  members that did not contribute (Agree), or
+//	                         that the shrunk communicator leaves out
+//	contribution line of member m (64 bytes), a 32-byte half per parity
+//	  +0   round     uint64  the round contributed to (written last)
+//	  +8   flag      uint64
+//	  +16  acked     uint32  the failure-log prefix m acknowledged on comm
+//	  +20  known     uint32  the failure-log prefix m knew of
+//
+// A member writes its contribution, then waits until every member has
+// contributed to the round or is dead (the failure table; the kernel's
+// detector is perfect: a member reported dead can never contribute), or
+// until the round is decided. Then, if it is not decided, any member may
+// decide: it takes the decision record by compare-and-swap of state
+// (from an older round, or from a writer that died), writes the body and
+// sets the phase to decided. Every member adopts the body.
+//
+// Why it is uniform. (1) Only the member holding the writing state
+// writes the body, and the state passes to another writer only when the
+// holder is dead, so the body a round ends with was written by one
+// process, then marked decided, and never changes before every member
+// has read it (a record is reused two rounds later, and no member can
+// contribute to the round in between before it has read this one). (2)
+// Whoever writes it computes the same body: once every member has
+// contributed or is dead, the contributions are fixed (the dead cannot
+// write) and the non-contributors are exactly the dead that did not
+// contribute, so value, error and the excluded set depend only on shared
+// state that no longer changes. A writer that dies and is taken over thus
+// changes nothing but who writes, and Shrink's new slot, stored right
+// after it is allocated, is taken over with it. (3) Every member returns
+// the decided body: the same value and the same error everywhere.
+//
+// The error: ErrProcFailed exactly when some member failed without
+// contributing and its failure is beyond the acknowledged prefix of some
+// contributor (the failure log gives every rank the same order, so a
+// prefix length is an exact set). Afterwards every member acknowledges a
+// prefix of the failure log that covers every non-contributor.
+
+// stageHook, set only by tests, runs at named points of a round so that a
+// test can kill the member there.
+var stageHook func(stage string)
+
+func testStage(stage string) {
+	if stageHook != nil {
+		stageHook(stage)
+	}
+}
+
+const (
+	phaseWriting = 1
+	phaseDecided = 2
+
+	decErr    = 1
+	decNoSlot = 2
+)
+
+type decision struct {
+	state atomic.Uint64
+	round atomic.Uint64
+	value atomic.Uint64
+	flags atomic.Uint32
+	slot  atomic.Uint32
+	gen   atomic.Uint32
+	_     [28]byte
+}
+
+type contribution struct {
+	round atomic.Uint64
+	flag  atomic.Uint64
+	acked atomic.Uint32
+	known atomic.Uint32
+	_     [8]byte
+}
+
+func init() {
+	if unsafe.Sizeof(decision{}) != 64 || unsafe.Sizeof(contribution{}) != 32 {
+		panic("ulfm: agreement records drifted from their documentation")
+	}
+	ext.OnCreate(func(comm any) {
+		c := comm.(*ranks.Comm)
+		ext.SlotsOf(comm)[ext.SlotULFM] = &state{c: c, size: c.Size(), rank: c.Rank(), base: ext.AgreeArea(comm)}
+	})
+}
+
+// state is a communicator's local agreement state (in its ext slot).
+type state struct {
+	c     *ranks.Comm
+	size  int
+	rank  int
+	base  unsafe.Pointer
+	round uint64
+	q     queue // Iagree, Ishrink
+}
+
+func stateOf(c *ranks.Comm, op string) (*state, error) {
+	if c == nil {
+		return nil, &ranks.Error{Class: ranks.ErrComm, Op: op, Rank: -1, Detail: "nil communicator"}
+	}
+	st, _ := ext.SlotsOf(c)[ext.SlotULFM].(*state)
+	if st == nil {
+		return nil, &ranks.Error{Class: ranks.ErrComm, Op: op, Rank: -1, Detail: "not a communicator of this job"}
+	}
+	return st, nil
+}
+
+func (st *state) decision(round uint64) *decision {
+	return (*decision)(unsafe.Add(st.base, int(round%2)*(64+job.BitmapBytes(st.size))))
+}
+
+func (st *state) excluded(round uint64) []atomic.Uint64 {
+	p := unsafe.Add(unsafe.Pointer(st.decision(round)), 64)
+	return unsafe.Slice((*atomic.Uint64)(p), job.BitmapBytes(st.size)/8)
+}
+
+func (st *state) contribution(m int, round uint64) *contribution {
+	off := 2*(64+job.BitmapBytes(st.size)) + m*64 + int(round%2)*32
+	return (*contribution)(unsafe.Add(st.base, off))
+}
+
+// outcome is what a round decided, as this member read it.
+type outcome struct {
+	value     uint64
+	err       bool
+	noSlot    bool
+	slot, gen uint32
+	excluded  []int // ranks of the communicator, increasing
+}
+
+// agree runs one round with this member's flag. For Shrink, the decider
+// also allocates the context slot of the communicator of the members it
+// does not exclude.
+func (st *state) agree(flag uint64, shrink bool, op string) (outcome, error) {
+	c := st.c
+	st.round++
+	round := st.round
+	acked, known := ext.Acked(c), ext.Known(c)
+	me := st.contribution(st.rank, round)
+	me.flag.Store(flag)
+	me.acked.Store(uint32(acked))
+	me.known.Store(uint32(known))
+	me.round.Store(round)
+	ext.WakeAll(c)
+	testStage("contributed")
+	dec := st.decision(round)
+	err := ext.Block(c, op, func() bool { return st.step(round, dec, shrink) })
+	if err != nil {
+		return outcome{}, err
+	}
+	out := outcome{value: dec.value.Load(), slot: dec.slot.Load(), gen: dec.gen.Load()}
+	f := dec.flags.Load()
+	out.err, out.noSlot = f&decErr != 0, f&decNoSlot != 0
+	ex := st.excluded(round)
+	for m := range st.size {
+		if ex[m/64].Load()&(1<<(m%64)) != 0 {
+			out.excluded = append(out.excluded, m)
+		}
+	}
+	return out, nil
+}
+
+// step is the wait predicate of a round: it reports whether the round is
+// decided, deciding it if this member can.
+func (st *state) step(round uint64, dec *decision, shrink bool) bool {
+	s := dec.state.Load()
+	if s>>32 == round && s&3 == phaseDecided {
+		return true
+	}
+	c := st.c
+	for q := range st.size {
+		if st.contribution(q, round).round.Load() == round {
+			continue
+		}
+		switch ext.MemberState(c, q) {
+		case ext.Alive:
+			return false // wait for its contribution
+		case ext.Failed:
+			if ext.MemberLogIndex(c, q) < 0 {
+				return false // its declaration is under way
+			}
+		}
+	}
+	// Every member contributed or is dead: decide, unless someone
+	// alive is deciding.
+	if s>>32 == round && s&3 == phaseWriting {
+		if ext.MemberState(c, int(s>>2&(1<<30-1))) == ext.Alive {
+			return false
+		}
+	} else if s>>32 >= round {
+		return false
+	}
+	mine := round<<32 | uint64(st.rank)<<2
+	if !dec.state.CompareAndSwap(s, mine|phaseWriting) {
+		return false // someone else took it: wait for it
+	}
+	testStage("writing")
+	st.write(round, dec, shrink)
+	testStage("written")
+	dec.state.Store(mine | phaseDecided)
+	ext.WakeAll(c)
+	return true
+}
+
+// write computes and writes the decision of round (see the comment at the
+// top: any writer computes the same).
+func (st *state) write(round uint64, dec *decision, shrink bool) {
+	c := st.c
+	value := ^uint64(0)
+	minAcked, maxKnown := uint32(1<<32-1), uint32(0)
+	excluded := make([]bool, st.size)
+	var noncontrib []int
+	for q := range st.size {
+		ct := st.contribution(q, round)
+		if ct.round.Load() == round {
+			value &= ct.flag.Load()
+			minAcked = min(minAcked, ct.acked.Load())
+			maxKnown = max(maxKnown, ct.known.Load())
+			continue
+		}
+		excluded[q] = true
+		if ext.MemberState(c, q) == ext.Failed {
+			noncontrib = append(noncontrib, q)
+		}
+	}
+	var flags uint32
+	for _, q := range noncontrib {
+		if uint32(ext.MemberLogIndex(c, q)) >= minAcked {
+			flags |= decErr
+		}
+	}
+	if shrink {
+		flags = 0
+		for i := range int(maxKnown) {
+			if m := ext.LogMember(c, i); m >= 0 {
+				excluded[m] = true
+			}
+		}
+		if dec.round.Load() != round || dec.gen.Load() == 0 {
+			// Not taken over from a writer that died after allocating:
+			// allocate, and record the slot at once (round first), so
+			// that a writer taking over from this one reuses it.
+			dec.gen.Store(0)
+			dec.round.Store(round)
+			var members []int
+			for m := range st.size {
+				if !excluded[m] {
+					members = append(members, m)
+				}
+			}
+			if slot, gen, ok := ext.Alloc(c, members); ok {
+				dec.slot.Store(slot)
+				dec.gen.Store(gen)
+			} else {
+				flags |= decNoSlot
+			}
+		}
+	} else {
+		dec.round.Store(round)
+		dec.slot.Store(0)
+		dec.gen.Store(0)
+	}
+	dec.value.Store(value)
+	dec.flags.Store(flags)
+	ex := st.excluded(round)
+	for i := range ex {
+		ex[i].Store(0)
+	}
+	for m, x := range excluded {
+		if x {
+			ex[m/64].Or(1 << (m % 64))
+		}
+	}
+}
+
+// Agree is MPI_Comm_agree: a fault-tolerant bitwise AND of flag over the
+// members of c that have not failed. It is collective, works on a revoked
+// communicator and never returns ErrRevoked. Every survivor gets the same
+// value and the same error: ErrProcFailed exactly when a member failed
+// without contributing and not every contributor had acknowledged that
+// failure. After an Agree that returned ErrProcFailed, every failure of a
+// member that did not contribute is acknowledged here (FailureAck's
+// prefix is extended to cover them).
+func Agree(c *ranks.Comm, flag int) (int, error) {
+	st, err := stateOf(c, "Agree")
+	if err != nil {
+		return 0, err
+	}
+	out, err := st.agree(uint64(int64(flag)), false, "Agree")
+	if err != nil {
+		return 0, err
+	}
+	v := int(int64(out.value))
+	if !out.err {
+		return v, nil
+	}
+	prefix := 0
+	for _, q := range out.excluded {
+		if i := ext.MemberLogIndex(c, q); i >= 0 {
+			prefix = max(prefix, i+1)
+		}
+	}
+	ext.AckUpTo(c, prefix)
+	return v, &ranks.Error{Class: ranks.ErrProcFailed, Op: "Agree", Rank: -1, Failed: out.excluded,
+		Detail: "a member failed without contributing, unacknowledged"}
+}
+
+// AgreeBool is Agree on a boolean: true only if every contributor passed
+// true.
+func AgreeBool(c *ranks.Comm, flag bool) (bool, error) {
+	v := 0
+	if flag {
+		v = 1
+	}
+	got, err := Agree(c, v)
+	return got&1 == 1, err
+}
+
+// Iagree is the nonblocking Agree: the value is in *flag when the request
+// completes. It runs on a goroutine of its own, in the order started.
+func Iagree(c *ranks.Comm, flag *int) (*ranks.Request, error) {
+	st, err := stateOf(c, "Iagree")
+	if err != nil {
+		return nil, err
+	}
+	req, complete := ext.NewRequest(c, "Iagree")
+	in := *flag
+	st.post(func() {
+		v, err := Agree(c, in)
+		*flag = v
+		complete(err)
+	})
+	return req.(*ranks.Request), nil
+}

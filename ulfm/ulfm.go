@@ -1,0 +1,144 @@
+// Package ulfm is MPI's User-Level Failure Mitigation over ranks.Comm:
+// Revoke, Agree (and AgreeBool, Iagree), Shrink (and Ishrink), and the
+// acknowledgement calls AckFailed and FailureGetAcked; package ranks has
+// the rest (Comm.FailureAck, Comm.GetFailed, the error classes).
+//
+// The typical repair, as in the spec's Example 15.5:
+//
+//	if errors.Is(err, ranks.ErrProcFailed) {
+//		ulfm.Revoke(comm)
+//	}
+//	ok, aerr := ulfm.AgreeBool(comm, err == nil)
+//	if aerr != nil || !ok {
+//		next, _ := ulfm.Shrink(comm)
+//		comm.Free()
+//		comm = next
+//	}
+//
+// Agreement runs in shared memory with the kernel as a perfect failure
+// detector; agree.go explains the algorithm and why it is uniform.
+package ulfm
+
+import (
+	"slices"
+	"sync"
+
+	"shmpi/internal/ext"
+	"shmpi/ranks"
+)
+
+// Revoke revokes c at every member (MPI_Comm_revoke): every pending and
+// later non-local operation on it, at every member, completes with
+// ErrRevoked, except Agree, Iagree and Shrink. It is not collective, is
+// idempotent, and never reaches another communicator, even one that
+// later reuses c's context slot.
+func Revoke(c *ranks.Comm) error {
+	if c == nil {
+		return &ranks.Error{Class: ranks.ErrComm, Op: "Revoke", Rank: -1, Detail: "nil communicator"}
+	}
+	return ext.Revoke(c)
+}
+
+// Shrink returns a communicator of the members of c that have not failed
+// (MPI_Comm_shrink): every survivor gets one with the same group, in c's
+// rank order, excluding at least every failure any survivor knew of when
+// it entered. It is collective over the survivors, works on revoked and
+// unrevoked communicators, tolerates failures during the call (the result
+// is consistent; later failures surface in later operations), and never
+// returns ErrProcFailed or ErrRevoked.
+func Shrink(c *ranks.Comm) (*ranks.Comm, error) {
+	st, err := stateOf(c, "Shrink")
+	if err != nil {
+		return nil, err
+	}
+	out, err := st.agree(0, true, "Shrink")
+	if err != nil {
+		return nil, err
+	}
+	if out.noSlot {
+		return nil, &ranks.Error{Class: ranks.ErrNoMem, Op: "Shrink", Rank: -1, Detail: "no free context slot"}
+	}
+	var members []int
+	for m := range st.size {
+		if !slices.Contains(out.excluded, m) {
+			members = append(members, m)
+		}
+	}
+	nc, err := ext.Adopt(c, out.slot, out.gen, members, c.Name()+" (shrunk)")
+	if err != nil {
+		return nil, err
+	}
+	return nc.(*ranks.Comm), nil
+}
+
+// Ishrink is the nonblocking Shrink: *out holds the new communicator when
+// the request completes.
+func Ishrink(c *ranks.Comm, out **ranks.Comm) (*ranks.Request, error) {
+	st, err := stateOf(c, "Ishrink")
+	if err != nil {
+		return nil, err
+	}
+	req, complete := ext.NewRequest(c, "Ishrink")
+	st.post(func() {
+		nc, err := Shrink(c)
+		*out = nc
+		complete(err)
+	})
+	return req.(*ranks.Request), nil
+}
+
+// AckFailed acknowledges the first n failures of members of c, in the
+// order of the job's failure log, and returns how many failures of c's
+// members are acknowledged afterwards (MPI_Comm_ack_failed). n larger
+// than the failures known acknowledges them all.
+func AckFailed(c *ranks.Comm, n int) (int, error) {
+	if _, err := stateOf(c, "AckFailed"); err != nil {
+		return 0, err
+	}
+	if n < 0 {
+		return 0, &ranks.Error{Class: ranks.ErrArg, Op: "AckFailed", Rank: -1, Detail: "negative count"}
+	}
+	known := ext.Known(c)
+	prefix, count := 0, 0
+	for i := 0; i < known && count < n; i++ {
+		prefix = i + 1
+		if ext.LogMember(c, i) >= 0 {
+			count++
+		}
+	}
+	ext.AckUpTo(c, prefix)
+	acked, err := c.FailureGetAcked()
+	return len(acked), err
+}
+
+// queue runs a communicator's nonblocking ULFM calls one at a time, in
+// the order started.
+type queue struct {
+	mu      sync.Mutex
+	jobs    []func()
+	running bool
+}
+
+func (st *state) post(job func()) {
+	q := &st.q
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.jobs = append(q.jobs, job)
+	if !q.running {
+		q.running = true
+		go func() {
+			for {
+				q.mu.Lock()
+				if len(q.jobs) == 0 {
+					q.running = false
+					q.mu.Unlock()
+					return
+				}
+				j := q.jobs[0]
+				q.jobs = q.jobs[1:]
+				q.mu.Unlock()
+				j()
+			}
+		}()
+	}
+}
