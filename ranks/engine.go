@@ -120,12 +120,18 @@ type engine struct {
 	released  bool          // inbox slots or peers' chunks freed since the last relax
 	starving  bool          // our starving flag is up
 	fenceWord atomic.Uint32 // a private word for a full fence
+
+	killAt int64 // fault injection: die at this entry into the engine (killinject.go)
+	calls  int64 // entries so far, counted only when killAt is set
 }
 
 // lock takes the engine lock, announcing itself to a holder that polls.
 // At ThreadSerialized and below there is no lock: the caller promises
 // one goroutine at a time.
 func (e *engine) lock() {
+	if e.killAt != 0 {
+		e.countCall()
+	}
 	if !e.serial {
 		e.lockMu()
 	}

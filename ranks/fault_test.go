@@ -441,3 +441,33 @@ func TestFaultInjectionLoop(t *testing.T) {
 		})
 	}
 }
+
+// Fault injection through the environment: a rank dies inside its N-th
+// call, or after a duration, and the others see it fail.
+func TestKillInjection(t *testing.T) {
+	for _, spec := range []string{"1@op=3", "1@10ms"} {
+		t.Run(spec, func(t *testing.T) {
+			o := ranktest.Options{N: 2, Dies: []int{1}, Env: []string{job.EnvKill + "=" + spec}, Quiet: true}
+			ranktest.RunOpts(t, o, func(r *ranktest.R) {
+				c := r.Comm
+				if r.Rank == 1 {
+					for i := 0; ; i++ { // dies in here
+						ranks.Recv(c, make([]byte, 1), 0, i)
+					}
+				}
+				for i := 0; ; i++ {
+					if err := ranks.Send(c, []byte{1}, 1, i); err != nil {
+						procFailed(r, err, 1, "send to the killed rank")
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+func TestKillInjectionBadSpec(t *testing.T) {
+	ranktest.RunOpts(t, ranktest.Options{N: 1, Dies: []int{0}, Env: []string{job.EnvKill + "=0@soon"}, Quiet: true}, func(r *ranktest.R) {
+		r.Errorf("Init accepted a bad %s", job.EnvKill)
+	})
+}

@@ -25,6 +25,7 @@ package ranks
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"strconv"
 	"sync"
@@ -115,6 +116,10 @@ func InitThread(level ThreadLevel) (*World, error) {
 	}
 	e, err := newEngine(seg, rank)
 	if err != nil {
+		seg.Close()
+		return nil, err
+	}
+	if err := e.armKill(os.Getenv(job.EnvKill)); err != nil {
 		seg.Close()
 		return nil, err
 	}

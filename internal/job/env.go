@@ -40,6 +40,11 @@ const (
 	EnvChunkSize = "SHMPI_CHUNK_SIZE"
 	// EnvChunkCount: read by launchers, the number of chunks per rank.
 	EnvChunkCount = "SHMPI_CHUNK_COUNT"
+	// EnvKill: fault injection, read by every rank at Init: a comma-
+	// separated list of RANK@DURATION (SIGKILL that long after Init) and
+	// RANK@op=N (SIGKILL at the N-th entry into the engine, that is
+	// inside the rank's N-th shmpi call, counting from 1).
+	EnvKill = "SHMPI_KILL"
 )
 
 // RankEnv returns the environment entries that make a child process rank
