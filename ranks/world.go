@@ -215,3 +215,9 @@ func (w *World) Fates() []Fate {
 }
 
 func (e *engine) String() string { return fmt.Sprintf("rank %d/%d", e.me, e.n) }
+
+// ContextsInUse is how many of the job's context slots (one per
+// communicator alive at some rank, the world's included) are in use: a
+// diagnostic for leak checks. A slot returns to the pool once every
+// member has freed its communicator, died or finalized.
+func (w *World) ContextsInUse() int { return job.MaxContexts - w.e.t.FreeContexts() }
