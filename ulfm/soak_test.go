@@ -156,4 +156,3 @@ func soakStep(c *ranks.Comm, it int, total *int64) error {
 	*total += v
 	return nil
 }
-

@@ -29,8 +29,13 @@ type Options struct {
 
 // Parse reads -m min:max, -i iters, -x skip, -W window.
 func Parse(iters, skip, itersLarge, skipLarge int) Options {
-	o := Options{MinSize: 0, MaxSize: 4 << 20, Iters: iters, Skip: skip, ItersLarge: itersLarge, SkipLarge: skipLarge,
-		LargeSize: 8192, Window: 64}
+	return parse(Options{MinSize: 0, MaxSize: 4 << 20, Iters: iters, Skip: skip, ItersLarge: itersLarge, SkipLarge: skipLarge,
+		LargeSize: 8192, Window: 64})
+}
+
+// parse reads the flags over the defaults in o (the flags not yet parsed
+// may be added before calling it).
+func parse(o Options) Options {
 	m := flag.String("m", "", "message sizes min:max in bytes")
 	flag.IntVar(&o.Iters, "i", o.Iters, "iterations for small messages")
 	flag.IntVar(&o.Skip, "x", o.Skip, "warm-up iterations for small messages")
