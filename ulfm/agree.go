@@ -165,7 +165,9 @@ func (st *state) agree(flag uint64, shrink bool, op string) (outcome, error) {
 	me.acked.Store(uint32(acked))
 	me.known.Store(uint32(known))
 	me.round.Store(round)
-	ext.WakeAll(c)
+	// No wake-up here: the member whose contribution completes the round
+	// sees it in its own wait and decides, and the decider wakes all; a
+	// failure wakes everyone through the failure epoch.
 	testStage("contributed")
 	dec := st.decision(round)
 	err := ext.Block(c, op, func() bool { return st.step(round, dec, shrink) })
