@@ -332,3 +332,174 @@ func TestRecoveryLoop(t *testing.T) {
 		}
 	})
 }
+
+// Revoke reaches a Wait on a persistent receive, and races with members
+// starting operations: every member ends with ErrRevoked, nobody hangs.
+func TestRevokeRace(t *testing.T) {
+	ranktest.RunOpts(t, ranktest.Options{N: 4, Quiet: true}, func(r *ranktest.R) {
+		d, err := r.Comm.Dup()
+		r.Check(err, "dup")
+		if r.Rank == 3 {
+			q, err := ranks.RecvInit(d, make([]byte, 4), 0, 77) // nobody sends
+			r.Check(err, "recv init")
+			r.Check(q.Start(), "start")
+			_, err = q.Wait()
+			if !errors.Is(err, ranks.ErrRevoked) {
+				r.Errorf("persistent Wait: %v, want ErrRevoked", err)
+			}
+			if err := q.Start(); !errors.Is(err, ranks.ErrRevoked) {
+				r.Errorf("Start after the revoke: %v", err)
+			}
+			r.Check(q.Free(), "free")
+		} else {
+			// Ranks 0-2 exchange in a ring until the revoke stops them;
+			// rank 0 revokes after a number of rounds.
+			next, prev := (r.Rank+1)%3, (r.Rank+2)%3
+			for i := 0; ; i++ {
+				if r.Rank == 0 && i == 100 {
+					r.Check(ulfm.Revoke(d), "revoke")
+				}
+				in := make([]byte, 1000)
+				_, err := ranks.Sendrecv(d, make([]byte, 1000), next, i, in, prev, i)
+				if errors.Is(err, ranks.ErrRevoked) {
+					break
+				}
+				r.Check(err, "ring")
+			}
+		}
+		ok, err := ulfm.AgreeBool(d, true)
+		r.Check(err, "agree")
+		if !ok {
+			r.Errorf("agree false")
+		}
+		r.Check(d.Free(), "free")
+	})
+}
+
+// Iagree overlaps point-to-point traffic and completes with the same
+// value everywhere.
+func TestIagreeOverlap(t *testing.T) {
+	ranktest.RunOpts(t, ranktest.Options{N: 4, Quiet: true}, func(r *ranktest.R) {
+		c := r.Comm
+		for it := range 50 {
+			flag := ^(1 << r.Rank)
+			q, err := ulfm.Iagree(c, &flag)
+			r.Check(err, "iagree")
+			next, prev := (r.Rank+1)%r.Size, (r.Rank+r.Size-1)%r.Size
+			in := make([]int, 1)
+			_, err = ranks.Sendrecv(c, []int{it}, next, it, in, prev, it)
+			r.Check(err, "sendrecv during iagree")
+			_, err = q.Wait()
+			r.Check(err, "iagree wait")
+			if flag != ^0xf {
+				r.Fatalf("iagree value %b", flag)
+			}
+		}
+	})
+}
+
+// A member dying inside a Shrink (after contributing, or while deciding)
+// leaves a consistent result: the survivors get the same group, perhaps
+// still holding the dead member, which a second Shrink removes.
+func TestShrinkDeathInside(t *testing.T) {
+	for _, stage := range []string{"contributed", "writing", "written"} {
+		t.Run(stage, func(t *testing.T) {
+			ranktest.RunOpts(t, ranktest.Options{N: 5, Dies: []int{1, 4}, Quiet: true}, func(r *ranktest.R) {
+				if r.Rank == 1 {
+					r.Kill()
+				}
+				if r.Rank == 4 {
+					ulfm.DieAt(stage)
+				}
+				nc, err := ulfm.Shrink(r.Comm)
+				r.Check(err, "shrink")
+				g, _ := nc.Group()
+				w := g.WorldRanks()
+				for _, q := range []int{0, 2, 3} {
+					if !slices.Contains(w, q) {
+						r.Errorf("survivor %d missing from %v", q, w)
+					}
+				}
+				// Compare groups: everyone sends its group to rank 0.
+				if r.Rank != 0 {
+					r.Check(ranks.Send(r.Comm, w, 0, 1), "send group")
+				} else {
+					for _, q := range []int{2, 3} {
+						other := make([]int, 5)
+						st, err := ranks.Recv(r.Comm, other, q, 1)
+						r.Check(err, "recv group")
+						if !slices.Equal(other[:st.Count], w) {
+							r.Errorf("rank %d got group %v, rank 0 %v", q, other[:st.Count], w)
+						}
+					}
+				}
+				if r.Rank == 4 {
+					r.Kill() // it did not decide: die now
+				}
+				// Shrink again until the dead are out (a shrink excludes
+				// what any survivor knew when it entered).
+				for {
+					g, _ := nc.Group()
+					if slices.Equal(g.WorldRanks(), []int{0, 2, 3}) {
+						break
+					}
+					nc, err = ulfm.Shrink(nc)
+					r.Check(err, "shrink again")
+				}
+				r.Check(coll.Barrier(nc), "barrier on the result")
+			})
+		})
+	}
+}
+
+// Acknowledgement: GetFailed grows; AnySource receives report the
+// failure until it is acknowledged; AckFailed acknowledges in the job's
+// failure order.
+func TestAcknowledgement(t *testing.T) {
+	ranktest.RunOpts(t, ranktest.Options{N: 4, Dies: []int{1, 2}, Quiet: true}, func(r *ranktest.R) {
+		c := r.Comm
+		switch r.Rank {
+		case 1:
+			r.Kill()
+		case 2:
+			_, err := ranks.Recv(c, make([]byte, 1), 1, 1)
+			procFailed(r, err, "see rank 1 die")
+			r.Kill()
+		}
+		_, err := ranks.Recv(c, make([]byte, 1), 2, 1)
+		procFailed(r, err, "see rank 2 die")
+		failed, _ := c.GetFailed()
+		if !slices.Equal(failed, []int{1, 2}) {
+			r.Errorf("GetFailed %v", failed)
+		}
+		_, err = ranks.Recv(c, make([]byte, 1), ranks.AnySource, 5)
+		procFailed(r, err, "AnySource before the ack")
+		n, err := ulfm.AckFailed(c, 1)
+		r.Check(err, "ack one")
+		if n != 1 {
+			r.Errorf("AckFailed(1) acknowledged %d", n)
+		}
+		_, err = ranks.Recv(c, make([]byte, 1), ranks.AnySource, 5)
+		procFailed(r, err, "AnySource with one failure still unacknowledged")
+		n, err = ulfm.AckFailed(c, 10)
+		r.Check(err, "ack all")
+		if n != 2 {
+			r.Errorf("AckFailed(10) acknowledged %d", n)
+		}
+		// Now AnySource works between the survivors 0 and 3.
+		peer := 3 - r.Rank
+		r.Check(ranks.Send(c, []byte{byte(r.Rank)}, peer, 6), "send")
+		b := make([]byte, 1)
+		st, err := ranks.Recv(c, b, ranks.AnySource, 6)
+		r.Check(err, "AnySource after the ack")
+		if st.Source != peer {
+			r.Errorf("source %d", st.Source)
+		}
+	})
+}
+
+func procFailed(r *ranktest.R, err error, what string) {
+	if !errors.Is(err, ranks.ErrProcFailed) {
+		r.Errorf("%s: %v, want ErrProcFailed", what, err)
+	}
+}
