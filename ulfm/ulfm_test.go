@@ -181,7 +181,7 @@ func TestAgreeDeathInsideRound(t *testing.T) {
 // identical groups in the old order at every survivor, and collectives
 // and point-to-point work on the result.
 func TestShrink(t *testing.T) {
-	ranktest.RunOpts(t, ranktest.Options{N: 6, Dies: []int{1, 3, 4, 5}, Quiet: true}, func(r *ranktest.R) {
+	ranktest.RunOpts(t, ranktest.Options{N: 6, Dies: []int{1, 2, 3, 4, 5}, Quiet: true}, func(r *ranktest.R) {
 		c := r.Comm
 		alive := without(6)
 		kill := func(victims ...int) {
@@ -226,11 +226,22 @@ func TestShrink(t *testing.T) {
 			c = nc
 		}
 		if c.Size() != 2 {
-			r.Errorf("final size %d", c.Size())
+			r.Errorf("size %d, want 2", c.Size())
 		}
-		// Down to one rank.
+		// Down to one rank: the other survivor dies too.
 		if r.Rank == alive[1] {
-			return
+			r.Kill()
+		}
+		for c.Size() > 1 {
+			next, err := ulfm.Shrink(c)
+			r.Check(err, "shrink to one")
+			c = next
+		}
+		r.Check(coll.Barrier(c), "barrier alone")
+		v, err := coll.AllreduceValue(c, 7, coll.Sum[int])
+		r.Check(err, "allreduce alone")
+		if v != 7 {
+			r.Errorf("allreduce alone: %d", v)
 		}
 	})
 }
