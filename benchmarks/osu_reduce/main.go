@@ -1,0 +1,50 @@
+// Command osu_reduce measures the latency of coll.Reduce to rank 0 with
+// coll.Sum over float32 elements (n bytes are n/4 of them; sizes below 4
+// bytes are skipped), as OSU's osu_reduce does with MPI_FLOAT and
+// MPI_SUM: each call timed on its own and followed by an untimed
+// barrier; the average over the ranks of each rank's mean. After the
+// timed calls of each size, one more checks every element of the sum at
+// rank 0.
+//
+//	shmrun -n 8 ./osu_reduce -m 4:1048576
+package main
+
+import (
+	"log"
+
+	"shmpi/benchmarks/internal/osu"
+	"shmpi/coll"
+)
+
+func main() {
+	o := osu.ParseColl()
+	w, c := osu.Init(1)
+	defer osu.Finish(w)
+	me, np := c.Rank(), c.Size()
+	osu.CollHeader(c, "Reduce Latency", "MPI_FLOAT")
+	send, recv := osu.Floats(o.MaxSize/4), osu.Floats(o.MaxSize/4)
+	for i := range send {
+		send[i] = float32(me + i%7)
+	}
+	for _, n := range o.Sizes() {
+		k := n / 4
+		if k == 0 {
+			continue
+		}
+		iters, skip := o.Counts(n)
+		s, r := send[:k], recv[:k]
+		osu.Must(coll.Barrier(c))
+		total := osu.TimeColl(c, iters, skip, func() error { return coll.Reduce(c, s, r, coll.Sum[float32], 0) })
+		clear(r)
+		osu.Must(coll.Reduce(c, s, r, coll.Sum[float32], 0))
+		if me == 0 {
+			for i, v := range r {
+				if want := float32(np*(np-1)/2 + np*(i%7)); v != want {
+					log.Fatalf("reduce of %d floats: element %d is %v, want %v", k, i, v, want)
+				}
+			}
+		}
+		osu.CollRow(c, n, total, iters)
+		osu.Must(coll.Barrier(c))
+	}
+}
