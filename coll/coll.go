@@ -54,6 +54,25 @@ func view[T any](b []byte, n int) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }
 
+// scratch returns n elements of T from the communicator's scratch memory
+// starting at element offset off (in units of T), growing it as needed:
+// temporary buffers are reused across calls, since fresh memory costs a
+// page fault per page (the allreduce of large vectors showed it). Valid
+// until the next collective on the communicator.
+func scratch[T any](st *state, off, n int) []T {
+	var z T
+	sz := int(unsafe.Sizeof(z))
+	need := (off + n) * sz
+	if len(st.scratch)*8 < need {
+		st.scratch = make([]uint64, (need+7)/8*5/4+8) // 8-byte aligned
+	}
+	if n == 0 {
+		return nil
+	}
+	base := unsafe.Add(unsafe.Pointer(unsafe.SliceData(st.scratch)), off*sz)
+	return unsafe.Slice((*T)(base), n)
+}
+
 // start validates T and the root, and begins the collective.
 func start[T any](c *ranks.Comm, op string, root int) (*state, int, error) {
 	sz, err := ranks.ElemSize[T]()
@@ -237,7 +256,7 @@ func reduceAtRoot[T any](st *state, mine, acc []T, op Op[T], name string) error 
 	if st.rank != 0 && unsafe.SliceData(mine) == unsafe.SliceData(acc) {
 		own = append([]T(nil), mine...) // in place: keep root's contribution
 	}
-	tmp := make([]T, n)
+	tmp := scratch[T](st, 0, n)
 	for r := range st.size {
 		var x []T
 		switch {
@@ -304,14 +323,15 @@ func allreduceLarge[T any](st *state, mine, recv []T, op Op[T], name string) err
 	me := st.rank
 	blk := func(s []T, r int) []T { return s[off[r]:off[r+1]] }
 	// Reduce-scatter.
-	acc := make([]T, off[me+1]-off[me])
+	nb := off[me+1] - off[me]
+	acc := scratch[T](st, 0, nb)
 	tmp := make([][]T, st.size)
 	var rs []*ranks.Request
 	for r := range st.size {
 		if r == me {
 			continue
 		}
-		tmp[r] = make([]T, len(acc))
+		tmp[r] = scratch[T](st, (r+1)*nb, nb)
 		q, err := ranks.Irecv(st.cc, tmp[r], r, st.tag())
 		if err != nil {
 			return relabel(err, name)
@@ -752,7 +772,7 @@ func reduceScatterSteps[T any](st *state, send, recv []T, counts []int, op Op[T]
 		if r == me {
 			continue
 		}
-		tmp[r] = make([]T, counts[me])
+		tmp[r] = scratch[T](st, r*counts[me], counts[me])
 		q, err := ranks.Irecv(st.cc, tmp[r], r, st.tag())
 		if err != nil {
 			return relabel(err, name)

@@ -21,9 +21,10 @@ import (
 //
 // An arrive phase: every member writes its data into its line's half for
 // the phase, then adds one to arrive; the member that completes the count
-// stores done and rings every member's doorbell; the others wait (spin,
-// then sleep, as for a receive) until done says so, or until a member is
-// known to have failed. Then each reads what it needs from the others'
+// stores done and wakes the others (ext.Release: one futex wake on done
+// when ranks outnumber cores, else doorbell rings); the others wait (spin
+// polling done, then sleep on done and on their doorbell) until done says
+// so, or until a member is known to have failed. Then each reads what it needs from the others'
 // lines. A member writes the same half again only two phases later,
 // after every member arrived at the phase in between, that is, after
 // every member finished reading. The line is zeroed when the
@@ -70,6 +71,8 @@ type state struct {
 	a     uint64 // arrive phases begun
 	k     uint64 // collectives begun (their point-to-point tag)
 	q     queue  // nonblocking collectives (nonblocking.go)
+
+	scratch []uint64 // temporary buffers, reused (scratch)
 }
 
 // begin starts a collective op on c: c usable, no member known failed.
@@ -114,10 +117,10 @@ func (st *state) arrive(op string) error {
 	}
 	if st.hdr.arrive.Add(1) == a*uint64(st.size) {
 		st.hdr.done.Store(uint32(a))
-		ext.WakeAll(st.c)
+		ext.Release(st.c, &st.hdr.done)
 		return nil
 	}
-	return ext.Wait(st.c, op, func() bool { return int32(st.hdr.done.Load()-uint32(a)) >= 0 })
+	return ext.Wait(st.c, op, &st.hdr.done, func() bool { return int32(st.hdr.done.Load()-uint32(a)) >= 0 })
 }
 
 // read returns member r's data of the phase that arrive just completed.

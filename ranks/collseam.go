@@ -1,10 +1,12 @@
 package ranks
 
 import (
+	"sync/atomic"
 	"unsafe"
 
 	"shmpi/internal/ext"
 	"shmpi/internal/job"
+	"shmpi/shm"
 )
 
 // What package coll needs of a communicator, through internal/ext.
@@ -13,12 +15,29 @@ func init() {
 	ext.Shared = func(comm any) unsafe.Pointer { c := comm.(*Comm); return c.e.t.CollArea(c.slot) }
 	ext.Check = func(comm any, op string) error {
 		c := comm.(*Comm)
+		if ep := c.okEpoch.Load(); ep != 0 && ep == c.e.epoch.Load() {
+			return nil // nothing failed, finalized or was revoked since the last check
+		}
 		c.e.lock()
 		defer c.e.unlock()
 		c.e.refresh()
 		return c.collCheck(op)
 	}
-	ext.Wait = func(comm any, op string, done func() bool) error { return comm.(*Comm).collWait(op, done) }
+	ext.Wait = func(comm any, op string, word *atomic.Uint32, done func() bool) error {
+		return comm.(*Comm).collWait(op, word, done)
+	}
+	ext.Release = func(comm any, word *atomic.Uint32) {
+		c := comm.(*Comm)
+		if !c.e.spin {
+			shm.FutexWake(word, 1<<30)
+			return
+		}
+		for _, w := range c.group {
+			if w != c.e.me {
+				c.e.dbs[w].Ring()
+			}
+		}
+	}
 	ext.NewRequest = func(comm any, op string) (any, func(error)) { return comm.(*Comm).genRequest(op) }
 	ext.WakeAll = func(comm any) {
 		c := comm.(*Comm)
@@ -42,6 +61,11 @@ func (c *Comm) collCheck(op string) error {
 	}
 	c.checkedEpoch = e.seenEpoch
 	c.checkErr = nil
+	defer func() {
+		if c.checkErr == nil {
+			c.okEpoch.Store(e.seenEpoch)
+		}
+	}()
 	// A failure takes precedence over a member that merely finalized.
 	for _, w := range c.group {
 		if e.failed[w] {
@@ -60,19 +84,19 @@ func (c *Comm) collCheck(op string) error {
 }
 
 // collWait is ext.Wait.
-func (c *Comm) collWait(op string, done func() bool) error {
+func (c *Comm) collWait(op string, word *atomic.Uint32, done func() bool) error {
 	e := c.e
 	e.lock()
 	defer e.unlock()
 	var err error
-	e.block(func() bool {
+	e.blockOn(func() bool {
 		if done() {
 			err = nil
 			return true
 		}
 		err = c.collCheck(op)
 		return err != nil
-	}, job.OpColl, ProcNull, AnyTag, c.ctx, -1)
+	}, job.OpColl, ProcNull, AnyTag, c.ctx, -1, word)
 	return err
 }
 

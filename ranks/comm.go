@@ -1,6 +1,10 @@
 package ranks
 
-import "shmpi/internal/ext"
+import (
+	"sync/atomic"
+
+	"shmpi/internal/ext"
+)
 
 // Comm is a communicator: a group of ranks and a private matching space.
 // Ranks in a Comm's methods are ranks of that communicator.
@@ -31,9 +35,12 @@ type Comm struct {
 	ext   ext.Slots   // upper packages' local state (internal/ext)
 	attrs map[int]any // SetAttr's values
 
-	// collCheck's cache: the failure epoch it last judged, and the error.
+	// collCheck's cache: the failure epoch it last judged, and the error;
+	// okEpoch, read without the lock, is the epoch of the last check that
+	// found nothing (0: none, or freed since).
 	checkedEpoch uint64
 	checkErr     error
+	okEpoch      atomic.Uint64
 }
 
 func identityGroup(n int) []int {
@@ -122,6 +129,7 @@ func (c *Comm) Free() error {
 	ext.Freed(c)
 	for _, m := range []*Comm{c, c.coll} {
 		m.freed, m.unusable = true, true
+		m.okEpoch.Store(0)
 		for r := m.posted.head; r != nil; r = m.posted.head {
 			m.posted.remove(r)
 			e.complete(r, newErr(ErrComm, "Free", -1, "communicator freed with the receive pending"))

@@ -121,6 +121,8 @@ type engine struct {
 	starving  bool          // our starving flag is up
 	fenceWord atomic.Uint32 // a private word for a full fence
 
+	yieldBudget int // collective waits when oversubscribed: sched_yields before sleeping
+
 	killAt int64 // fault injection: die at this entry into the engine (killinject.go)
 	calls  int64 // entries so far, counted only when killAt is set
 }
@@ -212,6 +214,8 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	e.drained = true
 
 	e.spin = n <= seg.Cores()
+	// Enough yields for every other rank sharing a core to run twice.
+	e.yieldBudget = 2 * ((n + max(seg.Cores(), 1) - 1) / max(seg.Cores(), 1))
 	e.spinTime = 20 * time.Microsecond
 	if v := os.Getenv(job.EnvSpin); v != "" {
 		us, err := strconv.Atoi(v)

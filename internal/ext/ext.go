@@ -20,6 +20,7 @@ package ext
 
 import (
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -78,8 +79,15 @@ var (
 	// Wait runs comm's progress engine, spinning then sleeping as for a
 	// receive, until done reports true; it returns Check's error instead
 	// if one arises first. done runs under the engine lock and must not
-	// block or call into ranks.
-	Wait func(comm any, op string, done func() bool) error
+	// block or call into ranks. word, if not nil, is the shared word whose
+	// change makes done true: Wait polls it and sleeps on it, and its
+	// writer calls Release.
+	Wait func(comm any, op string, word *atomic.Uint32, done func() bool) error
+	// Release wakes the members of comm waiting (Wait) on word, which the
+	// caller has just changed: one futex wake when ranks outnumber cores
+	// (they sleep), doorbell rings otherwise (they spin, and a ring costs
+	// a load unless one sleeps).
+	Release func(comm any, word *atomic.Uint32)
 	// WakeAll rings the doorbell of every other member of comm, so that
 	// members asleep in Wait re-check.
 	WakeAll func(comm any)

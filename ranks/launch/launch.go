@@ -86,6 +86,7 @@ type Exit struct {
 	// never was a rank of the job (a program that is not an MPI program,
 	// or that failed before or in Init).
 	NoInit bool
+	At     time.Time // when the launcher reaped the process
 }
 
 // Failed reports whether the rank ended without finalizing (a failure in
@@ -95,19 +96,21 @@ func (x Exit) Failed() bool { return x.Fate.State == "failed" }
 // Abnormal reports whether the rank failed or exited non-zero.
 func (x Exit) Abnormal() bool { return x.Failed() || x.Code != 0 }
 
-// How says how the process ended, for messages.
+// How says how the process ended, for messages: "killed by signal 9
+// (SIGKILL)", "exited with code 3 without finalizing", "exited with code
+// 1 without calling Init", ...
 func (x Exit) How() string {
 	switch {
 	case x.Error != nil:
 		return x.Error.Error()
 	case x.Sig != 0 && x.NoInit && x.Fate.Pid != 0:
-		return fmt.Sprintf("killed by signal %d (%v) during Init", int(x.Sig), x.Sig)
+		return fmt.Sprintf("killed by signal %d (%s) during Init", int(x.Sig), SignalName(x.Sig))
 	case x.NoInit && x.Fate.Pid != 0:
 		return fmt.Sprintf("exited with code %d during Init", x.Code)
 	case x.Sig != 0 && x.NoInit:
-		return fmt.Sprintf("killed by signal %d (%v) before calling Init", int(x.Sig), x.Sig)
+		return fmt.Sprintf("killed by signal %d (%s) before calling Init", int(x.Sig), SignalName(x.Sig))
 	case x.Sig != 0:
-		return fmt.Sprintf("killed by signal %d (%v)", int(x.Sig), x.Sig)
+		return fmt.Sprintf("killed by signal %d (%s)", int(x.Sig), SignalName(x.Sig))
 	case x.NoInit:
 		return fmt.Sprintf("exited with code %d without calling Init", x.Code)
 	case x.Fate.State == "failed":
@@ -117,13 +120,23 @@ func (x Exit) How() string {
 	}
 }
 
+// SignalName is the name of sig as in C, "SIGKILL", or its description
+// if it has none.
+func SignalName(sig syscall.Signal) string {
+	if name := unix.SignalName(sig); name != "" {
+		return name
+	}
+	return sig.String()
+}
+
 // Job is a running job.
 type Job struct {
-	cfg   Config
-	seg   *shm.Segment
-	procs []*os.Process
-	exits chan Exit
-	done  chan struct{}
+	cfg     Config
+	seg     *shm.Segment
+	procs   []*os.Process
+	exits   chan Exit
+	done    chan struct{}
+	started time.Time // just before rank 0 was started
 
 	mu      sync.Mutex
 	results []Exit
@@ -179,6 +192,7 @@ func (j *Job) keeper(started chan<- error) {
 		}
 		bind = len(cpus) > 0
 	}
+	j.started = time.Now()
 	for r := range j.cfg.N {
 		if bind {
 			var set unix.CPUSet
@@ -285,7 +299,7 @@ func (j *Job) startRank(r int) error {
 func (j *Job) reap(r int) {
 	p := j.procs[r]
 	ps, err := p.Wait()
-	x := Exit{Rank: r, Pid: p.Pid, Code: -1}
+	x := Exit{Rank: r, Pid: p.Pid, Code: -1, At: time.Now()}
 	// Read before RecordExit, which turns a non-zero exit of an unstarted
 	// rank into a failure. Nothing else moves a rank out of unstarted: it
 	// has no liveness word armed for a watcher to see die.
@@ -311,6 +325,10 @@ func (j *Job) reap(r int) {
 		close(j.done)
 	}
 }
+
+// Started is when the job started: the moment before its first rank was
+// started. Failure times are reported relative to it.
+func (j *Job) Started() time.Time { return j.started }
 
 // Exits delivers each rank's exit as it happens (N in all).
 func (j *Job) Exits() <-chan Exit { return j.exits }
