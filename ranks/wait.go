@@ -76,7 +76,7 @@ func (e *engine) blockOn(pred func() bool, op job.Op, peer, tag int, ctx uint32,
 				e.relax()
 				e.unlock()
 				runtime.Gosched()
-				e.lock()
+				e.relock()
 			case e.active.n > 0 || len(e.queued) > 0 || len(e.ackq) > 0:
 				// Transfers in flight need the whole engine.
 				spin.Pause()
@@ -109,7 +109,7 @@ func (e *engine) blockOn(pred func() bool, op job.Op, peer, tag int, ctx uint32,
 				if watch.Load() == wv {
 					unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 				}
-				e.lock()
+				e.relock()
 				e.progress()
 				if pred() {
 					break
@@ -161,7 +161,7 @@ func (e *engine) blockOn(pred func() bool, op job.Op, peer, tag int, ctx uint32,
 				e.t.CheckLiveness(e.me)
 			}
 			e.sleepers.Add(-1)
-			e.lock()
+			e.relock()
 		}
 		e.progress()
 		if pred() {

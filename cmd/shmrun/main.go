@@ -12,8 +12,13 @@
 // non-zero code) ends the job: shmrun kills the rest, says which rank died
 // and how, and exits non-zero. With --ft the survivors are notified
 // through the failure table and go on; shmrun exits 0 when there are
-// survivors and every one exits 0, and prints a one-line summary of the
-// ranks that failed. The ranks' World.FT says which of the two applies.
+// survivors and every one exits 0, and ends with a line for each rank
+// that failed: how it died, when, and who detected it. The ranks'
+// World.FT says which of the two applies.
+//
+// With --ft, --kill RANK@DURATION and --kill RANK@op=N inject failures:
+// they reach every rank as SHMPI_KILL (job.EnvKill), and the named rank
+// SIGKILLs itself that long after Init or inside its N-th shmpi call.
 //
 // A second SIGINT or SIGTERM kills the ranks with SIGKILL, for ranks
 // that ignore the first. The exit codes are listed in the help (usage).
@@ -21,6 +26,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,12 +35,14 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"shmpi/internal/job"
 	"shmpi/ranks/launch"
 	"shmpi/shm"
 )
@@ -73,7 +81,17 @@ flags:
   --ft                 fault tolerant: survivors of a failed rank go on
                        (World.FT is true); exit 0 if some rank survives
                        and every survivor exits 0. Without it the first
-                       failure ends the job (World.FT is false)
+                       failure ends the job (World.FT is false). At the
+                       end, a line on stderr for each failed rank: how it
+                       died, when (ms after the job started) and which
+                       rank (or the launcher) detected it
+  --kill R@D           with --ft, inject a failure: rank R SIGKILLs
+  --kill R@op=N        itself D after its Init (D needs a unit: 20ms,
+                       1.5s), or at its N-th entry into the runtime
+                       (N >= 1: inside its N-th shmpi call; a collective
+                       counts each of its steps). Repeatable;
+                       the ranks get the list as SHMPI_KILL, replacing
+                       an inherited one
   --version            print the version
   --help               print this help
 
@@ -116,6 +134,99 @@ func (d *timeoutFlag) Set(s string) error {
 	return nil
 }
 
+// killFlag is --kill, repeatable: entries of job.EnvKill, each checked
+// here but for its rank, which is checked against -n once every flag is
+// parsed.
+type killFlag []kill
+
+type kill struct {
+	rank int
+	when string // "op=N" or a duration, normalized
+	op   int64  // N of op=N, else 0
+}
+
+func (k kill) String() string { return strconv.Itoa(k.rank) + "@" + k.when }
+
+func (f *killFlag) String() string {
+	var s []string
+	for _, k := range *f {
+		s = append(s, k.String())
+	}
+	return strings.Join(s, ",")
+}
+
+func (f *killFlag) Set(s string) error {
+	if strings.Contains(s, ",") {
+		return errors.New("one kill per --kill (repeat the flag)")
+	}
+	rank, when, ok := strings.Cut(s, "@")
+	if !ok {
+		return errors.New("not RANK@DURATION or RANK@op=N")
+	}
+	r, err := strconv.Atoi(rank)
+	if err != nil {
+		return fmt.Errorf("%q is not a rank", rank)
+	}
+	k := kill{rank: r}
+	if n, isOp := strings.CutPrefix(when, "op="); isOp {
+		op, err := strconv.ParseInt(n, 10, 64)
+		if err != nil || op < 1 {
+			return fmt.Errorf("op= takes a call number of at least 1, not %q", n)
+		}
+		k.op, k.when = op, "op="+strconv.FormatInt(op, 10)
+	} else {
+		// time.ParseDuration takes a bare 0.
+		d, err := time.ParseDuration(when)
+		switch {
+		case isNumber(when):
+			return fmt.Errorf("a duration needs a unit, as in %ss or %sms", when, when)
+		case err == nil && d < 0:
+			return errors.New("a duration cannot be negative")
+		case err == nil:
+			k.when = d.String()
+		default:
+			return fmt.Errorf("%q is not a duration such as 20ms or 1.5s, or op=N", when)
+		}
+	}
+	*f = append(*f, k)
+	return nil
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}
+
+// check checks the ranks against a job of n and returns the value of
+// job.EnvKill.
+func (f killFlag) check(n int) (string, error) {
+	opAt := map[int]int64{}
+	for _, k := range f {
+		if k.rank < 0 || k.rank >= n {
+			return "", fmt.Errorf("--kill %v: no rank %d in a job of %d (ranks 0 to %d)", k, k.rank, n, n-1)
+		}
+		if k.op == 0 {
+			continue
+		}
+		if prev, ok := opAt[k.rank]; ok && prev != k.op {
+			return "", fmt.Errorf("--kill %v: rank %d already dies at op=%d", k, k.rank, prev)
+		}
+		opAt[k.rank] = k.op
+	}
+	return f.String(), nil
+}
+
+// withEnv returns env with key set to val, replacing any inherited value.
+func withEnv(env []string, key, val string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, key+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, key+"="+val)
+}
+
 func main() {
 	os.Exit(run(os.Args[1:]))
 }
@@ -129,6 +240,8 @@ func run(args []string) int {
 	var timeout timeoutFlag
 	fs.Var(&timeout, "timeout", "")
 	ft := fs.Bool("ft", false, "")
+	var kills killFlag
+	fs.Var(&kills, "kill", "")
 	showVersion := fs.Bool("version", false, "")
 	help := fs.Bool("help", false, "")
 	fs.BoolVar(help, "h", false, "")
@@ -155,6 +268,19 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "shmrun: -n must be at least 1, got %d\n", *n)
 		return exitUsage
 	}
+	var env []string // nil: shmrun's own
+	if len(kills) > 0 {
+		if !*ft {
+			fmt.Fprintln(os.Stderr, "shmrun: --kill needs --ft: without it the first failure ends the job")
+			return exitUsage
+		}
+		spec, err := kills.check(*n)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "shmrun: %v\n", err)
+			return exitUsage
+		}
+		env = withEnv(os.Environ(), job.EnvKill, spec)
+	}
 	cores := runtime.NumCPU()
 	bind := *n <= cores
 	switch *bindTo {
@@ -176,7 +302,7 @@ func run(args []string) int {
 	var tagged []*prefixWriter
 	var outMu sync.Mutex
 	cfg := launch.Config{
-		N: *n, Path: prog, Args: fs.Args()[1:], Bind: bind, Cores: cores, Stdin: os.Stdin,
+		N: *n, Path: prog, Args: fs.Args()[1:], Env: env, Bind: bind, Cores: cores, Stdin: os.Stdin,
 		AbortOnFailure: !*ft,
 		Output: func(r int) (io.Writer, io.Writer) {
 			if !*tag {
@@ -191,7 +317,7 @@ func run(args []string) int {
 	// Catch the signals before starting, so that none is lost in between.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	job, err := launch.Start(cfg)
+	j, err := launch.Start(cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "shmrun: %v\n", err)
 		var pe *os.PathError
@@ -211,7 +337,7 @@ func run(args []string) int {
 	var failed []launch.Exit
 	for left := *n; left > 0; {
 		select {
-		case x := <-job.Exits():
+		case x := <-j.Exits():
 			left--
 			if x.Failed() {
 				failed = append(failed, x)
@@ -230,7 +356,7 @@ func run(args []string) int {
 				fmt.Fprintf(os.Stderr, "shmrun: rank %d (pid %d) %s; killing the job\n", x.Rank, x.Pid, x.How())
 				aborting = true
 				status = exitStatus(x)
-				job.Kill()
+				j.Kill()
 			}
 		case s := <-sigs:
 			switch {
@@ -238,7 +364,7 @@ func run(args []string) int {
 				// The ranks are being killed already.
 			case !signalled:
 				signalled = true
-				job.SignalAll(s)
+				j.SignalAll(s)
 			default:
 				// The ranks did not end on the first signal (they may
 				// ignore or handle it); the user insists, as with mpirun.
@@ -247,24 +373,28 @@ func run(args []string) int {
 				if status == 0 {
 					status = exitSignalBase + int(syscall.SIGKILL)
 				}
-				job.Kill()
+				j.Kill()
 			}
 		case <-deadline:
 			timedOut = true
 			var b strings.Builder
 			fmt.Fprintf(&b, "shmrun: timeout after %v; still running:\n", time.Duration(timeout))
-			fates := job.Fates()
-			for _, r := range job.Running() {
+			fates := j.Fates()
+			for _, r := range j.Running() {
 				if r < len(fates) {
-					fmt.Fprintf(&b, "  %v (pid %d)\n", fates[r], job.Pid(r))
+					fmt.Fprintf(&b, "  %v (pid %d)\n", fates[r], j.Pid(r))
 				}
 			}
 			os.Stderr.WriteString(b.String())
-			job.Kill()
+			j.Kill()
 			status = exitTimeout
 		}
 	}
-	job.Wait()
+	// Every rank has exited, so the failure table is final: read it
+	// before Wait releases the segment. (An Exit's own Fate may predate a
+	// detector's finishing its declaration.)
+	fates := j.Fates()
+	j.Wait()
 	if *ft && !timedOut && status == 0 && len(failed) == *n {
 		// No rank survived (say, all were killed by a forwarded SIGTERM),
 		// so none vouches for the job: fail as without --ft.
@@ -274,13 +404,57 @@ func run(args []string) int {
 		w.Flush()
 	}
 	if *ft && len(failed) > 0 && !timedOut {
-		parts := make([]string, len(failed))
-		for i, x := range failed {
-			parts[i] = fmt.Sprintf("rank %d %s", x.Rank, x.How())
-		}
-		fmt.Fprintf(os.Stderr, "shmrun: %d of %d ranks failed: %s\n", len(failed), *n, strings.Join(parts, "; "))
+		os.Stderr.WriteString(failureSummary(failed, fates, j.Started()))
 	}
 	return status
+}
+
+// failureSummary has a line for each failed rank, in the order of their
+// failures: how it died, when (ms after start), and who detected it.
+func failureSummary(failed []launch.Exit, fates []job.Fate, start time.Time) string {
+	type line struct {
+		at   time.Duration
+		rank int
+		text string
+	}
+	var ls []line
+	for _, x := range failed {
+		f := x.Fate
+		if x.Rank < len(fates) {
+			f = fates[x.Rank]
+		}
+		at := f.FailedAt
+		if at.IsZero() {
+			at = x.At
+		}
+		d := at.Sub(start)
+		ls = append(ls, line{d, x.Rank, fmt.Sprintf("shmrun: rank %d failed: %s at %.1f ms; detected by %s\n",
+			x.Rank, x.How(), float64(d)/float64(time.Millisecond), detector(f))})
+	}
+	slices.SortStableFunc(ls, func(a, b line) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.rank, b.rank))
+	})
+	var b strings.Builder
+	for _, l := range ls {
+		b.WriteString(l.text)
+	}
+	return b.String()
+}
+
+// detector says who declared a failure and how.
+func detector(f job.Fate) string {
+	switch {
+	case f.Cause == "exit":
+		return "the launcher (exit)"
+	case f.Cause == "" || f.Detector < 0:
+		// The declaring rank died before it recorded how.
+		return "a rank that died while declaring it"
+	case f.Cause == "robust-futex":
+		return fmt.Sprintf("rank %d (robust futex)", f.Detector)
+	case f.Cause == "robust-futex-direct":
+		return fmt.Sprintf("rank %d (direct liveness word)", f.Detector)
+	}
+	return fmt.Sprintf("rank %d (%s)", f.Detector, f.Cause)
 }
 
 // exitStatus maps a rank's end to shmrun's exit status.

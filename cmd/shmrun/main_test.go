@@ -471,7 +471,7 @@ func TestFailureEndsJob(t *testing.T) {
 		says string
 	}{
 		{"exit", 3, "exited with code 3 without finalizing"},
-		{"kill", 128 + 9, `killed by signal 9 \(killed\)`},
+		{"kill", 128 + 9, `killed by signal 9 \(SIGKILL\)`},
 	} {
 		t.Run(tc.how, func(t *testing.T) {
 			pidDir := guard(t)
@@ -495,7 +495,7 @@ func TestFailureEndsJob(t *testing.T) {
 func TestFaultTolerantJob(t *testing.T) {
 	for _, tc := range []struct{ how, says string }{
 		{"exit", "exited with code 3 without finalizing"},
-		{"kill", "killed by signal 9 (killed)"},
+		{"kill", `killed by signal 9 \(SIGKILL\)`},
 	} {
 		t.Run(tc.how, func(t *testing.T) {
 			pidDir := guard(t)
@@ -505,9 +505,9 @@ func TestFaultTolerantJob(t *testing.T) {
 			}
 			sameLines(t, "stdout", lines(t, "stdout", r.stdout),
 				[]string{"rank 0 got ErrProcFailed", "rank 2 got ErrProcFailed", "rank 3 got ErrProcFailed"})
-			want := "shmrun: 1 of 4 ranks failed: rank 1 " + tc.says + "\n"
-			if r.stderr != want {
-				t.Errorf("stderr %q, want %q", r.stderr, want)
+			want := "^" + summaryLine("1", tc.says, anyDetector) + "\n$"
+			if !regexp.MustCompile(want).MatchString(r.stderr) {
+				t.Errorf("stderr does not match %s:\n%s", want, r.stderr)
 			}
 		})
 	}
@@ -521,7 +521,7 @@ func TestNonZeroAfterFinalize(t *testing.T) {
 		how  string
 		code int
 		says string
-	}{{"exit", 1, "exited with code 1"}, {"kill", 128 + 9, `killed by signal 9 \(killed\)`}} {
+	}{{"exit", 1, "exited with code 1"}, {"kill", 128 + 9, `killed by signal 9 \(SIGKILL\)`}} {
 		for _, ft := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/ft=%v", tc.how, ft), func(t *testing.T) {
 				pidDir := guard(t)
@@ -602,10 +602,13 @@ func TestSignalForwarding(t *testing.T) {
 				if code := s.wait(); code != 128+int(sig) {
 					t.Errorf("exit code %d, want %d", code, 128+int(sig))
 				}
-				killed := fmt.Sprintf(`killed by signal %d \(%v\)`, int(sig), sig)
+				killed := fmt.Sprintf(`killed by signal %d \(%s\)`, int(sig), unix.SignalName(sig))
 				want := `^shmrun: rank [01] \(pid \d+\) ` + killed + `; killing the job\n$`
 				if ft {
-					want = `^shmrun: 2 of 2 ranks failed: rank [01] ` + killed + `; rank [01] ` + killed + `\n$`
+					// Killed by shmrun's signal, each one's death may
+					// be seen first by the other or by shmrun.
+					line := summaryLine("[01]", killed, anyDetector)
+					want = "^" + line + `\n` + line + `\n$`
 				}
 				if !regexp.MustCompile(want).MatchString(s.stderr.String()) {
 					t.Errorf("stderr does not match %s:\n%s", want, s.stderr.String())
@@ -635,7 +638,8 @@ func TestNoSurvivors(t *testing.T) {
 			want := `^shmrun: rank [01] \(pid \d+\) exited with code 0 without finalizing; killing the job\n$`
 			if ft {
 				flags = append(flags, "--ft")
-				want = `^shmrun: 2 of 2 ranks failed: rank [01] exited with code 0 without finalizing; rank [01] exited with code 0 without finalizing\n$`
+				line := summaryLine("[01]", "exited with code 0 without finalizing", anyDetector)
+				want = "^" + line + `\n` + line + `\n$`
 			}
 			r := shmrun(t, pidDir, nil, "", cmdline(flags, behave("abandon"))...)
 			if r.code != 1 {
@@ -719,6 +723,9 @@ func TestHelpToStdout(t *testing.T) {
 		if r.code != 0 || r.stderr != "" || !strings.HasPrefix(r.stdout, "usage: shmrun [flags] program [args...]\n") ||
 			!strings.Contains(r.stdout, "--tag-output") {
 			t.Errorf("%s: code %d, stdout %q, stderr %q", flag, r.code, r.stdout, r.stderr)
+		}
+		if !strings.Contains(r.stdout, "--kill R@op=N") || !strings.Contains(r.stdout, "SHMPI_KILL") {
+			t.Errorf("%s: the help does not explain --kill", flag)
 		}
 		for _, code := range []int{exitUsage, exitNoStart, exitTimeout, exitNotExec, exitNotFound} {
 			if !regexp.MustCompile(fmt.Sprintf(`(?m)^  %d  `, code)).MatchString(r.stdout) {
@@ -839,7 +846,8 @@ func TestSecondSignalKills(t *testing.T) {
 				}
 				want := fmt.Sprintf(`^shmrun: second %v: killing the ranks with SIGKILL\n`, sig)
 				if ft {
-					want += `shmrun: 2 of 2 ranks failed: rank [01] killed by signal 9 \(killed\); rank [01] killed by signal 9 \(killed\)\n`
+					line := summaryLine("[01]", `killed by signal 9 \(SIGKILL\)`, anyDetector)
+					want += line + `\n` + line + `\n`
 				}
 				if !regexp.MustCompile(want + "$").MatchString(s.stderr.String()) {
 					t.Errorf("stderr does not match %s$:\n%s", want, s.stderr.String())
@@ -976,7 +984,7 @@ func TestNeverCalledInit(t *testing.T) {
 	}{
 		{[]string{"-n", "2", "false"}, 1, "exited with code 1 without calling Init"},
 		{[]string{"-n", "2", "sh", "-c", "exit 5"}, 5, "exited with code 5 without calling Init"},
-		{[]string{"-n", "2", "sh", "-c", "kill -9 $$"}, 128 + 9, `killed by signal 9 \(killed\) before calling Init`},
+		{[]string{"-n", "2", "sh", "-c", "kill -9 $$"}, 128 + 9, `killed by signal 9 \(SIGKILL\) before calling Init`},
 	} {
 		r := shmrun(t, pidDir, nil, "", tc.args...)
 		checkRun(t, tc.args, r, tc.code, `^shmrun: rank [01] \(pid \d+\) `+tc.says+`; killing the job$`)
@@ -984,8 +992,12 @@ func TestNeverCalledInit(t *testing.T) {
 	// With --ft the summary says it too.
 	args := []string{"-n", "2", "--ft", "false"}
 	r := shmrun(t, pidDir, nil, "", args...)
-	checkRun(t, args, r, 1, `^shmrun: 2 of 2 ranks failed: rank [01] exited with code 1 without calling Init; `+
-		`rank [01] exited with code 1 without calling Init$`)
+	// A process that never called Init armed no liveness word: only the
+	// launcher can see it end.
+	line := summaryLine("[01]", "exited with code 1 without calling Init", `the launcher \(exit\)`)
+	if want := "^" + line + "\n" + line + "\n$"; r.code != 1 || r.stdout != "" || !regexp.MustCompile(want).MatchString(r.stderr) {
+		t.Errorf("shmrun %q: code %d, stdout %q, stderr %q; want code 1 and stderr matching %s", args, r.code, r.stdout, r.stderr, want)
+	}
 }
 
 // A program that exists but cannot be executed gives the shell's 126, one
@@ -1028,4 +1040,186 @@ func TestFailDetectUnderShmrun(t *testing.T) {
 		strings.Contains(r.stderr, "-mode") {
 		t.Errorf("stderr:\n%s", r.stderr)
 	}
+}
+
+// anyDetector matches whoever may declare a rank's failure: another
+// rank's watcher (robust futex), a rank asleep on the dead rank's direct
+// liveness word, or the launcher, when it reaps the process first.
+const anyDetector = `(rank \d+ \(robust futex\)|rank \d+ \(direct liveness word\)|the launcher \(exit\))`
+
+// summaryLine is a regular expression for the line shmrun --ft ends with
+// for a failed rank; rank, how and detector are regular expressions. Its
+// first submatch is the time of the failure in ms.
+func summaryLine(rank, how, detector string) string {
+	return `shmrun: rank ` + rank + ` failed: ` + how + ` at ([0-9]+\.[0-9]) ms; detected by ` + detector
+}
+
+// checkNeighbours checks the output of behave -mode neighbours in an
+// n-rank job in which the ranks dead (in increasing order) were killed:
+// every survivor stopped, with ErrProcFailed from a dead neighbour or
+// ErrPeerFinalized from a live one that stopped first (so at least one
+// with ErrProcFailed), and then knew of every dead rank.
+func checkNeighbours(t *testing.T, stdout string, n int, dead []int) {
+	t.Helper()
+	isDead := make([]bool, n)
+	for _, d := range dead {
+		isDead[d] = true
+	}
+	stopRe := regexp.MustCompile(`^rank (\d+) stopped: (ErrProcFailed|ErrPeerFinalized) from rank (\d+)$`)
+	seesRe := regexp.MustCompile(`^rank (\d+) sees failed (\[[0-9 ]*\])$`)
+	stopped, sees := map[int]bool{}, map[int]string{}
+	procFailed := 0
+	for _, l := range lines(t, "stdout", stdout) {
+		if m := stopRe.FindStringSubmatch(l); m != nil {
+			r, _ := strconv.Atoi(m[1])
+			p, _ := strconv.Atoi(m[3])
+			switch {
+			case r >= n || isDead[r] || stopped[r]:
+				t.Errorf("unexpected line %q", l)
+			case p >= n || p != (r+1)%n && p != (r+n-1)%n:
+				t.Errorf("%q: rank %d is not a neighbour of rank %d", l, p, r)
+			case (m[2] == "ErrProcFailed") != isDead[p]:
+				t.Errorf("%q: rank %d is %s", l, p, map[bool]string{true: "dead", false: "alive"}[isDead[p]])
+			}
+			stopped[r] = true
+			if m[2] == "ErrProcFailed" {
+				procFailed++
+			}
+			continue
+		}
+		if m := seesRe.FindStringSubmatch(l); m != nil {
+			r, _ := strconv.Atoi(m[1])
+			if _, dup := sees[r]; r >= n || isDead[r] || dup {
+				t.Errorf("unexpected line %q", l)
+			}
+			sees[r] = m[2]
+			continue
+		}
+		t.Errorf("unexpected line %q", l)
+	}
+	for r := range n {
+		if isDead[r] {
+			continue
+		}
+		if !stopped[r] {
+			t.Errorf("rank %d did not say what stopped it", r)
+		}
+		if want := fmt.Sprint(dead); sees[r] != want {
+			t.Errorf("rank %d knows of failed ranks %q, want %s", r, sees[r], want)
+		}
+	}
+	if procFailed == 0 {
+		t.Errorf("no survivor stopped with ErrProcFailed; stdout:\n%s", stdout)
+	}
+}
+
+// --kill RANK@DURATION: the rank SIGKILLs itself that long after its
+// Init, in the middle of exchanges with its neighbours, who see
+// ErrProcFailed. shmrun says who died, how, when and who saw it, and
+// exits 0: the survivors finalized.
+func TestKillAfterDuration(t *testing.T) {
+	pidDir := guard(t)
+	const n = 4
+	r := shmrun(t, pidDir, nil, "", cmdline([]string{"-n", strconv.Itoa(n), "--ft", "--kill", "2@50ms"}, behave("neighbours"))...)
+	if r.code != 0 {
+		t.Errorf("exit code %d, want 0", r.code)
+	}
+	re := regexp.MustCompile("^" + summaryLine("2", `killed by signal 9 \(SIGKILL\)`, anyDetector) + "\n$")
+	if m := re.FindStringSubmatch(r.stderr); m == nil {
+		t.Errorf("stderr does not match %s:\n%s", re, r.stderr)
+	} else if ms, _ := strconv.ParseFloat(m[1], 64); ms < 50 {
+		// The job started before the rank's Init.
+		t.Errorf("rank 2 failed at %v ms, before its 50ms were up", ms)
+	}
+	checkNeighbours(t, r.stdout, n, []int{2})
+	if pids := recordedPids(t, pidDir); len(pids) != n {
+		t.Errorf("%d ranks recorded their pid, want %d", len(pids), n)
+	}
+}
+
+// --kill RANK@op=N: the rank SIGKILLs itself inside its N-th call; two
+// --kill flags kill two ranks. --kill replaces an SHMPI_KILL in shmrun's
+// environment, which the ranks otherwise inherit.
+func TestKillAtOp(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		n     int
+		env   []string
+		kills []string
+		dead  []int
+	}{
+		{"first-call", 3, nil, []string{"1@op=1"}, []int{1}},
+		{"later-call", 4, nil, []string{"3@op=40"}, []int{3}},
+		{"replaces-env", 4, []string{"SHMPI_KILL=0@op=1"}, []string{"2@op=9"}, []int{2}},
+		{"two-ranks", 5, nil, []string{"1@op=1", "3@op=1"}, []int{1, 3}},
+		{"from-env", 3, []string{"SHMPI_KILL=2@op=5"}, nil, []int{2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pidDir := guard(t)
+			flags := []string{"-n", strconv.Itoa(tc.n), "--ft"}
+			for _, k := range tc.kills {
+				flags = append(flags, "--kill", k)
+			}
+			r := shmrun(t, pidDir, tc.env, "", cmdline(flags, behave("neighbours", "-failures", strconv.Itoa(len(tc.dead))))...)
+			if r.code != 0 {
+				t.Errorf("exit code %d, want 0", r.code)
+			}
+			var want []string
+			for _, d := range tc.dead {
+				want = append(want, summaryLine(strconv.Itoa(d), `killed by signal 9 \(SIGKILL\)`, anyDetector))
+			}
+			got := lines(t, "stderr", r.stderr)
+			if len(got) != len(want) {
+				t.Errorf("stderr has %d lines, want %d:\n%s", len(got), len(want), r.stderr)
+			}
+			// In the order of the failures, which is not the ranks'.
+			for _, w := range want {
+				re := regexp.MustCompile("^" + w + "$")
+				if !slices.ContainsFunc(got, re.MatchString) {
+					t.Errorf("no stderr line matches %s:\n%s", re, r.stderr)
+				}
+			}
+			checkNeighbours(t, r.stdout, tc.n, tc.dead)
+			if pids := recordedPids(t, pidDir); len(pids) != tc.n {
+				t.Errorf("%d ranks recorded their pid, want %d", len(pids), tc.n)
+			}
+		})
+	}
+}
+
+// Bad --kill values, and --kill without --ft, are usage errors: no rank
+// starts (the program could not even be executed).
+func TestKillFlag(t *testing.T) {
+	pidDir := guard(t)
+	prog := notExec(t)
+	for _, tc := range []struct {
+		flags []string
+		says  string
+	}{
+		{[]string{"-n", "2", "--kill", "1@1s"}, "shmrun: --kill needs --ft: without it the first failure ends the job"},
+		{[]string{"-n", "2", "--kill", "1@op=3"}, "shmrun: --kill needs --ft: without it the first failure ends the job"},
+		{[]string{"-n", "2", "--ft", "--kill", "1"}, `shmrun: invalid value "1" for flag -kill: not RANK@DURATION or RANK@op=N`},
+		{[]string{"-n", "2", "--ft", "--kill", ""}, `shmrun: invalid value "" for flag -kill: not RANK@DURATION or RANK@op=N`},
+		{[]string{"-n", "2", "--ft", "--kill", "one@1s"}, `shmrun: invalid value "one@1s" for flag -kill: "one" is not a rank`},
+		{[]string{"-n", "2", "--ft", "--kill", "2@1s"}, "shmrun: --kill 2@1s: no rank 2 in a job of 2 (ranks 0 to 1)"},
+		{[]string{"--ft", "--kill", "1@op=1", "-n", "1"}, "shmrun: --kill 1@op=1: no rank 1 in a job of 1 (ranks 0 to 0)"},
+		{[]string{"-n", "2", "--ft", "--kill", "-1@1s"}, "shmrun: --kill -1@1s: no rank -1 in a job of 2 (ranks 0 to 1)"},
+		{[]string{"-n", "2", "--ft", "--kill", "1@5"}, `shmrun: invalid value "1@5" for flag -kill: a duration needs a unit, as in 5s or 5ms`},
+		{[]string{"-n", "2", "--ft", "--kill", "1@0"}, `shmrun: invalid value "1@0" for flag -kill: a duration needs a unit, as in 0s or 0ms`},
+		{[]string{"-n", "2", "--ft", "--kill", "1@-5ms"}, `shmrun: invalid value "1@-5ms" for flag -kill: a duration cannot be negative`},
+		{[]string{"-n", "2", "--ft", "--kill", "1@soon"},
+			`shmrun: invalid value "1@soon" for flag -kill: "soon" is not a duration such as 20ms or 1.5s, or op=N`},
+		{[]string{"-n", "2", "--ft", "--kill", "1@op=0"}, `shmrun: invalid value "1@op=0" for flag -kill: op= takes a call number of at least 1, not "0"`},
+		{[]string{"-n", "2", "--ft", "--kill", "1@op=x"}, `shmrun: invalid value "1@op=x" for flag -kill: op= takes a call number of at least 1, not "x"`},
+		{[]string{"-n", "2", "--ft", "--kill", "1@op=2", "--kill", "1@op=3"}, "shmrun: --kill 1@op=3: rank 1 already dies at op=2"},
+		{[]string{"-n", "3", "--ft", "--kill", "1@5ms,2@op=3"},
+			`shmrun: invalid value "1@5ms,2@op=3" for flag -kill: one kill per --kill (repeat the flag)`},
+	} {
+		args := append(tc.flags, prog)
+		r := shmrun(t, pidDir, nil, "", args...)
+		checkRun(t, args, r, exitUsage, "^"+regexp.QuoteMeta(tc.says)+"$")
+	}
+	// Good values pass (the program then cannot run: 126).
+	args := []string{"-n", "2", "--ft", "--kill", "0@0s", "--kill", "1@1m30s", "--kill", "1@op=7", "--kill", "0@op=1", prog}
+	checkRun(t, args, shmrun(t, pidDir, nil, "", args...), exitNotExec, `^shmrun: launch: start rank 0: fork/exec .*: exec format error$`)
 }

@@ -43,7 +43,8 @@ const (
 	// EnvKill: fault injection, read by every rank at Init: a comma-
 	// separated list of RANK@DURATION (SIGKILL that long after Init) and
 	// RANK@op=N (SIGKILL at the N-th entry into the engine, that is
-	// inside the rank's N-th shmpi call, counting from 1).
+	// inside the rank's N-th shmpi call, counting from 1; a call that
+	// waits counts once, a collective once per step).
 	EnvKill = "SHMPI_KILL"
 )
 

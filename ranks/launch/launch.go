@@ -48,8 +48,11 @@ type Config struct {
 	N    int      // number of ranks
 	Path string   // program to run
 	Args []string // its arguments (without the program name)
-	Env  []string // environment; nil means the launcher's own
-	Dir  string   // working directory; "" means the launcher's
+	// Env is the ranks' environment; nil means the launcher's own. An
+	// entry SHMPI_KILL=RANK@DURATION,RANK@op=N,... injects failures (see
+	// README; shmrun --kill sets it).
+	Env []string
+	Dir string // working directory; "" means the launcher's
 
 	// Bind pins rank r to CPU r mod Cores (only sensible when N <= Cores).
 	Bind  bool

@@ -23,9 +23,10 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "hello", "hello|stdin|env|ft|die|abandon|finalize-exit1|block|catch-signals")
+	mode := flag.String("mode", "hello", "hello|stdin|env|ft|die|abandon|finalize-exit1|block|catch-signals|neighbours")
 	how := flag.String("how", "exit", "for -mode die and finalize-exit1: how rank 1 ends, exit (os.Exit(3), or 1 after Finalize) or kill (SIGKILL)")
 	after := flag.String("after", "report", "for -mode die: what survivors do once rank 1 is gone, report (print and finalize) or block (wait to be killed)")
+	failures := flag.Int("failures", 1, "for -mode neighbours: how many failed ranks a survivor waits to know of")
 	flag.Parse()
 	log.SetFlags(0)
 	if dir := os.Getenv("SHMRUN_TEST_PIDDIR"); dir != "" {
@@ -52,6 +53,8 @@ func main() {
 		fmt.Printf("rank %d ft %v\n", me, w.FT())
 	case "die":
 		die(c, me, n, *how, *after)
+	case "neighbours":
+		neighbours(c, me, n, *failures)
 	case "abandon":
 		os.Exit(0) // without Finalize: a failure despite the code
 	case "finalize-exit1":
@@ -198,4 +201,62 @@ func die(c *ranks.Comm, me, n int, how, after string) {
 		hang(err)
 	}
 	fmt.Printf("rank %d got ErrProcFailed\n", me)
+}
+
+// neighbours: every rank exchanges small messages with its two
+// neighbours on a ring, in a loop that only an error ends: the ranks
+// that SHMPI_KILL names die in it (shmrun --kill). Each survivor says
+// which error stopped it: ErrProcFailed from a neighbour that died, or
+// ErrPeerFinalized from one that stopped and finalized before it. Then
+// it waits, in blocking AnySource receives that nothing matches (each
+// returns ErrProcFailed while a failure is unacknowledged), until it
+// has acknowledged want failed ranks, and says which.
+func neighbours(c *ranks.Comm, me, n, want int) {
+	left, right := (me+n-1)%n, (me+1)%n
+	in := []int64{0}
+	var err error
+	peer := -1
+	for i := int64(0); err == nil; i++ {
+		out := []int64{i}
+		if err = ranks.Send(c, out, right, 1); err != nil {
+			peer = right
+		} else if err = ranks.Send(c, out, left, 2); err != nil {
+			peer = left
+		} else if _, err = ranks.Recv(c, in, left, 1); err != nil {
+			peer = left
+		} else if _, err = ranks.Recv(c, in, right, 2); err != nil {
+			peer = right
+		} else if in[0] != i {
+			log.Fatalf("exchange %d: got %d from rank %d", i, in[0], right)
+		}
+	}
+	switch {
+	case errors.Is(err, ranks.ErrProcFailed):
+		fmt.Printf("rank %d stopped: ErrProcFailed from rank %d\n", me, peer)
+	case errors.Is(err, ranks.ErrPeerFinalized):
+		fmt.Printf("rank %d stopped: ErrPeerFinalized from rank %d\n", me, peer)
+	default:
+		log.Fatalf("exchange with rank %d: %v", peer, err)
+	}
+	var acked []int
+	for len(acked) < want {
+		_, err := ranks.Recv(c, make([]byte, 1), ranks.AnySource, 77)
+		if !errors.Is(err, ranks.ErrProcFailed) {
+			log.Fatalf("AnySource Recv: %v, want ErrProcFailed", err)
+		}
+		if err := c.FailureAck(); err != nil {
+			log.Fatal(err)
+		}
+		now, err := c.FailureGetAcked()
+		if err != nil {
+			log.Fatal(err)
+		}
+		if len(now) == len(acked) {
+			// Every other rank has failed or finalized: no more
+			// failures can come.
+			break
+		}
+		acked = now
+	}
+	fmt.Printf("rank %d sees failed %v\n", me, acked)
 }
