@@ -439,3 +439,32 @@ func TestNonblockingFailure(t *testing.T) {
 		procFailed(r, err, "Iallreduce at completion")
 	})
 }
+
+// Members that finish a collective and finalize before the others enter
+// it (a gather's senders, a bcast's root) are no failure: the late ones
+// complete normally.
+func TestFinalizeAfterCollective(t *testing.T) {
+	type collective func(c *ranks.Comm, k int) error
+	cases := map[string]collective{
+		"gather":  func(c *ranks.Comm, k int) error { return coll.Gather(c, make([]float64, k), make([]float64, k*c.Size()), 0) },
+		"reduce":  func(c *ranks.Comm, k int) error { return coll.Reduce(c, make([]float64, k), make([]float64, k), coll.Sum[float64], 0) },
+		"bcast":   func(c *ranks.Comm, k int) error { return coll.Bcast(c, make([]float64, k), 0) },
+		"scatter": func(c *ranks.Comm, k int) error { return coll.Scatter(c, make([]float64, k*c.Size()), make([]float64, k), 0) },
+	}
+	for name, run := range cases {
+		for _, k := range []int{4, 10000} { // above the shared lines: point-to-point steps
+			t.Run(fmt.Sprintf("%s/%d", name, k), func(t *testing.T) {
+				ranktest.RunOpts(t, ranktest.Options{N: 3, Quiet: true}, func(r *ranktest.R) {
+					if r.Rank == 2 {
+						// Enter last: once rank 1, which needs nothing
+						// from rank 2 here, is done and has finalized.
+						for !r.World.Fates()[1].Finalized {
+							r.Comm.Iprobe(ranks.AnySource, 999)
+						}
+					}
+					r.Check(run(r.Comm, k), name)
+				})
+			})
+		}
+	}
+}
