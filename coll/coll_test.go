@@ -446,10 +446,16 @@ func TestNonblockingFailure(t *testing.T) {
 func TestFinalizeAfterCollective(t *testing.T) {
 	type collective func(c *ranks.Comm, k int) error
 	cases := map[string]collective{
-		"gather":  func(c *ranks.Comm, k int) error { return coll.Gather(c, make([]float64, k), make([]float64, k*c.Size()), 0) },
-		"reduce":  func(c *ranks.Comm, k int) error { return coll.Reduce(c, make([]float64, k), make([]float64, k), coll.Sum[float64], 0) },
-		"bcast":   func(c *ranks.Comm, k int) error { return coll.Bcast(c, make([]float64, k), 0) },
-		"scatter": func(c *ranks.Comm, k int) error { return coll.Scatter(c, make([]float64, k*c.Size()), make([]float64, k), 0) },
+		"gather": func(c *ranks.Comm, k int) error {
+			return coll.Gather(c, make([]float64, k), make([]float64, k*c.Size()), 0)
+		},
+		"reduce": func(c *ranks.Comm, k int) error {
+			return coll.Reduce(c, make([]float64, k), make([]float64, k), coll.Sum[float64], 0)
+		},
+		"bcast": func(c *ranks.Comm, k int) error { return coll.Bcast(c, make([]float64, k), 0) },
+		"scatter": func(c *ranks.Comm, k int) error {
+			return coll.Scatter(c, make([]float64, k*c.Size()), make([]float64, k), 0)
+		},
 	}
 	for name, run := range cases {
 		for _, k := range []int{4, 10000} { // above the shared lines: point-to-point steps
