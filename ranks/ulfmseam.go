@@ -1,6 +1,7 @@
 package ranks
 
 import (
+	"sync/atomic"
 	"unsafe"
 
 	"shmpi/internal/ext"
@@ -12,7 +13,9 @@ import (
 
 func init() {
 	ext.AgreeArea = func(comm any) unsafe.Pointer { c := comm.(*Comm); return c.e.t.AgreeArea(c.slot) }
-	ext.Block = func(comm any, op string, done func() bool) error { return comm.(*Comm).blockUntil(op, done) }
+	ext.Block = func(comm any, op string, word *atomic.Uint32, done func() bool) error {
+		return comm.(*Comm).blockUntil(op, word, done)
+	}
 	ext.MemberState = func(comm any, r int) int {
 		c := comm.(*Comm)
 		w := c.group[r]
@@ -88,13 +91,13 @@ func init() {
 }
 
 // blockUntil is ext.Block.
-func (c *Comm) blockUntil(op string, done func() bool) error {
+func (c *Comm) blockUntil(op string, word *atomic.Uint32, done func() bool) error {
 	e := c.e
 	e.lock()
 	defer e.unlock()
 	if err := c.usable(op); err != nil {
 		return err
 	}
-	e.block(done, 0, ProcNull, AnyTag, c.ctx, -1)
+	e.blockOn(done, job.OpColl, ProcNull, AnyTag, c.ctx, -1, word)
 	return nil
 }

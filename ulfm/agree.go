@@ -25,6 +25,8 @@ import (
 //	                         acknowledged by every contributor; decNoSlot
 //	  +28  slot      uint32  Shrink: the new communicator's context slot
 //	  +32  gen       uint32  and its generation
+//	  +36  decided   uint32  the last decided round (low bits): the word
+//	                         waiting members sleep on
 //	  +64  excluded  bitmap  members that did not contribute (Agree), or
 //	                         that the shrunk communicator leaves out
 //	contribution line of member m (64 bytes), a 32-byte half per parity
@@ -87,7 +89,10 @@ type decision struct {
 	flags atomic.Uint32
 	slot  atomic.Uint32
 	gen   atomic.Uint32
-	_     [28]byte
+	// decided is the low 32 bits of the last decided round: the word
+	// members sleep on (ext.Block), so that one wake reaches them all.
+	decided atomic.Uint32
+	_       [24]byte
 }
 
 type contribution struct {
@@ -170,7 +175,7 @@ func (st *state) agree(flag uint64, shrink bool, op string) (outcome, error) {
 	// failure wakes everyone through the failure epoch.
 	testStage("contributed")
 	dec := st.decision(round)
-	err := ext.Block(c, op, func() bool { return st.step(round, dec, shrink) })
+	err := ext.Block(c, op, &dec.decided, func() bool { return st.step(round, dec, shrink) })
 	if err != nil {
 		return outcome{}, err
 	}
@@ -224,7 +229,8 @@ func (st *state) step(round uint64, dec *decision, shrink bool) bool {
 	st.write(round, dec, shrink)
 	testStage("written")
 	dec.state.Store(mine | phaseDecided)
-	ext.WakeAll(c)
+	dec.decided.Store(uint32(round))
+	ext.Release(c, &dec.decided)
 	return true
 }
 

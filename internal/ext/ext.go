@@ -113,8 +113,9 @@ var (
 	// when the communicator was created.
 	AgreeArea func(comm any) unsafe.Pointer
 	// Block is Wait that neither a revoke nor a failure stops: only a
-	// freed communicator or a finalized rank (the error).
-	Block func(comm any, op string, done func() bool) error
+	// freed communicator or a finalized rank (the error). word, if not
+	// nil, is watched as in Wait (its writer calls Release).
+	Block func(comm any, op string, word *atomic.Uint32, done func() bool) error
 	// MemberState is member r's state: Alive, Failed (a process the
 	// kernel reported dead is declared failed here, if no one did) or
 	// Finalized.
