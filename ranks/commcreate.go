@@ -275,9 +275,10 @@ func (c *Comm) splitTable(color, key int) ([]int64, error) {
 			reqs = append(reqs, rq)
 		}
 	}
-	if err := WaitAll(reqs, nil); err != nil && ferr == nil {
-		ferr = err
-	}
+	// A member that died after sending its color does not get the table:
+	// no reason to fail here, where every live member goes on with it
+	// (rank 0 may lead their communicator); the death surfaces in create.
+	WaitAll(reqs, nil)
 	if ferr != nil {
 		return nil, relabel(ferr, "Split")
 	}

@@ -49,20 +49,24 @@ import (
 // process, then marked decided, and never changes before every member
 // has read it (a record is reused two rounds later, and no member can
 // contribute to the round in between before it has read this one). (2)
-// Whoever writes it computes the same body: once every member has
-// contributed or is dead, the contributions are fixed (the dead cannot
-// write) and the non-contributors are exactly the dead that did not
-// contribute, so value, error and the excluded set depend only on shared
-// state that no longer changes. A writer that dies and is taken over thus
-// changes nothing but who writes, and Shrink's new slot, stored right
-// after it is allocated, is taken over with it. (3) Every member returns
-// the decided body: the same value and the same error everywhere.
+// A writer taken over may have computed another body (a member may have
+// died meanwhile), but only the body marked decided is ever read.
+// Shrink's group does not even depend on the writer: once every member
+// has contributed or is dead, the contributions are fixed (the dead
+// cannot write) and the non-contributors are exactly the dead that did
+// not contribute, so the excluded set depends only on shared state that
+// no longer changes; its new slot, stored right after it is allocated,
+// is taken over with the record. (3) Every member returns the decided
+// body: the same value and the same error everywhere.
 //
-// The error: ErrProcFailed exactly when some member failed without
-// contributing and its failure is beyond the acknowledged prefix of some
-// contributor (the failure log gives every rank the same order, so a
-// prefix length is an exact set). Afterwards every member acknowledges a
-// prefix of the failure log that covers every non-contributor.
+// The error (DESIGN.md rule 6): ErrProcFailed exactly when a member has
+// failed by the time the round is decided and some contributor had not
+// acknowledged that failure (the failure log gives every rank the same
+// order, so an acknowledged prefix length is an exact set). So when an
+// Agree succeeds, every survivor had acknowledged the same failures
+// (what the spec's Example 15.3 relies on). After an error every member
+// acknowledges a prefix of the failure log that covers every
+// non-contributor.
 
 // stageHook, set only by tests, runs at named points of a round so that a
 // test can kill the member there.
@@ -200,12 +204,12 @@ func (st *state) step(round uint64, dec *decision, shrink bool) bool {
 	}
 	c := st.c
 	for q := range st.size {
-		if st.contribution(q, round).round.Load() == round {
-			continue
-		}
+		contributed := st.contribution(q, round).round.Load() == round
 		switch ext.MemberState(c, q) {
 		case ext.Alive:
-			return false // wait for its contribution
+			if !contributed {
+				return false // wait for its contribution
+			}
 		case ext.Failed:
 			if ext.MemberLogIndex(c, q) < 0 {
 				return false // its declaration is under way
@@ -255,10 +259,16 @@ func (st *state) write(round uint64, dec *decision, shrink bool) {
 			noncontrib = append(noncontrib, q)
 		}
 	}
+	// The error: a member that has failed (before or during the round,
+	// contributor or not) whose failure some contributor had not
+	// acknowledged. Acknowledged sets are prefixes of the failure log, so
+	// that is a failed member at or past the shortest prefix.
 	var flags uint32
-	for _, q := range noncontrib {
-		if uint32(ext.MemberLogIndex(c, q)) >= minAcked {
-			flags |= decErr
+	for q := range st.size {
+		if ext.MemberState(c, q) == ext.Failed {
+			if i := ext.MemberLogIndex(c, q); i >= 0 && uint32(i) >= minAcked {
+				flags |= decErr
+			}
 		}
 	}
 	if shrink {
@@ -308,11 +318,13 @@ func (st *state) write(round uint64, dec *decision, shrink bool) {
 // Agree is MPI_Comm_agree: a fault-tolerant bitwise AND of flag over the
 // members of c that have not failed. It is collective, works on a revoked
 // communicator and never returns ErrRevoked. Every survivor gets the same
-// value and the same error: ErrProcFailed exactly when a member failed
-// without contributing and not every contributor had acknowledged that
+// value and the same error: ErrProcFailed exactly when a member had
+// failed by the decision and not every contributor had acknowledged that
 // failure. After an Agree that returned ErrProcFailed, every failure of a
 // member that did not contribute is acknowledged here (FailureAck's
-// prefix is extended to cover them).
+// prefix is extended to cover them). A member that contributed and then
+// failed before the decision counts too: when Agree succeeds, every
+// survivor had acknowledged the same failures.
 func Agree(c *ranks.Comm, flag int) (int, error) {
 	st, err := stateOf(c, "Agree")
 	if err != nil {
