@@ -1,0 +1,80 @@
+// Command ulfm_revoke measures how long a revoke takes to reach every
+// member: rank 0 revokes a fresh Dup of the world once every other member
+// is blocked in a Recv on it (from a rank that never sends), and the
+// figure is the time from just before Revoke until the last member has
+// returned ErrRevoked.
+//
+//	shmrun -n 8 ./ulfm_revoke [-i 50]
+//
+// Times are wall-clock (time.Now().UnixNano(): CLOCK_REALTIME through the
+// vDSO, one clock for every process of the machine). The row has the
+// median and the 90th percentile over -i revokes, in microseconds.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"slices"
+	"time"
+
+	"shmpi/coll"
+	"shmpi/ranks"
+	"shmpi/ulfm"
+)
+
+func main() {
+	iters := flag.Int("i", 50, "revokes measured")
+	flag.Parse()
+	w, err := ranks.Init()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer w.Finalize()
+	c := w.Comm()
+	must := func(err error) {
+		if err != nil {
+			log.Fatal(err)
+		}
+	}
+	var lat []float64
+	for range *iters {
+		d, err := c.Dup()
+		must(err)
+		var start, end int64
+		if c.Rank() == 0 {
+			// Wait until every other member sleeps in its Recv.
+			for {
+				n := 0
+				for _, f := range w.Fates()[1:] {
+					if f.Blocked && f.Op == "Recv" {
+						n++
+					}
+				}
+				if n == c.Size()-1 {
+					break
+				}
+				time.Sleep(50 * time.Microsecond) // polling the table, not ordering ranks
+			}
+			start = time.Now().UnixNano()
+			must(ulfm.Revoke(d))
+		} else {
+			_, err := ranks.Recv(d, make([]byte, 1), 0, 1)
+			end = time.Now().UnixNano()
+			if !errors.Is(err, ranks.ErrRevoked) {
+				log.Fatalf("rank %d: Recv returned %v, want ErrRevoked", c.Rank(), err)
+			}
+		}
+		must(d.Free())
+		last, err := coll.AllreduceValue(c, end, coll.Max[int64])
+		must(err)
+		if c.Rank() == 0 && c.Size() > 1 {
+			lat = append(lat, float64(last-start)/1e3)
+		}
+	}
+	if c.Rank() == 0 && len(lat) > 0 {
+		slices.Sort(lat)
+		fmt.Printf("# ranks  median_us  p90_us\n%-7d  %9.2f  %6.2f\n", c.Size(), lat[len(lat)/2], lat[len(lat)*9/10])
+	}
+}
