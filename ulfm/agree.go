@@ -281,7 +281,10 @@ func (st *state) write(round uint64, dec *decision, shrink bool) {
 		if dec.round.Load() != round || dec.gen.Load() == 0 {
 			// Not taken over from a writer that died after allocating:
 			// allocate, and record the slot at once (round first), so
-			// that a writer taking over from this one reuses it.
+			// that a writer taking over from this one reuses it. A
+			// writer that dies between the allocation and the record
+			// (a few instructions) leaks that slot: a double fault left
+			// alone.
 			dec.gen.Store(0)
 			dec.round.Store(round)
 			var members []int
