@@ -55,7 +55,8 @@ func view[T any](b []byte, n int) []T {
 }
 
 // scratch returns n elements of T from the communicator's scratch memory
-// starting at element offset off (in units of T), growing it as needed:
+// starting at element offset off (in units of T), growing it as needed
+// (which moves it: grow to the whole size before taking several views):
 // temporary buffers are reused across calls, since fresh memory costs a
 // page fault per page (the allreduce of large vectors showed it). Valid
 // until the next collective on the communicator.
@@ -149,6 +150,39 @@ func recvExact[T any](st *state, buf []T, src int, op string) error {
 	return nil
 }
 
+// exchange posts, for every other member r, a receive into from(r) and a
+// send of to(r) (a nil func: none of that kind), receives first so that
+// sends find them posted, and waits for them all.
+func exchange[T any](st *state, from, to func(r int) []T, name string) error {
+	rs := make([]*ranks.Request, 0, 2*st.size)
+	for _, recv := range []bool{true, false} {
+		buf := to
+		if recv {
+			buf = from
+		}
+		if buf == nil {
+			continue
+		}
+		for r := range st.size {
+			if r == st.rank {
+				continue
+			}
+			var q *ranks.Request
+			var err error
+			if recv {
+				q, err = ranks.Irecv(st.cc, buf(r), r, st.tag())
+			} else {
+				q, err = ranks.Isend(st.cc, buf(r), r, st.tag())
+			}
+			if err != nil {
+				return relabel(err, name)
+			}
+			rs = append(rs, q)
+		}
+	}
+	return st.waitAll(rs, name)
+}
+
 func barrier(c *ranks.Comm) error {
 	st, err := begin(c, "Barrier")
 	if err != nil {
@@ -183,17 +217,7 @@ func bcast[T any](c *ranks.Comm, buf []T, root int) error {
 	if st.rank != root {
 		return recvExact(st, buf, root, op)
 	}
-	rs := make([]*ranks.Request, 0, st.size-1)
-	for r := range st.size {
-		if r != root {
-			q, err := ranks.Isend(st.cc, buf, r, st.tag())
-			if err != nil {
-				return relabel(err, op)
-			}
-			rs = append(rs, q)
-		}
-	}
-	return st.waitAll(rs, op)
+	return exchange(st, nil, func(int) []T { return buf }, op)
 }
 
 func reduce[T any](c *ranks.Comm, send, recv []T, op Op[T], root int) error {
@@ -324,37 +348,16 @@ func allreduceLarge[T any](st *state, mine, recv []T, op Op[T], name string) err
 	blk := func(s []T, r int) []T { return s[off[r]:off[r+1]] }
 	// Reduce-scatter.
 	nb := off[me+1] - off[me]
+	scratch[T](st, 0, (st.size+1)*nb) // grow once: the views below must not move
 	acc := scratch[T](st, 0, nb)
-	tmp := make([][]T, st.size)
-	var rs []*ranks.Request
-	for r := range st.size {
-		if r == me {
-			continue
-		}
-		tmp[r] = scratch[T](st, (r+1)*nb, nb)
-		q, err := ranks.Irecv(st.cc, tmp[r], r, st.tag())
-		if err != nil {
-			return relabel(err, name)
-		}
-		rs = append(rs, q)
-	}
-	for r := range st.size {
-		if r == me {
-			continue
-		}
-		q, err := ranks.Isend(st.cc, blk(mine, r), r, st.tag())
-		if err != nil {
-			return relabel(err, name)
-		}
-		rs = append(rs, q)
-	}
-	if err := st.waitAll(rs, name); err != nil {
+	tmp := func(r int) []T { return scratch[T](st, (r+1)*nb, nb) }
+	if err := exchange(st, tmp, func(r int) []T { return blk(mine, r) }, name); err != nil {
 		return err
 	}
 	for r := range st.size {
-		x := tmp[r]
-		if r == me {
-			x = blk(mine, me)
+		x := blk(mine, me)
+		if r != me {
+			x = tmp(r)
 		}
 		if r == 0 {
 			copy(acc, x)
@@ -366,28 +369,7 @@ func allreduceLarge[T any](st *state, mine, recv []T, op Op[T], name string) err
 	// step whose messages must not match the first's).
 	st.k++
 	copy(blk(recv, me), acc)
-	rs = rs[:0]
-	for r := range st.size {
-		if r == me {
-			continue
-		}
-		q, err := ranks.Irecv(st.cc, blk(recv, r), r, st.tag())
-		if err != nil {
-			return relabel(err, name)
-		}
-		rs = append(rs, q)
-	}
-	for r := range st.size {
-		if r == me {
-			continue
-		}
-		q, err := ranks.Isend(st.cc, acc, r, st.tag())
-		if err != nil {
-			return relabel(err, name)
-		}
-		rs = append(rs, q)
-	}
-	return st.waitAll(rs, name)
+	return exchange(st, func(r int) []T { return blk(recv, r) }, func(int) []T { return acc }, name)
 }
 
 // AllreduceValue is Allreduce of one value.
@@ -615,32 +597,12 @@ func allgatherv[T any](c *ranks.Comm, send, recv []T, counts, displs []int) erro
 }
 
 func allgathervSteps[T any](st *state, mine, recv []T, counts, displs []int, name string) error {
-	var rs []*ranks.Request
-	for r := range st.size {
-		if r == st.rank {
-			continue
-		}
-		q, err := ranks.Irecv(st.cc, recv[displs[r]:displs[r]+counts[r]], r, st.tag())
-		if err != nil {
-			return relabel(err, name)
-		}
-		rs = append(rs, q)
-	}
-	for r := range st.size {
-		if r == st.rank {
-			continue
-		}
-		q, err := ranks.Isend(st.cc, mine, r, st.tag())
-		if err != nil {
-			return relabel(err, name)
-		}
-		rs = append(rs, q)
-	}
 	dst := recv[displs[st.rank] : displs[st.rank]+counts[st.rank]]
 	if unsafe.SliceData(dst) != unsafe.SliceData(mine) {
 		copy(dst, mine)
 	}
-	return st.waitAll(rs, name)
+	return exchange(st, func(r int) []T { return recv[displs[r] : displs[r]+counts[r]] },
+		func(int) []T { return mine }, name)
 }
 
 func alltoall[T any](c *ranks.Comm, send, recv []T) error {
@@ -680,33 +642,13 @@ func alltoallv[T any](c *ranks.Comm, send []T, scounts, sdispls []int, recv []T,
 }
 
 func alltoallvSteps[T any](st *state, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int, name string) error {
-	var rs []*ranks.Request
-	for r := range st.size {
-		if r == st.rank {
-			continue
-		}
-		q, err := ranks.Irecv(st.cc, recv[rdispls[r]:rdispls[r]+rcounts[r]], r, st.tag())
-		if err != nil {
-			return relabel(err, name)
-		}
-		rs = append(rs, q)
-	}
-	for r := range st.size {
-		if r == st.rank {
-			continue
-		}
-		q, err := ranks.Isend(st.cc, send[sdispls[r]:sdispls[r]+scounts[r]], r, st.tag())
-		if err != nil {
-			return relabel(err, name)
-		}
-		rs = append(rs, q)
-	}
 	me := st.rank
 	if scounts[me] != rcounts[me] {
 		return errf(ranks.ErrCount, name, "this rank's send and receive counts to itself differ")
 	}
 	copy(recv[rdispls[me]:rdispls[me]+rcounts[me]], send[sdispls[me]:sdispls[me]+scounts[me]])
-	return st.waitAll(rs, name)
+	return exchange(st, func(r int) []T { return recv[rdispls[r] : rdispls[r]+rcounts[r]] },
+		func(r int) []T { return send[sdispls[r] : sdispls[r]+scounts[r]] }, name)
 }
 
 func reduceScatterBlock[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
@@ -766,36 +708,15 @@ func reduceScatterSteps[T any](st *state, send, recv []T, counts []int, op Op[T]
 		off[r+1] = off[r] + counts[r]
 	}
 	me := st.rank
-	tmp := make([][]T, st.size)
-	var rs []*ranks.Request
-	for r := range st.size {
-		if r == me {
-			continue
-		}
-		tmp[r] = scratch[T](st, r*counts[me], counts[me])
-		q, err := ranks.Irecv(st.cc, tmp[r], r, st.tag())
-		if err != nil {
-			return relabel(err, name)
-		}
-		rs = append(rs, q)
-	}
-	for r := range st.size {
-		if r == me {
-			continue
-		}
-		q, err := ranks.Isend(st.cc, send[off[r]:off[r+1]], r, st.tag())
-		if err != nil {
-			return relabel(err, name)
-		}
-		rs = append(rs, q)
-	}
-	if err := st.waitAll(rs, name); err != nil {
+	scratch[T](st, 0, st.size*counts[me]) // grow once: the views below must not move
+	tmp := func(r int) []T { return scratch[T](st, r*counts[me], counts[me]) }
+	if err := exchange(st, tmp, func(r int) []T { return send[off[r]:off[r+1]] }, name); err != nil {
 		return err
 	}
 	for r := range st.size {
-		x := tmp[r]
-		if r == me {
-			x = send[off[me]:off[me+1]]
+		x := send[off[me]:off[me+1]]
+		if r != me {
+			x = tmp(r)
 		}
 		if r == 0 {
 			copy(recv, x)
