@@ -1,0 +1,78 @@
+// Command ulfm_recovery measures a full recovery after a SIGKILL: ranks
+// loop on an 8-byte allreduce; when one is killed, each survivor notes
+// when its allreduce returned the error, then revokes, agrees, shrinks
+// and runs the first allreduce on the shrunk communicator (the spec's
+// Example 15.5). Run it under shmrun with the kill injected:
+//
+//	shmrun --ft --kill 7@30ms -n 8 ./ulfm_recovery
+//
+// It prints one row (rank 0 of the survivors): the phases at the slowest
+// survivor, in microseconds, from the moment the failure was declared
+// (Fate.FailedAt: the death itself comes earlier by the detection time
+// that fail_detect measures, ≈0.1–0.3 ms here) to the error, then each
+// phase's own duration, and the total from the declaration to the end of
+// the first allreduce on the shrunk communicator. Times are wall-clock
+// (time.Now().UnixNano(): one clock for every process of the machine).
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log"
+	"time"
+
+	"shmpi/coll"
+	"shmpi/ranks"
+	"shmpi/ulfm"
+)
+
+func main() {
+	w, err := ranks.Init()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer w.Finalize()
+	c := w.Comm()
+	var tErr int64
+	for {
+		_, err := coll.AllreduceValue(c, 1.0, coll.Sum[float64])
+		if err != nil {
+			tErr = time.Now().UnixNano()
+			if !errors.Is(err, ranks.ErrProcFailed) && !errors.Is(err, ranks.ErrRevoked) {
+				log.Fatalf("allreduce: %v", err)
+			}
+			break
+		}
+	}
+	ulfm.Revoke(c)
+	tRevoke := time.Now().UnixNano()
+	ulfm.AgreeBool(c, false)
+	tAgree := time.Now().UnixNano()
+	s, err := ulfm.Shrink(c)
+	if err != nil {
+		log.Fatalf("shrink: %v", err)
+	}
+	tShrink := time.Now().UnixNano()
+	if _, err := coll.AllreduceValue(s, 1.0, coll.Sum[float64]); err != nil {
+		log.Fatalf("allreduce on the shrunk communicator: %v", err)
+	}
+	tDone := time.Now().UnixNano()
+	var failedAt int64
+	for _, f := range w.Fates() {
+		if f.State == "failed" && (failedAt == 0 || f.FailedAt.UnixNano() < failedAt) {
+			failedAt = f.FailedAt.UnixNano()
+		}
+	}
+	// The slowest survivor's phases: gather the durations with a max.
+	ph := []int64{tErr - failedAt, tRevoke - tErr, tAgree - tRevoke, tShrink - tAgree, tDone - tShrink, tDone - failedAt}
+	if err := coll.Allreduce(s, nil, ph, coll.Max[int64]); err != nil {
+		log.Fatal(err)
+	}
+	if s.Rank() == 0 {
+		us := func(ns int64) float64 { return float64(ns) / 1e3 }
+		fmt.Printf("# ranks  error_us  revoke_us  agree_us  shrink_us  allreduce_us  total_us\n")
+		fmt.Printf("%-7d  %8.1f  %9.1f  %8.1f  %9.1f  %12.1f  %8.1f\n", c.Size(),
+			us(ph[0]), us(ph[1]), us(ph[2]), us(ph[3]), us(ph[4]), us(ph[5]))
+	}
+	s.Free()
+}
