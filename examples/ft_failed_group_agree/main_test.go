@@ -1,11 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"slices"
 	"testing"
-	"time"
 
+	"shmpi/examples/internal/fttest"
 	"shmpi/ranks/ranktest"
 )
 
@@ -15,34 +14,23 @@ import (
 // whatever call it falls (the point-to-point reduction or the agreement). Every survivor
 // must find the failed group {3}, end with the right sums, and exit 0.
 func TestFTFailedGroupAgree(t *testing.T) {
-	for _, op := range []int{0, 10, 80, 130} {
-		name := "no-kill"
-		o := ranktest.Options{N: 8, Timeout: 30 * time.Second, Quiet: true}
-		if op > 0 {
-			name = fmt.Sprintf("kill-3-at-op-%d", op)
-			o.Dies = []int{3}
-			o.Env = []string{fmt.Sprintf("SHMPI_KILL=3@op=%d", op)}
+	fttest.KillRuns(t, []int{10, 80, 130}, func(r *ranktest.R, killed bool) {
+		res, err := run(r.World)
+		if err != nil {
+			r.Fatalf("%v", err)
 		}
-		t.Run(name, func(t *testing.T) {
-			ranktest.RunOpts(t, o, func(r *ranktest.R) {
-				res, err := run(r.World)
-				if err != nil {
-					r.Fatalf("%v", err)
-				}
-				if want := expected(); res.StepSum != want || res.Running != want {
-					r.Errorf("steps' sum %d, running sums %d, want %d", res.StepSum, res.Running, want)
-				}
-				var failed []int
-				if op > 0 {
-					failed = []int{3}
-				}
-				if !slices.Equal(res.Failed, failed) || res.Live != 8-len(failed) {
-					r.Errorf("failed group %v, %d ranks left; want %v, %d", res.Failed, res.Live, failed, 8-len(failed))
-				}
-				if res.Reporter != (r.Rank == 0) {
-					r.Errorf("reporter %v at rank %d", res.Reporter, r.Rank)
-				}
-			})
-		})
-	}
+		if want := expected(); res.StepSum != want || res.Running != want {
+			r.Errorf("steps' sum %d, running sums %d, want %d", res.StepSum, res.Running, want)
+		}
+		var failed []int
+		if killed {
+			failed = []int{3}
+		}
+		if !slices.Equal(res.Failed, failed) || res.Live != 8-len(failed) {
+			r.Errorf("failed group %v, %d ranks left; want %v, %d", res.Failed, res.Live, failed, 8-len(failed))
+		}
+		if res.Reporter != (r.Rank == 0) {
+			r.Errorf("reporter %v at rank %d", res.Reporter, r.Rank)
+		}
+	})
 }

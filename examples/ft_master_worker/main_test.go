@@ -1,11 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"slices"
 	"testing"
-	"time"
 
+	"shmpi/examples/internal/fttest"
 	"shmpi/ranks/ranktest"
 )
 
@@ -16,37 +15,26 @@ import (
 // count every prime once, find worker 3 lost, and every survivor must
 // exit 0.
 func TestFTMasterWorker(t *testing.T) {
-	for _, op := range []int{0, 5, 40, 75} {
-		name := "no-kill"
-		o := ranktest.Options{N: 8, Timeout: 30 * time.Second, Quiet: true}
-		if op > 0 {
-			name = fmt.Sprintf("kill-3-at-op-%d", op)
-			o.Dies = []int{3}
-			o.Env = []string{fmt.Sprintf("SHMPI_KILL=3@op=%d", op)}
+	fttest.KillRuns(t, []int{5, 40, 75}, func(r *ranktest.R, killed bool) {
+		res, err := run(r.World)
+		if err != nil {
+			r.Fatalf("%v", err)
 		}
-		t.Run(name, func(t *testing.T) {
-			ranktest.RunOpts(t, o, func(r *ranktest.R) {
-				res, err := run(r.World)
-				if err != nil {
-					r.Fatalf("%v", err)
-				}
-				if r.Rank != 0 {
-					return
-				}
-				if want := expected(); res.Primes != want {
-					r.Errorf("%d primes, want %d", res.Primes, want)
-				}
-				var lost []int
-				if op > 0 {
-					lost = []int{3}
-				}
-				if !slices.Equal(res.Lost, lost) {
-					r.Errorf("lost workers %v, want %v", res.Lost, lost)
-				}
-				if res.ByMaster != 0 {
-					r.Errorf("the master did %d items itself", res.ByMaster)
-				}
-			})
-		})
-	}
+		if r.Rank != 0 {
+			return
+		}
+		if want := expected(); res.Primes != want {
+			r.Errorf("%d primes, want %d", res.Primes, want)
+		}
+		var lost []int
+		if killed {
+			lost = []int{3}
+		}
+		if !slices.Equal(res.Lost, lost) {
+			r.Errorf("lost workers %v, want %v", res.Lost, lost)
+		}
+		if res.ByMaster != 0 {
+			r.Errorf("the master did %d items itself", res.ByMaster)
+		}
+	})
 }

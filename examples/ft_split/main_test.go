@@ -1,11 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"slices"
 	"testing"
-	"time"
 
+	"shmpi/examples/internal/fttest"
 	"shmpi/ranks/ranktest"
 )
 
@@ -16,34 +15,23 @@ import (
 // agreements, the allreduces). Every survivor must end with the right
 // total and without rank 3, and exit 0.
 func TestFTSplit(t *testing.T) {
-	for _, op := range []int{0, 40, 200, 380} {
-		name := "no-kill"
-		o := ranktest.Options{N: 8, Timeout: 30 * time.Second, Quiet: true}
-		if op > 0 {
-			name = fmt.Sprintf("kill-3-at-op-%d", op)
-			o.Dies = []int{3}
-			o.Env = []string{fmt.Sprintf("SHMPI_KILL=3@op=%d", op)}
+	fttest.KillRuns(t, []int{40, 200, 380}, func(r *ranktest.R, killed bool) {
+		res, err := run(r.World)
+		if err != nil {
+			r.Fatalf("%v", err)
 		}
-		t.Run(name, func(t *testing.T) {
-			ranktest.RunOpts(t, o, func(r *ranktest.R) {
-				res, err := run(r.World)
-				if err != nil {
-					r.Fatalf("%v", err)
-				}
-				if res.Total != expected() {
-					r.Errorf("total %d, want %d", res.Total, expected())
-				}
-				var lost []int
-				if op > 0 {
-					lost = []int{3}
-				}
-				if !slices.Equal(res.Lost, lost) || res.Size != 8-len(lost) {
-					r.Errorf("ended on %d ranks without %v, want %d without %v", res.Size, res.Lost, 8-len(lost), lost)
-				}
-				if res.Reporter != (r.Rank == 0) {
-					r.Errorf("reporter %v at rank %d", res.Reporter, r.Rank)
-				}
-			})
-		})
-	}
+		if res.Total != expected() {
+			r.Errorf("total %d, want %d", res.Total, expected())
+		}
+		var lost []int
+		if killed {
+			lost = []int{3}
+		}
+		if !slices.Equal(res.Lost, lost) || res.Size != 8-len(lost) {
+			r.Errorf("ended on %d ranks without %v, want %d without %v", res.Size, res.Lost, 8-len(lost), lost)
+		}
+		if res.Reporter != (r.Rank == 0) {
+			r.Errorf("reporter %v at rank %d", res.Reporter, r.Rank)
+		}
+	})
 }

@@ -1,0 +1,33 @@
+// Package fttest runs an example of the spec's section 15.5 as a test: on
+// 8 ranks without a failure, then once for each kill point with rank 3
+// SIGKILLed at that entry into the runtime (SHMPI_KILL=3@op=N).
+package fttest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"shmpi/ranks/ranktest"
+)
+
+// Victim is the rank the kill points kill.
+const Victim = 3
+
+// KillRuns runs body on 8 ranks once without a failure and once per
+// point in points; killed says whether Victim is killed in this run.
+// Each run has a 30 s deadline.
+func KillRuns(t *testing.T, points []int, body func(r *ranktest.R, killed bool)) {
+	for _, op := range append([]int{0}, points...) {
+		name := "no-kill"
+		o := ranktest.Options{N: 8, Timeout: 30 * time.Second, Quiet: true}
+		if op > 0 {
+			name = fmt.Sprintf("kill-%d-at-op-%d", Victim, op)
+			o.Dies = []int{Victim}
+			o.Env = []string{fmt.Sprintf("SHMPI_KILL=%d@op=%d", Victim, op)}
+		}
+		t.Run(name, func(t *testing.T) {
+			ranktest.RunOpts(t, o, func(r *ranktest.R) { body(r, op > 0) })
+		})
+	}
+}
