@@ -31,36 +31,10 @@ import (
 	"os"
 	"slices"
 
+	"shmpi/examples/internal/shares"
 	"shmpi/ranks"
 	"shmpi/ulfm"
 )
-
-const (
-	steps  = 40
-	shares = 64  // shares of each step's work, whatever the number of ranks
-	width  = 256 // work items in a share
-)
-
-// shareValue is the value of share s at step k: a sum over its items.
-func shareValue(k, s int) int64 {
-	var v int64
-	for i := s * width; i < (s+1)*width; i++ {
-		v += int64((i*(k+1) + k*k) % 10007)
-	}
-	return v
-}
-
-// expected is the sum of every share over every step, computed
-// sequentially.
-func expected() int64 {
-	var t int64
-	for k := range steps {
-		for s := range shares {
-			t += shareValue(k, s)
-		}
-	}
-	return t
-}
 
 // commFailureAllget2 is Example 15.3: the group of the members of c that
 // failed, the same at every survivor. It is not pure: FailureAck changes
@@ -112,7 +86,7 @@ func run(w *ranks.World) (Result, error) {
 	for i := range live {
 		live[i] = i
 	}
-	owner := make([]int, shares) // rank of comm owning each share
+	owner := make([]int, shares.Shares) // rank of comm owning each share
 	for s := range owner {
 		owner[s] = s % n
 	}
@@ -123,12 +97,12 @@ func run(w *ranks.World) (Result, error) {
 		}
 	}
 	tag := 0 // one tag per attempt: nothing of an aborted step matches later
-	for k := 0; k < steps; tag++ {
+	for k := 0; k < shares.Steps; tag++ {
 		// This step's value of my shares, my running sums with it, and
 		// a fingerprint of my failed group.
 		var part [3]int64
 		for s := range acc {
-			v := shareValue(k, s)
+			v := shares.Value(k, s)
 			part[0] += v
 			part[1] += acc[s] + v
 		}
@@ -140,7 +114,7 @@ func run(w *ranks.World) (Result, error) {
 		ok, aerr := ulfm.AgreeBool(comm, good)
 		if ok && aerr == nil {
 			for s := range acc {
-				acc[s] += shareValue(k, s)
+				acc[s] += shares.Value(k, s)
 			}
 			res.StepSum += out[0]
 			res.Running = out[1]
@@ -173,7 +147,7 @@ func run(w *ranks.World) (Result, error) {
 				if owner[s] == me {
 					var a int64
 					for p := range k {
-						a += shareValue(p, s)
+						a += shares.Value(p, s)
 					}
 					acc[s] = a
 				}
@@ -262,7 +236,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "ft_failed_group_agree: rank %d: %v\n", w.Rank(), err)
 		os.Exit(1)
 	}
-	want := expected()
+	want := shares.Expected()
 	good := res.StepSum == want && res.Running == want
 	if res.Reporter {
 		status := "ok"
@@ -270,7 +244,7 @@ func main() {
 			status = "WRONG"
 		}
 		fmt.Printf("ft_failed_group_agree: %d steps of %d shares on %d live ranks (failed group %v, %d steps redone): steps' sum %d, owners' running sums %d, expected %d: %s\n",
-			steps, shares, res.Live, res.Failed, res.Retries, res.StepSum, res.Running, want, status)
+			shares.Steps, shares.Shares, res.Live, res.Failed, res.Retries, res.StepSum, res.Running, want, status)
 	}
 	w.Finalize()
 	if !good {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"shmpi/examples/internal/fttest"
+	"shmpi/examples/internal/shares"
 	"shmpi/ranks/ranktest"
 )
 
@@ -19,7 +20,7 @@ func TestFTFailedGroupAgree(t *testing.T) {
 		if err != nil {
 			r.Fatalf("%v", err)
 		}
-		if want := expected(); res.StepSum != want || res.Running != want {
+		if want := shares.Expected(); res.StepSum != want || res.Running != want {
 			r.Errorf("steps' sum %d, running sums %d, want %d", res.StepSum, res.Running, want)
 		}
 		var failed []int

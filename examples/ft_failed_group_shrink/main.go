@@ -27,36 +27,10 @@ import (
 	"slices"
 
 	"shmpi/coll"
+	"shmpi/examples/internal/shares"
 	"shmpi/ranks"
 	"shmpi/ulfm"
 )
-
-const (
-	steps  = 40
-	shares = 64  // shares of each step's work, whatever the number of ranks
-	width  = 256 // work items in a share
-)
-
-// shareValue is the value of share s at step k: a sum over its items.
-func shareValue(k, s int) int64 {
-	var v int64
-	for i := s * width; i < (s+1)*width; i++ {
-		v += int64((i*(k+1) + k*k) % 10007)
-	}
-	return v
-}
-
-// expected is the sum of every share over every step, computed
-// sequentially.
-func expected() int64 {
-	var t int64
-	for k := range steps {
-		for s := range shares {
-			t += shareValue(k, s)
-		}
-	}
-	return t
-}
 
 // commFailureAllget is Example 15.2: the group of the members of c that
 // failed, the same at every survivor. Shrink's group is consistent across
@@ -101,7 +75,7 @@ func run(w *ranks.World) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	owner := make([]int, shares) // world rank owning each share
+	owner := make([]int, shares.Shares) // world rank owning each share
 	for s := range owner {
 		owner[s] = g.WorldRanks()[s%g.Size()]
 	}
@@ -112,11 +86,11 @@ func run(w *ranks.World) (Result, error) {
 			acc[s] = 0
 		}
 	}
-	for k := 0; k < steps; {
+	for k := 0; k < shares.Steps; {
 		// This step's value of my shares, and my running sums with it.
 		var part [2]int64
 		for s := range acc {
-			v := shareValue(k, s)
+			v := shares.Value(k, s)
 			part[0] += v
 			part[1] += acc[s] + v
 		}
@@ -130,7 +104,7 @@ func run(w *ranks.World) (Result, error) {
 		ok, aerr := ulfm.AgreeBool(comm, err == nil)
 		if ok && aerr == nil {
 			for s := range acc {
-				acc[s] += shareValue(k, s)
+				acc[s] += shares.Value(k, s)
 			}
 			res.StepSum += out[0]
 			res.Running = out[1]
@@ -159,7 +133,7 @@ func run(w *ranks.World) (Result, error) {
 				if owner[s] == me {
 					var a int64
 					for p := range k {
-						a += shareValue(p, s)
+						a += shares.Value(p, s)
 					}
 					acc[s] = a
 				}
@@ -198,7 +172,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "ft_failed_group_shrink: rank %d: %v\n", w.Rank(), err)
 		os.Exit(1)
 	}
-	want := expected()
+	want := shares.Expected()
 	good := res.StepSum == want && res.Running == want
 	if res.Reporter {
 		status := "ok"
@@ -206,7 +180,7 @@ func main() {
 			status = "WRONG"
 		}
 		fmt.Printf("ft_failed_group_shrink: %d steps of %d shares on %d ranks (failed group %v, %d steps redone): steps' sum %d, owners' running sums %d, expected %d: %s\n",
-			steps, shares, res.Size, res.Failed, res.Retries, res.StepSum, res.Running, want, status)
+			shares.Steps, shares.Shares, res.Size, res.Failed, res.Retries, res.StepSum, res.Running, want, status)
 	}
 	w.Finalize()
 	if !good {
