@@ -39,14 +39,7 @@ func init() {
 		}
 	}
 	ext.NewRequest = func(comm any, op string) (any, func(error)) { return comm.(*Comm).genRequest(op) }
-	ext.WakeAll = func(comm any) {
-		c := comm.(*Comm)
-		for _, w := range c.group {
-			if w != c.e.me {
-				c.e.dbs[w].Ring()
-			}
-		}
-	}
+
 }
 
 // collCheck is ext.Check under the engine lock: one compare unless the

@@ -88,9 +88,6 @@ var (
 	// (they sleep), doorbell rings otherwise (they spin, and a ring costs
 	// a load unless one sleeps).
 	Release func(comm any, word *atomic.Uint32)
-	// WakeAll rings the doorbell of every other member of comm, so that
-	// members asleep in Wait re-check.
-	WakeAll func(comm any)
 	// NewRequest makes a request on comm (a *ranks.Request, typed any
 	// here) that completes when complete is called, from any goroutine,
 	// with the operation's error: how a nonblocking collective hands its
