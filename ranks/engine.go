@@ -222,8 +222,15 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	e.drained = true
 
 	e.spin = n <= seg.Cores()
-	// Enough yields for every other rank sharing a core to run twice.
-	e.yieldBudget = 2 * ((n + max(seg.Cores(), 1) - 1) / max(seg.Cores(), 1))
+	// Enough yields for every other rank sharing a core to run twice, up
+	// to 8 ranks per core; beyond that none: osu_barrier with 32 and 64
+	// ranks on 2 cores took twice as long with even one yield before the
+	// sleep as with none (2026-11-23), while with 4 ranks per core the
+	// yields halve it.
+	perCore := (n + max(seg.Cores(), 1) - 1) / max(seg.Cores(), 1)
+	if perCore <= 8 {
+		e.yieldBudget = 2 * perCore
+	}
 	e.spinTime = 20 * time.Microsecond
 	if v := os.Getenv(job.EnvSpin); v != "" {
 		us, err := strconv.Atoi(v)

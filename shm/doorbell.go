@@ -56,7 +56,7 @@ func (d Doorbell) Arm() uint32 {
 // Sleep blocks until the doorbell rings after Arm returned token, or
 // timeout passes. It may return early; callers loop.
 func (d Doorbell) Sleep(token uint32, timeout time.Duration) {
-	FutexWait(d.w, token, timeout)
+	futexWaitOn(d.w, token, timeout, true)
 }
 
 // SleepOr is Sleep that also returns when the shared word w no longer
@@ -65,7 +65,7 @@ func (d Doorbell) SleepOr(token uint32, w *atomic.Uint32, val uint32, timeout ti
 	var es [2]WaitvEntry
 	es[0].SetWaitv(d.w, token)
 	es[1].SetWaitv(w, val)
-	FutexWaitv(es[:], timeout)
+	futexWaitv(es[:], timeout, true)
 }
 
 // Armed reports whether a sleeper has announced itself.

@@ -1,6 +1,7 @@
 package shm
 
 import (
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -26,12 +27,42 @@ const (
 // timeout <= 0). A wake, a changed value, a signal and a timeout all
 // return; the caller re-checks its condition.
 func FutexWait(w *atomic.Uint32, val uint32, timeout time.Duration) {
+	futexWaitOn(w, val, timeout, false)
+}
+
+// futexWaitOn is FutexWait; raw allows sleepSyscall's raw sleep.
+func futexWaitOn(w *atomic.Uint32, val uint32, timeout time.Duration, raw bool) {
 	var ts *unix.Timespec
 	if timeout > 0 {
 		t := unix.NsecToTimespec(int64(timeout))
 		ts = &t
 	}
-	syscall.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(w)), futexWait, uintptr(val), uintptr(unsafe.Pointer(ts)), 0, 0)
+	sleepSyscall(raw, unix.SYS_FUTEX, uintptr(unsafe.Pointer(w)), futexWait, uintptr(val), uintptr(unsafe.Pointer(ts)), 0)
+}
+
+// rawSleeper is set while a goroutine of this process sleeps in a futex
+// without telling the Go scheduler (sleepSyscall).
+var rawSleeper atomic.Bool
+
+// sleepSyscall makes a futex sleep. A sleep announced to the Go
+// scheduler (syscall.Syscall6) costs extra context switches when ranks
+// outnumber cores: sysmon leaves its deep sleep and ticks every 20 µs,
+// and an idle thread is started and parked again around the sleep; with
+// 64 ranks on 2 cores perf counted about four switches per rank per
+// barrier, three of them the runtime's. A raw syscall keeps the thread's
+// P, so none of that happens. It is used by one goroutine of the process
+// at a time and only when another P is left for the other goroutines;
+// otherwise the sleep is an ordinary syscall. A signal (the runtime's
+// preemption, every 10 ms) ends a raw sleep early; callers loop. Only
+// the doorbell's sleeps, which are short and bounded, may be raw.
+func sleepSyscall(raw bool, trap, a1, a2, a3, a4, a5 uintptr) (uintptr, syscall.Errno) {
+	if raw && runtime.GOMAXPROCS(0) >= 2 && rawSleeper.CompareAndSwap(false, true) {
+		r, _, e := syscall.RawSyscall6(trap, a1, a2, a3, a4, a5, 0)
+		rawSleeper.Store(false)
+		return r, e
+	}
+	r, _, e := syscall.Syscall6(trap, a1, a2, a3, a4, a5, 0)
+	return r, e
 }
 
 // FutexWake wakes up to n sleepers on w and returns how many woke.
@@ -59,6 +90,11 @@ func (e *WaitvEntry) SetWaitv(w *atomic.Uint32, val uint32) {
 // from its expected value, or timeout passes (forever when <= 0). It
 // returns the index woken, or -1 for a mismatch, timeout or signal.
 func FutexWaitv(es []WaitvEntry, timeout time.Duration) int {
+	return futexWaitv(es, timeout, false)
+}
+
+// futexWaitv is FutexWaitv; raw allows sleepSyscall's raw sleep.
+func futexWaitv(es []WaitvEntry, timeout time.Duration, raw bool) int {
 	if len(es) == 0 {
 		return -1
 	}
@@ -67,8 +103,8 @@ func FutexWaitv(es []WaitvEntry, timeout time.Duration) int {
 		t := unix.NsecToTimespec(monotonicNow() + int64(timeout))
 		ts = &t
 	}
-	r, _, e := syscall.Syscall6(unix.SYS_FUTEX_WAITV, uintptr(unsafe.Pointer(&es[0])), uintptr(len(es)), 0,
-		uintptr(unsafe.Pointer(ts)), unix.CLOCK_MONOTONIC, 0)
+	r, e := sleepSyscall(raw, unix.SYS_FUTEX_WAITV, uintptr(unsafe.Pointer(&es[0])), uintptr(len(es)), 0,
+		uintptr(unsafe.Pointer(ts)), unix.CLOCK_MONOTONIC)
 	if e != 0 {
 		return -1
 	}
