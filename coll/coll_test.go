@@ -39,16 +39,25 @@ func compose(inout, in []affine) {
 func affineOf(r, i int) affine { return affine{int64(r+2+i) % prime, int64(3*r+i+1) % prime} }
 
 // Every collective against a sequential model, on 1, 2, 3 and 5 ranks,
-// for sizes that take the shared-line path and the message path.
+// for sizes that take the shared-line path and the message path, with
+// the barrier of ranks that sleep (the counter) and of ranks told they
+// have a core each, which spin (dissemination).
 func TestCollectivesModel(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 5} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			ranktest.RunOpts(t, ranktest.Options{N: n, Quiet: true}, func(r *ranktest.R) {
-				for _, m := range []int{1, 3, 4, 1000, 70000} {
-					model(r, m)
-				}
+		for _, spinning := range []bool{false, true} {
+			cores := 0
+			name := fmt.Sprint(n)
+			if spinning {
+				cores, name = n, name+"-spinning"
+			}
+			t.Run(name, func(t *testing.T) {
+				ranktest.RunOpts(t, ranktest.Options{N: n, Cores: cores, Quiet: true}, func(r *ranktest.R) {
+					for _, m := range []int{1, 3, 4, 1000, 70000} {
+						model(r, m)
+					}
+				})
 			})
-		})
+		}
 	}
 }
 
@@ -305,13 +314,14 @@ func TestCollectivesMemberDies(t *testing.T) {
 		{"gather", func(c *ranks.Comm, me int) error { return coll.Gather(c, make([]int, 10), make([]int, 40), 0) }},
 	}
 	for _, tc := range cases {
-		for _, during := range []bool{false, true} {
-			name := tc.name + "/before"
-			if during {
-				name = tc.name + "/during"
+		for _, variant := range []string{"before", "during", "during-spinning"} {
+			during := variant != "before"
+			cores := 0
+			if variant == "during-spinning" {
+				cores = 4 // the dissemination barrier
 			}
-			t.Run(name, func(t *testing.T) {
-				ranktest.RunOpts(t, ranktest.Options{N: 4, Dies: []int{2}, Quiet: true}, func(r *ranktest.R) {
+			t.Run(tc.name+"/"+variant, func(t *testing.T) {
+				ranktest.RunOpts(t, ranktest.Options{N: 4, Cores: cores, Dies: []int{2}, Quiet: true}, func(r *ranktest.R) {
 					c := r.Comm
 					if r.Rank == 2 {
 						if during {

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"shmpi/internal/ext"
+	"shmpi/internal/spin"
 	"shmpi/ranks"
 )
 
@@ -13,23 +14,37 @@ import (
 //
 //	header line (64 bytes)
 //	  +0   arrive  uint64  arrivals, cumulative: arrive phase a is complete
-//	                       when it reaches a*size
+//	                       when it reaches a*size (counter barrier)
 //	  +8   done    uint32  the last complete arrive phase (low 32 bits)
-//	member line r (64 bytes), two 32-byte halves used by alternate phases
-//	  +0   n       uint32  bytes of inline data
-//	  +8   data    [24]byte
+//	member line r (64 bytes, written only by member r)
+//	  +0   seq     uint32  dissemination progress: (a-1)*rounds + k + 1
+//	                       once r starts round k of arrive phase a
+//	  +4   n       [2]uint16  bytes of inline data in each half
+//	  +8   data    [2][24]byte  two halves, used by alternate phases
+//	  +56  (pad)
 //
 // An arrive phase: every member writes its data into its line's half for
-// the phase, then adds one to arrive; the member that completes the count
-// stores done and wakes the others (ext.Release: one futex wake on done
-// when ranks outnumber cores, else doorbell rings); the others wait (spin
-// polling done, then sleep on done and on their doorbell) until done says
-// so, or until a member is known to have failed. Then each reads what it needs from the others'
-// lines. A member writes the same half again only two phases later,
+// the phase, then arrives at a barrier; then each reads what it needs from
+// the others' lines. The barrier depends on how the job waits:
+//   - ranks do not outnumber cores (they spin): a dissemination barrier
+//     on the seq words. In round k member r raises its seq and waits for
+//     member r-2^k's; after ceil(log2 size) rounds every member has,
+//     through a chain of such waits, seen every other's arrival. Each
+//     member writes only its own line and polls one line per round, so a
+//     2-member barrier costs one line transfer each way, at once, where a
+//     shared counter moves one line back and forth three times.
+//   - ranks outnumber cores (they sleep): the counter. Every member adds
+//     one to arrive; the member that completes the count stores done and
+//     wakes the others with one futex wake (ext.Release); the others
+//     sleep until done says so. One wake for all beats log2(size) rounds
+//     of wakes when each costs a context switch.
+//
+// Either way a waiter also stops when a member is known to have failed
+// (ext.Wait). A member writes the same half again only two phases later,
 // after every member arrived at the phase in between, that is, after
-// every member finished reading. The line is zeroed when the
-// communicator is created, so nothing of a previous owner of the slot
-// is ever read.
+// every member finished reading. The lines are zeroed when the
+// communicator is created, so nothing of a previous owner of the slot is
+// ever read.
 
 // inlineMax is the data a member's line carries in one phase.
 const inlineMax = 24
@@ -40,23 +55,32 @@ type header struct {
 	_      [52]byte
 }
 
-type half struct {
-	n    uint32
-	_    uint32
-	data [inlineMax]byte
+type line struct {
+	seq  atomic.Uint32
+	n    [2]uint16
+	data [2][inlineMax]byte
+	_    [8]byte
 }
 
+// spinPolls bounds the polls of a dissemination round before the wait
+// goes through ext.Wait, which also watches for failures and sleeps.
+const spinPolls = 2000
+
 func init() {
-	if unsafe.Sizeof(header{}) != 64 || unsafe.Sizeof(half{}) != 32 {
+	if unsafe.Sizeof(header{}) != 64 || unsafe.Sizeof(line{}) != 64 || unsafe.Offsetof(line{}.data) != 8 {
 		panic("coll: line layout drifted from its documentation")
 	}
 	ext.OnCreate(func(comm any) {
 		c := comm.(*ranks.Comm)
 		base := ext.Shared(comm)
-		ext.SlotsOf(comm)[ext.SlotColl] = &state{
+		st := &state{
 			c: c, cc: ext.CollOf(comm).(*ranks.Comm), size: c.Size(), rank: c.Rank(),
-			hdr: (*header)(base), lines: unsafe.Add(base, 64),
+			hdr: (*header)(base), lines: unsafe.Add(base, 64), spin: ext.Spinning(comm),
 		}
+		for 1<<st.rounds < st.size {
+			st.rounds++
+		}
+		ext.SlotsOf(comm)[ext.SlotColl] = st
 	})
 }
 
@@ -66,8 +90,10 @@ type state struct {
 	cc    *ranks.Comm // the collective twin: point-to-point traffic of collectives
 	size  int
 	rank  int
-	hdr   *header
-	lines unsafe.Pointer
+	hdr    *header
+	lines  unsafe.Pointer
+	spin   bool // members spin: dissemination barrier (else the counter)
+	rounds int  // of the dissemination barrier: ceil(log2 size)
 	a     uint64 // arrive phases begun
 	k     uint64 // collectives begun (their point-to-point tag)
 	q     queue  // nonblocking collectives (nonblocking.go)
@@ -94,17 +120,15 @@ func begin(c *ranks.Comm, op string) (*state, error) {
 // tag is the point-to-point tag of the current collective.
 func (st *state) tag() int { return int(st.k & (1<<29 - 1)) }
 
-// slot returns member r's half of the next arrive phase.
-func (st *state) slot(r int) *half {
-	return (*half)(unsafe.Add(st.lines, r*64+int((st.a+1)%2)*32))
-}
+// line returns member r's line.
+func (st *state) line(r int) *line { return (*line)(unsafe.Add(st.lines, r*64)) }
 
 // publish writes p (at most inlineMax bytes) in this member's line for
 // the next arrive phase.
 func (st *state) publish(p []byte) {
-	h := st.slot(st.rank)
-	h.n = uint32(len(p))
-	copy(h.data[:], p)
+	l, h := st.line(st.rank), (st.a+1)%2
+	l.n[h] = uint16(len(p))
+	copy(l.data[h][:], p)
 }
 
 // arrive runs the next arrive phase; afterwards every member's line of
@@ -115,6 +139,9 @@ func (st *state) arrive(op string) error {
 	if st.size == 1 {
 		return nil
 	}
+	if st.spin {
+		return st.disseminate(op, a)
+	}
 	if st.hdr.arrive.Add(1) == a*uint64(st.size) {
 		st.hdr.done.Store(uint32(a))
 		ext.Release(st.c, &st.hdr.done)
@@ -123,8 +150,42 @@ func (st *state) arrive(op string) error {
 	return ext.Wait(st.c, op, &st.hdr.done, func() bool { return int32(st.hdr.done.Load()-uint32(a)) >= 0 })
 }
 
+// disseminate is arrive phase a's dissemination barrier.
+func (st *state) disseminate(op string, a uint64) error {
+	me := st.line(st.rank)
+	for k := range st.rounds {
+		v := uint32((a-1)*uint64(st.rounds)) + uint32(k) + 1
+		me.seq.Store(v)
+		to := (st.rank + 1<<k) % st.size
+		ext.Wake(st.c, to) // it may sleep on our seq (a load unless it does)
+		from := &st.line((st.rank - 1<<k + st.size) % st.size).seq
+		reached := func() bool { return int32(from.Load()-v) >= 0 }
+		if reached() {
+			continue
+		}
+		polled := false
+		for range spinPolls {
+			spin.Pause()
+			if reached() {
+				polled = true
+				break
+			}
+		}
+		if !polled {
+			// A member that died after its last signal of this phase
+			// is needed no more: the others can finish without it.
+			last := uint32(a*uint64(st.rounds)) // its seq in the last round
+			needed := func(r int) bool { return int32(st.line(r).seq.Load()-last) < 0 }
+			if err := ext.WaitNeeding(st.c, op, from, reached, needed); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // read returns member r's data of the phase that arrive just completed.
 func (st *state) read(r int) []byte {
-	h := (*half)(unsafe.Add(st.lines, r*64+int(st.a%2)*32))
-	return h.data[:min(h.n, inlineMax)]
+	l, h := st.line(r), st.a%2
+	return l.data[h][:min(l.n[h], inlineMax)]
 }

@@ -26,6 +26,9 @@ func init() {
 	ext.Wait = func(comm any, op string, word *atomic.Uint32, done func() bool) error {
 		return comm.(*Comm).collWait(op, word, done)
 	}
+	ext.WaitNeeding = func(comm any, op string, word *atomic.Uint32, done func() bool, needed func(r int) bool) error {
+		return comm.(*Comm).collWaitNeeding(op, word, done, needed)
+	}
 	ext.Release = func(comm any, word *atomic.Uint32) {
 		c := comm.(*Comm)
 		if !c.e.spin {
@@ -36,6 +39,13 @@ func init() {
 			if w != c.e.me {
 				c.e.dbs[w].Ring()
 			}
+		}
+	}
+	ext.Spinning = func(comm any) bool { return comm.(*Comm).e.spin }
+	ext.Wake = func(comm any, r int) {
+		c := comm.(*Comm)
+		if w := c.group[r]; w != c.e.me {
+			c.e.dbs[w].Ring()
 		}
 	}
 	ext.NewRequest = func(comm any, op string) (any, func(error)) { return comm.(*Comm).genRequest(op) }
@@ -86,6 +96,32 @@ func (c *Comm) collWait(op string, word *atomic.Uint32, done func() bool) error 
 		}
 		err = c.collCheck(op)
 		return err != nil
+	}, job.OpColl, ProcNull, AnyTag, c.ctx, -1, word)
+	return err
+}
+
+// collWaitNeeding is ext.WaitNeeding.
+func (c *Comm) collWaitNeeding(op string, word *atomic.Uint32, done func() bool, needed func(r int) bool) error {
+	e := c.e
+	e.lock()
+	defer e.unlock()
+	var err error
+	e.blockOn(func() bool {
+		if done() {
+			err = nil
+			return true
+		}
+		if err = c.live(op); err != nil {
+			return true
+		}
+		for _, w := range c.group {
+			if e.failed[w] && needed(int(c.toComm[w])) {
+				err = &Error{Class: ErrProcFailed, Op: op, Rank: int(c.toComm[w]), Failed: c.failedRanks(len(e.failedOrder)),
+					Detail: "a member of the communicator has failed"}
+				return true
+			}
+		}
+		return false
 	}, job.OpColl, ProcNull, AnyTag, c.ctx, -1, word)
 	return err
 }

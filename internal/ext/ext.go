@@ -83,11 +83,23 @@ var (
 	// change makes done true: Wait polls it and sleeps on it, and its
 	// writer calls Release.
 	Wait func(comm any, op string, word *atomic.Uint32, done func() bool) error
+	// WaitNeeding is Wait where a failed member ends the wait only if
+	// needed(r) says the waiter still depends on member r (needed runs
+	// under the engine lock, as done does).
+	WaitNeeding func(comm any, op string, word *atomic.Uint32, done func() bool, needed func(r int) bool) error
 	// Release wakes the members of comm waiting (Wait) on word, which the
 	// caller has just changed: one futex wake when ranks outnumber cores
 	// (they sleep), doorbell rings otherwise (they spin, and a ring costs
 	// a load unless one sleeps).
 	Release func(comm any, word *atomic.Uint32)
+	// Spinning tells whether comm's members wait by spinning (ranks do
+	// not outnumber cores) rather than by sleeping at once. It is the same
+	// at every rank of a job, so collectives may choose their algorithm
+	// by it.
+	Spinning func(comm any) bool
+	// Wake rings the doorbell of comm's member r, which may sleep in Wait
+	// on a word the caller has just changed: a load unless it sleeps.
+	Wake func(comm any, r int)
 	// NewRequest makes a request on comm (a *ranks.Request, typed any
 	// here) that completes when complete is called, from any goroutine,
 	// with the operation's error: how a nonblocking collective hands its
