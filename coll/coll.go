@@ -324,6 +324,23 @@ func allreduce[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 		}
 		return reduceLines(st, recv, op, st.size, name)
 	}
+	if b := bytesOf(mine); st.staging(len(b)) {
+		if err := st.stageArrive(name, b); err != nil {
+			return err
+		}
+		for r := range st.size {
+			d, err := st.staged(name, r, len(b))
+			if err != nil {
+				return err
+			}
+			if r == 0 {
+				copy(bytesOf(recv), d)
+			} else {
+				op(recv, view[T](d, len(recv)))
+			}
+		}
+		return nil
+	}
 	return allreduceLarge(st, mine, recv, op, name)
 }
 
@@ -573,6 +590,19 @@ func allgather[T any](c *ranks.Comm, send, recv []T) error {
 		}
 		return nil
 	}
+	if b := bytesOf(mine); st.staging(len(b)) {
+		if err := st.stageArrive(name, b); err != nil {
+			return err
+		}
+		for r := range st.size {
+			d, err := st.staged(name, r, len(b))
+			if err != nil {
+				return err
+			}
+			copy(bytesOf(recv[r*m:(r+1)*m]), d)
+		}
+		return nil
+	}
 	counts, displs := make([]int, st.size), make([]int, st.size)
 	for r := range st.size {
 		counts[r], displs[r] = m, r*m
@@ -619,6 +649,34 @@ func alltoall[T any](c *ranks.Comm, send, recv []T) error {
 		return errf(ranks.ErrBuffer, name, "buffers must be Size() equal blocks, the same length")
 	}
 	m := len(recv) / st.size
+	if b := bytesOf(src); len(b) <= inlineMax || st.staging(len(b)) {
+		// Every member's blocks, inline or staged; each takes its own.
+		var err error
+		if len(b) <= inlineMax {
+			st.publish(b)
+			err = st.arrive(name)
+		} else {
+			err = st.stageArrive(name, b)
+		}
+		if err != nil {
+			return err
+		}
+		mb := len(b) / st.size
+		for r := range st.size {
+			var d []byte
+			if len(b) <= inlineMax {
+				d = st.read(r)
+				err = checkLen(name, r, len(d), len(b))
+			} else {
+				d, err = st.staged(name, r, len(b))
+			}
+			if err != nil {
+				return err
+			}
+			copy(bytesOf(recv[r*m:(r+1)*m]), d[st.rank*mb:(st.rank+1)*mb])
+		}
+		return nil
+	}
 	counts, displs := make([]int, st.size), make([]int, st.size)
 	for r := range st.size {
 		counts[r], displs[r] = m, r*m

@@ -52,8 +52,26 @@ func TestCollectivesModel(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				ranktest.RunOpts(t, ranktest.Options{N: n, Cores: cores, Quiet: true}, func(r *ranktest.R) {
-					for _, m := range []int{1, 3, 4, 1000, 70000} {
+					for _, m := range []int{1, 3, 4, 100, 1000, 70000} {
 						model(r, m)
+					}
+					// A communicator past the context slots that have
+					// scratch (internal/job.ScratchSlots): medium sizes
+					// go by messages there.
+					var dups []*ranks.Comm
+					for range 8 {
+						d, err := r.Comm.Dup()
+						r.Check(err, "dup")
+						dups = append(dups, d)
+					}
+					world := r.Comm
+					r.Comm = dups[7]
+					for _, m := range []int{4, 100} {
+						model(r, m)
+					}
+					r.Comm = world
+					for _, d := range dups {
+						r.Check(d.Free(), "free")
 					}
 				})
 			})

@@ -1,10 +1,12 @@
 package coll
 
 import (
+	"encoding/binary"
 	"sync/atomic"
 	"unsafe"
 
 	"shmpi/internal/ext"
+	"shmpi/internal/job"
 	"shmpi/internal/spin"
 	"shmpi/ranks"
 )
@@ -46,6 +48,14 @@ import (
 // communicator is created, so nothing of a previous owner of the slot is
 // ever read.
 
+// Communicators whose context slot has scratch in the segment (the world
+// and the lowest slots, internal/job) also stage medium-sized data there:
+// member r's part, written only by r, is two halves of stageMax bytes
+// used by alternate phases as the lines' halves are. A member copies its
+// data into its half, publishes the byte count inline, and arrives; the
+// others then copy from it straight into their buffers: one copy in and
+// one copy out per reader, no message.
+//
 // inlineMax is the data a member's line carries in one phase.
 const inlineMax = 24
 
@@ -67,7 +77,7 @@ type line struct {
 const spinPolls = 2000
 
 func init() {
-	if unsafe.Sizeof(header{}) != 64 || unsafe.Sizeof(line{}) != 64 || unsafe.Offsetof(line{}.data) != 8 {
+	if 2*stageMax > job.ScratchMember || unsafe.Sizeof(header{}) != 64 || unsafe.Sizeof(line{}) != 64 || unsafe.Offsetof(line{}.data) != 8 {
 		panic("coll: line layout drifted from its documentation")
 	}
 	ext.OnCreate(func(comm any) {
@@ -77,6 +87,7 @@ func init() {
 			c: c, cc: ext.CollOf(comm).(*ranks.Comm), size: c.Size(), rank: c.Rank(),
 			hdr: (*header)(base), lines: unsafe.Add(base, 64), spin: ext.Spinning(comm),
 		}
+		st.stage, st.per = ext.Staging(comm)
 		for 1<<st.rounds < st.size {
 			st.rounds++
 		}
@@ -86,17 +97,19 @@ func init() {
 
 // state is a communicator's local collective state (in its ext slot).
 type state struct {
-	c     *ranks.Comm
-	cc    *ranks.Comm // the collective twin: point-to-point traffic of collectives
-	size  int
-	rank  int
+	c      *ranks.Comm
+	cc     *ranks.Comm // the collective twin: point-to-point traffic of collectives
+	size   int
+	rank   int
 	hdr    *header
 	lines  unsafe.Pointer
-	spin   bool // members spin: dissemination barrier (else the counter)
-	rounds int  // of the dissemination barrier: ceil(log2 size)
-	a     uint64 // arrive phases begun
-	k     uint64 // collectives begun (their point-to-point tag)
-	q     queue  // nonblocking collectives (nonblocking.go)
+	stage  unsafe.Pointer // the communicator's scratch, or nil (ext.Staging)
+	per    int            // its bytes per member
+	spin   bool           // members spin: dissemination barrier (else the counter)
+	rounds int            // of the dissemination barrier: ceil(log2 size)
+	a      uint64         // arrive phases begun
+	k      uint64         // collectives begun (their point-to-point tag)
+	q      queue          // nonblocking collectives (nonblocking.go)
 
 	scratch []uint64 // temporary buffers, reused (scratch)
 }
@@ -159,29 +172,63 @@ func (st *state) disseminate(op string, a uint64) error {
 		to := (st.rank + 1<<k) % st.size
 		ext.Wake(st.c, to) // it may sleep on our seq (a load unless it does)
 		from := &st.line((st.rank - 1<<k + st.size) % st.size).seq
-		reached := func() bool { return int32(from.Load()-v) >= 0 }
-		if reached() {
-			continue
-		}
-		polled := false
-		for range spinPolls {
-			spin.Pause()
-			if reached() {
-				polled = true
-				break
-			}
-		}
-		if !polled {
+		if !reached(from, v) && !pollFor(from, v) {
 			// A member that died after its last signal of this phase
 			// is needed no more: the others can finish without it.
-			last := uint32(a*uint64(st.rounds)) // its seq in the last round
-			needed := func(r int) bool { return int32(st.line(r).seq.Load()-last) < 0 }
-			if err := ext.WaitNeeding(st.c, op, from, reached, needed); err != nil {
+			last := uint32(a * uint64(st.rounds)) // its seq in the last round
+			needed := func(r int) bool { return !reached(&st.line(r).seq, last) }
+			if err := ext.WaitNeeding(st.c, op, from, func() bool { return reached(from, v) }, needed); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// stageMax is the data a member stages in one phase.
+const stageMax = 2048
+
+// staging tells whether n bytes per member go through the scratch.
+func (st *state) staging(n int) bool { return st.stage != nil && n > inlineMax && n <= stageMax }
+
+// stageArrive stages p (at most stageMax bytes) for the next arrive
+// phase, publishes its length, and runs the phase.
+func (st *state) stageArrive(op string, p []byte) error {
+	h := (st.a + 1) % 2
+	copy(unsafe.Slice((*byte)(unsafe.Add(st.stage, st.rank*st.per+int(h)*stageMax)), stageMax), p)
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(p)))
+	st.publish(n[:])
+	return st.arrive(op)
+}
+
+// staged returns member r's staged data of the phase just completed,
+// which must be want bytes long.
+func (st *state) staged(op string, r, want int) ([]byte, error) {
+	d := st.read(r)
+	n := -1
+	if len(d) == 8 {
+		n = int(binary.LittleEndian.Uint64(d))
+	}
+	if err := checkLen(op, r, n, want); err != nil {
+		return nil, err
+	}
+	h := st.a % 2
+	return unsafe.Slice((*byte)(unsafe.Add(st.stage, r*st.per+int(h)*stageMax)), want), nil
+}
+
+// reached tells whether seq word w has reached v (modulo 2^32).
+func reached(w *atomic.Uint32, v uint32) bool { return int32(w.Load()-v) >= 0 }
+
+// pollFor polls w for spinPolls rounds, until it reaches v.
+func pollFor(w *atomic.Uint32, v uint32) bool {
+	for range spinPolls {
+		spin.Pause()
+		if reached(w, v) {
+			return true
+		}
+	}
+	return false
 }
 
 // read returns member r's data of the phase that arrive just completed.

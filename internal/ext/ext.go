@@ -92,6 +92,11 @@ var (
 	// (they sleep), doorbell rings otherwise (they spin, and a ring costs
 	// a load unless one sleeps).
 	Release func(comm any, word *atomic.Uint32)
+	// Staging returns comm's collective scratch in the segment, per
+	// member bytes each (page-aligned, written only by that member), or
+	// nil if comm's context slot has none (the same answer at every
+	// member).
+	Staging func(comm any) (p unsafe.Pointer, per int)
 	// Spinning tells whether comm's members wait by spinning (ranks do
 	// not outnumber cores) rather than by sleeping at once. It is the same
 	// at every rank of a job, so collectives may choose their algorithm

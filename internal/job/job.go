@@ -35,6 +35,8 @@ import (
 //	                                            context slot (package coll)
 //	agree     1024       AgreeStride(N)         the agreements' records of each
 //	                                            context slot (package ulfm)
+//	scratch   8          N*ScratchMember        the collectives' scratch of
+//	                                            context slots 0-7 (package coll)
 //
 // Every area grows linearly with N (the contexts are a fixed 64 KiB; the
 // collectives' lines are 64 KiB per rank, touched only for the
@@ -54,6 +56,7 @@ const (
 	areaLog
 	areaColl
 	areaAgree
+	areaScratch
 	numAreas
 )
 
@@ -117,6 +120,7 @@ func (l Layout) Spec(cores int) shm.Spec {
 	sp.Areas[areaLog] = shm.AreaSpec{Count: 1, Stride: (4*n + 63) &^ 63}
 	sp.Areas[areaColl] = shm.AreaSpec{Count: MaxContexts, Stride: CollStride(n)}
 	sp.Areas[areaAgree] = shm.AreaSpec{Count: MaxContexts, Stride: AgreeStride(n)}
+	sp.Areas[areaScratch] = shm.AreaSpec{Count: ScratchSlots, Stride: n * ScratchMember, Align: shm.PageSize}
 	sp.Params[paramInboxSlots] = uint64(l.InboxSlots)
 	sp.Params[paramHSSlots] = uint64(l.HSSlots)
 	sp.Params[paramChunkCount] = uint64(l.ChunkCount)
@@ -181,6 +185,7 @@ type Map struct {
 	coll0, collStride       uint64
 	log0                    uint64
 	agree0, agreeStride     uint64
+	scratch0, scratchStride uint64
 	logLen                  *atomic.Uint32
 	in0, inStride           uint64
 	hs0, hsStride           uint64
@@ -200,6 +205,7 @@ func NewMap(seg *shm.Segment) *Map {
 		coll0: seg.Area(areaColl).Off, collStride: seg.Area(areaColl).Stride,
 		log0: seg.Area(areaLog).Off, logLen: &g.logLen,
 		agree0: seg.Area(areaAgree).Off, agreeStride: seg.Area(areaAgree).Stride,
+		scratch0: seg.Area(areaScratch).Off, scratchStride: seg.Area(areaScratch).Stride,
 		in0: in.Off, inStride: in.Stride,
 		hs0: hs.Off, hsStride: hs.Stride,
 		cst0: cst.Off, cstStride: cst.Stride,
@@ -225,6 +231,25 @@ func BitmapBytes(n int) int { return (n + 511) / 512 * 64 }
 // AgreeArea is the agreement records of context slot s.
 func (m *Map) AgreeArea(s uint32) unsafe.Pointer {
 	return m.Seg.Ptr(m.agree0 + uint64(s)*m.agreeStride)
+}
+
+// The collectives' scratch: the context slots below ScratchSlots (the
+// world, slot 0, and the lowest, which allocation reuses first) have
+// ScratchMember bytes per member, page-aligned, for medium-sized
+// collectives (package coll lays them out). Tying it to the slot needs no
+// allocation and every member knows at once whether a communicator has
+// it; the bound keeps the segment linear in ranks (32 KiB per rank).
+const (
+	ScratchSlots  = 8
+	ScratchMember = 4096
+)
+
+// ScratchArea is context slot s's scratch, or nil if it has none.
+func (m *Map) ScratchArea(s uint32) unsafe.Pointer {
+	if s >= ScratchSlots {
+		return nil
+	}
+	return m.Seg.Ptr(m.scratch0 + uint64(s)*m.scratchStride)
 }
 
 // CB is rank r's control block.
