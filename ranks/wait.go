@@ -137,8 +137,13 @@ func (e *engine) blockOn(pred func() bool, op job.Op, peer, tag int, ctx uint32,
 			e.relax()
 			e.unlock()
 			t0 := time.Now()
+			// Every sleep also watches the failure epoch's word, which a
+			// change of the table (a failure, a finalize, a revoke) bumps
+			// with one wake for all (job.Map.Bump). If it moved since the
+			// last refresh the sleep returns at once.
+			ew, ev := e.t.EpochWord(), uint32(e.seenEpoch)
 			if watch != nil {
-				e.db.SleepOr(tok, watch, wv, sleepTimeout)
+				e.db.SleepOr2(tok, ew, ev, watch, wv, sleepTimeout)
 			} else if e.spin && wpeer >= 0 && wpeer != e.me {
 				// Waiting for one peer: sleep on its direct liveness word
 				// too, so that its death wakes us without a watcher. Not
@@ -147,13 +152,13 @@ func (e *engine) blockOn(pred func() bool, op job.Op, peer, tag int, ctx uint32,
 				// 64 ranks on 2 cores shows it).
 				dw := &e.t.Direct(wpeer, e.me).Word
 				if v := dw.Load(); !shm.Dead(v) {
-					e.db.SleepOr(tok, dw, v, sleepTimeout)
+					e.db.SleepOr2(tok, ew, ev, dw, v, sleepTimeout)
 				}
 				if shm.Dead(dw.Load()) {
 					e.t.DeclareFailed(wpeer, job.CauseDirect, e.me)
 				}
 			} else {
-				e.db.Sleep(tok, sleepTimeout)
+				e.db.SleepOr(tok, ew, ev, sleepTimeout)
 			}
 			if time.Since(t0) >= sleepTimeout {
 				// Nobody woke us for a long time: check the liveness

@@ -68,5 +68,18 @@ func (d Doorbell) SleepOr(token uint32, w *atomic.Uint32, val uint32, timeout ti
 	futexWaitv(es[:], timeout, true)
 }
 
+// SleepOr2 is SleepOr on two more words; w2 may be nil.
+func (d Doorbell) SleepOr2(token uint32, w1 *atomic.Uint32, v1 uint32, w2 *atomic.Uint32, v2 uint32, timeout time.Duration) {
+	var es [3]WaitvEntry
+	es[0].SetWaitv(d.w, token)
+	es[1].SetWaitv(w1, v1)
+	k := 2
+	if w2 != nil {
+		es[2].SetWaitv(w2, v2)
+		k = 3
+	}
+	futexWaitv(es[:k], timeout, true)
+}
+
 // Armed reports whether a sleeper has announced itself.
 func (d Doorbell) Armed() bool { return d.w.Load()&doorbellWaiter != 0 }
