@@ -198,9 +198,14 @@ func bcast[T any](c *ranks.Comm, buf []T, root int) error {
 		return err
 	}
 	b := bytesOf(buf)
+	if len(b) <= inlineMax && st.spin {
+		return st.bcastOneWay(op, b, root)
+	}
 	if len(b) <= inlineMax {
 		if st.rank == root {
-			st.publish(b)
+			if err := st.publish(op, b); err != nil {
+				return err
+			}
 		}
 		if err := st.arrive(op); err != nil {
 			return err
@@ -238,7 +243,9 @@ func reduce[T any](c *ranks.Comm, send, recv []T, op Op[T], root int) error {
 		return errf(ranks.ErrBuffer, name, "receive buffer shorter than the contribution")
 	}
 	if b := bytesOf(mine); len(b) <= inlineMax {
-		st.publish(b)
+		if err := st.publish(name, b); err != nil {
+			return err
+		}
 		if err := st.arrive(name); err != nil {
 			return err
 		}
@@ -318,7 +325,9 @@ func allreduce[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 		mine = recv
 	}
 	if b := bytesOf(mine); len(b) <= inlineMax {
-		st.publish(b)
+		if err := st.publish(name, b); err != nil {
+			return err
+		}
 		if err := st.arrive(name); err != nil {
 			return err
 		}
@@ -414,7 +423,9 @@ func gather[T any](c *ranks.Comm, send, recv []T, root int) error {
 		mine = recv[root*m : (root+1)*m]
 	}
 	if nb := len(bytesOf(mine)); nb <= inlineMax {
-		st.publish(bytesOf(mine))
+		if err := st.publish(name, bytesOf(mine)); err != nil {
+			return err
+		}
 		if err := st.arrive(name); err != nil {
 			return err
 		}
@@ -577,7 +588,9 @@ func allgather[T any](c *ranks.Comm, send, recv []T) error {
 		return errf(ranks.ErrBuffer, name, "receive buffer shorter than Size() blocks")
 	}
 	if b := bytesOf(mine); len(b) <= inlineMax {
-		st.publish(b)
+		if err := st.publish(name, b); err != nil {
+			return err
+		}
 		if err := st.arrive(name); err != nil {
 			return err
 		}
@@ -653,7 +666,9 @@ func alltoall[T any](c *ranks.Comm, send, recv []T) error {
 		// Every member's blocks, inline or staged; each takes its own.
 		var err error
 		if len(b) <= inlineMax {
-			st.publish(b)
+			if err := st.publish(name, b); err != nil {
+				return err
+			}
 			err = st.arrive(name)
 		} else {
 			err = st.stageArrive(name, b)
@@ -815,7 +830,9 @@ func prefix[T any](c *ranks.Comm, send, recv []T, op Op[T], exclusive bool, name
 		upto = me
 	}
 	if b := bytesOf(mine); len(b) <= inlineMax {
-		st.publish(b)
+		if err := st.publish(name, b); err != nil {
+			return err
+		}
 		if err := st.arrive(name); err != nil {
 			return err
 		}

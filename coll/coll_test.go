@@ -329,6 +329,17 @@ func TestCollectivesMemberDies(t *testing.T) {
 			return coll.Allreduce(c, nil, make([]float64, 100000), coll.Sum[float64])
 		}},
 		{"bcast-large", func(c *ranks.Comm, me int) error { return coll.Bcast(c, make([]byte, 200000), 2) }},
+		{"bcast-small-from-dead", func(c *ranks.Comm, me int) error { return coll.Bcast(c, make([]byte, 8), 2) }},
+		{"bcasts-small", func(c *ranks.Comm, me int) error {
+			// Rooted at live members: the root's next write waits for the
+			// dead member's entry (spinning) or the barrier does.
+			for i := range 4 {
+				if err := coll.Bcast(c, make([]byte, 8), i%2); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
 		{"gather", func(c *ranks.Comm, me int) error { return coll.Gather(c, make([]int, 10), make([]int, 40), 0) }},
 	}
 	for _, tc := range cases {
@@ -366,6 +377,40 @@ func TestCollectivesMemberDies(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// One-way broadcasts (members that spin) mixed with phases that have a
+// barrier: every value arrives, whatever the roots and the order, and no
+// member overwrites a line a slower member still reads.
+func TestBcastOneWayMixed(t *testing.T) {
+	for _, n := range []int{2, 3, 5} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			ranktest.RunOpts(t, ranktest.Options{N: n, Cores: n, Quiet: true}, func(r *ranktest.R) {
+				c, me := r.Comm, r.Rank
+				for i := range 3000 {
+					root := (i * 7 / 3) % n
+					v := []int64{int64(i), int64(root)}
+					if me != root {
+						v = []int64{-1, -1}
+					}
+					r.Check(coll.Bcast(c, v, root), "bcast")
+					if v[0] != int64(i) || v[1] != int64(root) {
+						r.Fatalf("bcast %d from %d: got %v", i, root, v)
+					}
+					switch i % 5 {
+					case 1:
+						s, err := coll.AllreduceValue(c, int64(me+i), coll.Sum[int64])
+						r.Check(err, "allreduce")
+						if want := int64(n*i + n*(n-1)/2); s != want {
+							r.Fatalf("allreduce %d: %d, want %d", i, s, want)
+						}
+					case 3:
+						r.Check(coll.Barrier(c), "barrier")
+					}
+				}
+			})
+		})
 	}
 }
 

@@ -19,8 +19,11 @@ import (
 //	                       when it reaches a*size (counter barrier)
 //	  +8   done    uint32  the last complete arrive phase (low 32 bits)
 //	member line r (64 bytes, written only by member r)
-//	  +0   seq     uint32  dissemination progress: (a-1)*rounds + k + 1
-//	                       once r starts round k of arrive phase a
+//	  +0   seq     uint32  progress: (a-1)*(rounds+1) + k + 1 once r
+//	                       starts round k of phase a's dissemination
+//	                       barrier, a*(rounds+1) once it completed it; in
+//	                       a one-way phase (bcastOneWay) (a-1)*(rounds+1)
+//	                       + 1 on entry and a*(rounds+1) at the end
 //	  +4   n       [2]uint16  bytes of inline data in each half
 //	  +8   data    [2][24]byte  two halves, used by alternate phases
 //	  +56  (pad)
@@ -91,6 +94,7 @@ func init() {
 		for 1<<st.rounds < st.size {
 			st.rounds++
 		}
+		st.stride = uint64(st.rounds) + 1
 		ext.SlotsOf(comm)[ext.SlotColl] = st
 	})
 }
@@ -107,6 +111,9 @@ type state struct {
 	per    int            // its bytes per member
 	spin   bool           // members spin: dissemination barrier (else the counter)
 	rounds int            // of the dissemination barrier: ceil(log2 size)
+	stride uint64         // seq values per phase: rounds+1
+	oneWay bool           // the last phase was bcastOneWay's
+	reused uint64         // the phase whose halves reuse last cleared
 	a      uint64         // arrive phases begun
 	k      uint64         // collectives begun (their point-to-point tag)
 	q      queue          // nonblocking collectives (nonblocking.go)
@@ -138,10 +145,42 @@ func (st *state) line(r int) *line { return (*line)(unsafe.Add(st.lines, r*64)) 
 
 // publish writes p (at most inlineMax bytes) in this member's line for
 // the next arrive phase.
-func (st *state) publish(p []byte) {
+func (st *state) publish(op string, p []byte) error {
+	if err := st.reuse(op); err != nil {
+		return err
+	}
+	st.write(p)
+	return nil
+}
+
+func (st *state) write(p []byte) {
 	l, h := st.line(st.rank), (st.a+1)%2
 	l.n[h] = uint16(len(p))
 	copy(l.data[h][:], p)
+}
+
+// reuse makes sure that every member is done reading the half this
+// member is about to write for the next phase. After a phase with a
+// barrier that is so (see the layout comment); after a one-way phase
+// (bcastOneWay) it waits until every member has entered that phase,
+// which each does only once it finished reading the one before.
+func (st *state) reuse(op string) error {
+	b := st.a + 1 // the phase about to be written
+	if !st.oneWay || st.reused == b {
+		return nil
+	}
+	entered := uint32((b-2)*st.stride) + 1
+	for r := range st.size {
+		if r != st.rank {
+			// Any failure ends this wait: a live member that saw it may
+			// have returned at the start of that phase, never entering.
+			if err := st.await(op, r, entered, nil); err != nil {
+				return err
+			}
+		}
+	}
+	st.reused = b
+	return nil
 }
 
 // arrive runs the next arrive phase; afterwards every member's line of
@@ -153,6 +192,7 @@ func (st *state) arrive(op string) error {
 		return nil
 	}
 	if st.spin {
+		st.oneWay = false
 		return st.disseminate(op, a)
 	}
 	if st.hdr.arrive.Add(1) == a*uint64(st.size) {
@@ -166,23 +206,81 @@ func (st *state) arrive(op string) error {
 // disseminate is arrive phase a's dissemination barrier.
 func (st *state) disseminate(op string, a uint64) error {
 	me := st.line(st.rank)
+	// A member that died after it completed this phase (its seq says so)
+	// is needed no more: it had heard from every member, so each had
+	// arrived, and the others can finish without it.
+	end := uint32(a * st.stride)
+	needed := func(r int) bool { return !reached(&st.line(r).seq, end) }
 	for k := range st.rounds {
-		v := uint32((a-1)*uint64(st.rounds)) + uint32(k) + 1
+		v := uint32((a-1)*st.stride) + uint32(k) + 1
 		me.seq.Store(v)
-		to := (st.rank + 1<<k) % st.size
-		ext.Wake(st.c, to) // it may sleep on our seq (a load unless it does)
-		from := &st.line((st.rank - 1<<k + st.size) % st.size).seq
-		if !reached(from, v) && !pollFor(from, v) {
-			// A member that died after its last signal of this phase
-			// is needed no more: the others can finish without it.
-			last := uint32(a * uint64(st.rounds)) // its seq in the last round
-			needed := func(r int) bool { return !reached(&st.line(r).seq, last) }
-			if err := ext.WaitNeeding(st.c, op, from, func() bool { return reached(from, v) }, needed); err != nil {
-				return err
-			}
+		ext.Wake(st.c, (st.rank+1<<k)%st.size) // it may sleep on our seq (a load unless it does)
+		if err := st.await(op, (st.rank-1<<k+st.size)%st.size, v, needed); err != nil {
+			return err
 		}
 	}
+	me.seq.Store(end)
 	return nil
+}
+
+// bcastOneWay is a broadcast of p (at most inlineMax bytes) from root
+// when members spin: a phase without a barrier. The root writes its line
+// and raises its seq to the phase's end; the others raise theirs to the
+// phase's start (they have entered it), wait for the root's, copy, and
+// raise theirs to the end. Only the root waits, and only before it next
+// writes a half (reuse), so a loop of broadcasts costs about one line
+// transfer each, where a barrier costs one each way.
+func (st *state) bcastOneWay(op string, p []byte, root int) error {
+	if st.rank == root {
+		if err := st.publish(op, p); err != nil {
+			return err
+		}
+	}
+	st.a++
+	a := st.a
+	st.oneWay = true
+	me := st.line(st.rank)
+	end := uint32(a * st.stride)
+	if st.rank == root {
+		me.seq.Store(end)
+		for r := range st.size {
+			ext.Wake(st.c, r) // a reader may sleep on our seq
+		}
+		return nil
+	}
+	me.seq.Store(uint32((a-1)*st.stride) + 1)
+	ext.Wake(st.c, root) // it may wait in reuse for our entry
+	if err := st.await(op, root, end, nil); err != nil { // any failure ends it (see reuse)
+		return err
+	}
+	d := st.read(root)
+	if err := checkLen(op, root, len(d), len(p)); err != nil {
+		return err
+	}
+	copy(p, d)
+	me.seq.Store(end)
+	return nil
+}
+
+// await waits until member r's seq reaches v: polls, then waits through
+// ext.Wait, which ends with ErrProcFailed once any member has failed, or,
+// if needed is not nil, ext.WaitNeeding, which ends so only for a failed
+// member that needed reports.
+//
+// Only the dissemination barrier may pass needed: there a member whose
+// seq says it completed the phase had heard from every member, so no
+// live member can have returned early at the start of the phase because
+// of its failure. A one-way phase has no such guarantee.
+func (st *state) await(op string, r int, v uint32, needed func(int) bool) error {
+	w := &st.line(r).seq
+	if reached(w, v) || pollFor(w, v) {
+		return nil
+	}
+	done := func() bool { return reached(w, v) }
+	if needed == nil {
+		return ext.Wait(st.c, op, w, done)
+	}
+	return ext.WaitNeeding(st.c, op, w, done, needed)
 }
 
 // stageMax is the data a member stages in one phase.
@@ -194,11 +292,14 @@ func (st *state) staging(n int) bool { return st.stage != nil && n > inlineMax &
 // stageArrive stages p (at most stageMax bytes) for the next arrive
 // phase, publishes its length, and runs the phase.
 func (st *state) stageArrive(op string, p []byte) error {
+	if err := st.reuse(op); err != nil {
+		return err
+	}
 	h := (st.a + 1) % 2
 	copy(unsafe.Slice((*byte)(unsafe.Add(st.stage, st.rank*st.per+int(h)*stageMax)), stageMax), p)
 	var n [8]byte
 	binary.LittleEndian.PutUint64(n[:], uint64(len(p)))
-	st.publish(n[:])
+	st.write(n[:])
 	return st.arrive(op)
 }
 
