@@ -254,7 +254,7 @@ func (st *state) bcastOneWay(op string, p []byte, root int) error {
 		return nil
 	}
 	me.seq.Store(uint32((a-1)*st.stride) + 1)
-	ext.Wake(st.c, root) // it may wait in reuse for our entry
+	ext.Wake(st.c, root)                                 // it may wait in reuse for our entry
 	if err := st.await(op, root, end, nil); err != nil { // any failure ends it (see reuse)
 		return err
 	}
