@@ -3,6 +3,7 @@ package coll_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -545,5 +546,44 @@ func TestFinalizeAfterCollective(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// The small collectives' common path allocates nothing (the hot-path
+// rule), with spinning members and with sleeping ones.
+func TestSmallCollectivesDoNotAllocate(t *testing.T) {
+	for _, opts := range []ranktest.Options{{N: 2, Cores: 2, Quiet: true}, {N: 3, Quiet: true}} {
+		t.Run(fmt.Sprint(opts.N), func(t *testing.T) {
+			ranktest.RunOpts(t, opts, func(r *ranktest.R) {
+				c := r.Comm
+				v := []float64{1}
+				b := []int64{0, 0}
+				cases := []struct {
+					name string
+					f    func()
+				}{
+					{"Barrier", func() { r.Check(coll.Barrier(c), "barrier") }},
+					{"Allreduce", func() { r.Check(coll.Allreduce(c, nil, v, coll.Sum[float64]), "allreduce") }},
+					{"Bcast", func() { r.Check(coll.Bcast(c, b, 1), "bcast") }},
+				}
+				// Not testing.AllocsPerRun: it sets GOMAXPROCS to 1, which
+				// the waits' slow path notices. A wait that goes past its
+				// spin (the peer descheduled) may allocate; the common
+				// path must not, so well under one allocation per call.
+				var before, after runtime.MemStats
+				for _, tc := range cases {
+					tc.f()
+					runtime.ReadMemStats(&before)
+					const calls = 2000
+					for range calls {
+						tc.f()
+					}
+					runtime.ReadMemStats(&after)
+					if n := float64(after.Mallocs-before.Mallocs) / calls; n > 0.05 {
+						r.Errorf("%s: %.2f allocations per call, want 0", tc.name, n)
+					}
+				}
+			})
+		})
 	}
 }

@@ -95,6 +95,9 @@ func init() {
 			st.rounds++
 		}
 		st.stride = uint64(st.rounds) + 1
+		st.counterDone = func() bool { return int32(st.hdr.done.Load()-uint32(st.a)) >= 0 }
+		st.seqDone = func() bool { return reached(st.waitW, st.waitV) }
+		st.seqNeeded = func(r int) bool { return !reached(&st.line(r).seq, st.waitEnd) }
 		ext.SlotsOf(comm)[ext.SlotColl] = st
 	})
 }
@@ -114,9 +117,19 @@ type state struct {
 	stride uint64         // seq values per phase: rounds+1
 	oneWay bool           // the last phase was bcastOneWay's
 	reused uint64         // the phase whose halves reuse last cleared
-	a      uint64         // arrive phases begun
-	k      uint64         // collectives begun (their point-to-point tag)
-	q      queue          // nonblocking collectives (nonblocking.go)
+
+	// The waits' predicates, made once: a closure made per wait would be
+	// an allocation per collective when ranks sleep. One goroutine at a
+	// time runs a communicator's collectives (nonblocking.go), so fields
+	// can carry their arguments.
+	counterDone    func() bool    // arrive phase st.a complete (counter)
+	seqDone        func() bool    // waitW reached waitV
+	seqNeeded      func(int) bool // member's seq has not reached waitEnd
+	waitW          *atomic.Uint32
+	waitV, waitEnd uint32
+	a              uint64 // arrive phases begun
+	k              uint64 // collectives begun (their point-to-point tag)
+	q              queue  // nonblocking collectives (nonblocking.go)
 
 	scratch []uint64 // temporary buffers, reused (scratch)
 }
@@ -174,7 +187,7 @@ func (st *state) reuse(op string) error {
 		if r != st.rank {
 			// Any failure ends this wait: a live member that saw it may
 			// have returned at the start of that phase, never entering.
-			if err := st.await(op, r, entered, nil); err != nil {
+			if err := st.await(op, r, entered, 0); err != nil {
 				return err
 			}
 		}
@@ -200,7 +213,7 @@ func (st *state) arrive(op string) error {
 		ext.Release(st.c, &st.hdr.done)
 		return nil
 	}
-	return ext.Wait(st.c, op, &st.hdr.done, func() bool { return int32(st.hdr.done.Load()-uint32(a)) >= 0 })
+	return ext.Wait(st.c, op, &st.hdr.done, st.counterDone)
 }
 
 // disseminate is arrive phase a's dissemination barrier.
@@ -210,12 +223,11 @@ func (st *state) disseminate(op string, a uint64) error {
 	// is needed no more: it had heard from every member, so each had
 	// arrived, and the others can finish without it.
 	end := uint32(a * st.stride)
-	needed := func(r int) bool { return !reached(&st.line(r).seq, end) }
 	for k := range st.rounds {
 		v := uint32((a-1)*st.stride) + uint32(k) + 1
 		me.seq.Store(v)
 		ext.Wake(st.c, (st.rank+1<<k)%st.size) // it may sleep on our seq (a load unless it does)
-		if err := st.await(op, (st.rank-1<<k+st.size)%st.size, v, needed); err != nil {
+		if err := st.await(op, (st.rank-1<<k+st.size)%st.size, v, end); err != nil {
 			return err
 		}
 	}
@@ -254,8 +266,8 @@ func (st *state) bcastOneWay(op string, p []byte, root int) error {
 		return nil
 	}
 	me.seq.Store(uint32((a-1)*st.stride) + 1)
-	ext.Wake(st.c, root)                                 // it may wait in reuse for our entry
-	if err := st.await(op, root, end, nil); err != nil { // any failure ends it (see reuse)
+	ext.Wake(st.c, root)                               // it may wait in reuse for our entry
+	if err := st.await(op, root, end, 0); err != nil { // any failure ends it (see reuse)
 		return err
 	}
 	d := st.read(root)
@@ -274,23 +286,24 @@ func (st *state) bcastOneWay(op string, p []byte, root int) error {
 
 // await waits until member r's seq reaches v: polls, then waits through
 // ext.Wait, which ends with ErrProcFailed once any member has failed, or,
-// if needed is not nil, ext.WaitNeeding, which ends so only for a failed
-// member that needed reports.
+// if end is not 0, ext.WaitNeeding, which ends so only for a failed
+// member whose seq has not reached end (the closures exist only on this
+// slow path: the polling path allocates nothing).
 //
-// Only the dissemination barrier may pass needed: there a member whose
-// seq says it completed the phase had heard from every member, so no
-// live member can have returned early at the start of the phase because
-// of its failure. A one-way phase has no such guarantee.
-func (st *state) await(op string, r int, v uint32, needed func(int) bool) error {
+// Only the dissemination barrier may pass end: there a member whose seq
+// says it completed the phase had heard from every member, so no live
+// member can have returned early at the start of the phase because of
+// its failure. A one-way phase has no such guarantee.
+func (st *state) await(op string, r int, v, end uint32) error {
 	w := &st.line(r).seq
 	if reached(w, v) || pollFor(w, v) {
 		return nil
 	}
-	done := func() bool { return reached(w, v) }
-	if needed == nil {
-		return ext.Wait(st.c, op, w, done)
+	st.waitW, st.waitV, st.waitEnd = w, v, end
+	if end == 0 {
+		return ext.Wait(st.c, op, w, st.seqDone)
 	}
-	return ext.WaitNeeding(st.c, op, w, done, needed)
+	return ext.WaitNeeding(st.c, op, w, st.seqDone, st.seqNeeded)
 }
 
 // stageMax is the data a member stages in one phase.
