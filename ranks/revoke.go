@@ -32,6 +32,20 @@ import (
 func init() {
 	ext.Revoke = func(comm any) error { return comm.(*Comm).revoke() }
 	ext.CollOf = func(comm any) any { return comm.(*Comm).coll }
+	ext.Revoked = func(comm any) bool {
+		c := comm.(*Comm)
+		e := c.e
+		e.lock()
+		defer e.unlock()
+		if c.revoked {
+			return true
+		}
+		if c.coll != nil && !c.freed && e.t.ContextRevoked(c.slot, c.gen) {
+			e.revokeLocal(c)
+			return true
+		}
+		return false
+	}
 	ext.SlotsOf = func(comm any) *ext.Slots { return &comm.(*Comm).ext }
 }
 

@@ -39,6 +39,16 @@ func Revoke(c *ranks.Comm) error {
 	return ext.Revoke(c)
 }
 
+// IsRevoked reports whether c has been revoked, here or by any other
+// member (MPIX_Comm_is_revoked). It is local. A nil communicator is not
+// revoked.
+func IsRevoked(c *ranks.Comm) bool {
+	if c == nil {
+		return false
+	}
+	return ext.Revoked(c)
+}
+
 // Shrink returns a communicator of the members of c that have not failed
 // (MPI_Comm_shrink): every survivor gets one with the same group, in c's
 // rank order, excluding at least every failure any survivor knew of when

@@ -254,6 +254,9 @@ func TestRevokeEverywhere(t *testing.T) {
 	ranktest.RunOpts(t, ranktest.Options{N: 4, Quiet: true}, func(r *ranktest.R) {
 		d, err := r.Comm.Dup()
 		r.Check(err, "dup")
+		if ulfm.IsRevoked(r.Comm) {
+			r.Errorf("IsRevoked on the world")
+		}
 		revoked := func(err error, what string) {
 			if !errors.Is(err, ranks.ErrRevoked) {
 				r.Errorf("%s: %v, want ErrRevoked", what, err)
@@ -285,6 +288,9 @@ func TestRevokeEverywhere(t *testing.T) {
 			r.Check(ulfm.Revoke(d), "revoke")
 			revoked(coll.Bcast(d, make([]byte, 100), 0), "Bcast")
 		}
+		if !ulfm.IsRevoked(d) {
+			r.Errorf("IsRevoked after the revoke: false")
+		}
 		// Every member revokes (several at once), then agrees (agree works on
 		// a revoked communicator) that all saw it.
 		r.Check(ulfm.Revoke(d), "revoke")
@@ -297,6 +303,9 @@ func TestRevokeEverywhere(t *testing.T) {
 		r.Check(d.Free(), "free")
 		e, err := r.Comm.Dup() // may reuse the slot: not revoked
 		r.Check(err, "dup after free")
+		if ulfm.IsRevoked(e) {
+			r.Errorf("IsRevoked on the next communicator in the slot")
+		}
 		r.Check(coll.Barrier(e), "barrier on the new communicator")
 		r.Check(e.Free(), "free")
 	})

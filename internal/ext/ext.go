@@ -61,6 +61,10 @@ var (
 	// Revoke revokes communicator comm at every member (the mechanism;
 	// ulfm holds the policy).
 	Revoke func(comm any) error
+	// Revoked reports whether comm has been revoked, by any member (it
+	// reads the context slot's revoke word, so another member's revoke is
+	// seen at once).
+	Revoked func(comm any) bool
 	// CollOf returns comm's collective matching space, a *ranks.Comm with
 	// the same group and a context id of its own.
 	CollOf func(comm any) any
