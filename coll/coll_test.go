@@ -587,3 +587,33 @@ func TestSmallCollectivesDoNotAllocate(t *testing.T) {
 		})
 	}
 }
+
+// A communicator in a reused context slot starts from clean lines: the
+// dissemination barrier's sequence words of the previous owner must not
+// let a phase pass early (members that spin; the slot is reused at once).
+func TestSlotReuseSpinning(t *testing.T) {
+	ranktest.RunOpts(t, ranktest.Options{N: 3, Cores: 3, Quiet: true}, func(r *ranktest.R) {
+		for i := range 60 {
+			d, err := r.Comm.Dup()
+			r.Check(err, "dup")
+			// A different number of phases each time, so that the old
+			// sequence words are ahead of the new owner's.
+			for k := range i % 5 {
+				s, err := coll.AllreduceValue(d, int64(r.Rank+k), coll.Sum[int64])
+				r.Check(err, "allreduce")
+				if want := int64(3*k + 3); s != want {
+					r.Fatalf("dup %d, allreduce %d: %d, want %d", i, k, s, want)
+				}
+			}
+			v := []int64{int64(i)}
+			if r.Rank != i%3 {
+				v[0] = -1
+			}
+			r.Check(coll.Bcast(d, v, i%3), "bcast")
+			if v[0] != int64(i) {
+				r.Fatalf("dup %d: bcast gave %d", i, v[0])
+			}
+			r.Check(d.Free(), "free")
+		}
+	})
+}

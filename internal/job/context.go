@@ -99,9 +99,11 @@ func (m *Map) AllocContext(leader int, members []int) (slot, gen uint32, ok bool
 		rec := m.ctxRec(s)
 		g := rec.gen.Load()
 		if g&1 == 0 && rec.gen.CompareAndSwap(g, g+1) {
-			// The collectives' header line starts from zero for every
-			// owner (every holder of the previous one has let go).
-			clear(unsafe.Slice((*uint64)(m.CollArea(s)), 8))
+			// The collectives' lines start from zero for every owner
+			// (every holder of the previous one has let go): the header
+			// and the members' lines, whose sequence words the
+			// dissemination barrier compares with its own phase count.
+			clear(unsafe.Slice((*uint64)(m.CollArea(s)), m.collStride/8))
 			clear(unsafe.Slice((*uint64)(m.AgreeArea(s)), m.agreeStride/8))
 			rec.refs.Store(uint32(len(members)))
 			rec.leader.Store(uint32(leader))
