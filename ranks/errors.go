@@ -29,6 +29,7 @@ var (
 	ErrTruncate  = errors.New("message truncated")
 	ErrRequest   = errors.New("invalid request")
 	ErrComm      = errors.New("invalid communicator")
+	ErrWin       = errors.New("invalid window")
 	ErrFinalized = errors.New("shmpi already finalized")
 	ErrInit      = errors.New("shmpi initialisation failed")
 	ErrArg       = errors.New("invalid argument")

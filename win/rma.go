@@ -1,0 +1,257 @@
+package win
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"shmpi/coll"
+	"shmpi/internal/ext"
+	"shmpi/ranks"
+)
+
+// The RMA operations. Each completes before it returns (the target's
+// memory is mapped here), so the request-based forms return completed
+// requests and Flush has nothing left to wait for. Displacements are in
+// units of the target's displacement unit, as in MPI.
+
+func bytesOf[T any](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(s[0])))
+}
+
+func elemSize[T any]() int {
+	var z T
+	return int(unsafe.Sizeof(z))
+}
+
+// Put copies src into target's part of w at disp.
+func Put[T any](w *Win, src []T, target, disp int) error {
+	if _, err := ranks.ElemSize[T](); err != nil {
+		return err
+	}
+	b := bytesOf(src)
+	dst, err := w.span("Win.Put", target, disp, len(b))
+	if err != nil {
+		return err
+	}
+	copy(dst, b)
+	return nil
+}
+
+// Get copies len(dst) elements from target's part of w at disp into dst.
+func Get[T any](w *Win, dst []T, target, disp int) error {
+	if _, err := ranks.ElemSize[T](); err != nil {
+		return err
+	}
+	b := bytesOf(dst)
+	src, err := w.span("Win.Get", target, disp, len(b))
+	if err != nil {
+		return err
+	}
+	copy(b, src)
+	return nil
+}
+
+// Replace is MPI_REPLACE for Accumulate: the target takes the origin's
+// value.
+func Replace[T any](inout, in []T) { copy(inout, in) }
+
+// NoOp is MPI_NO_OP for GetAccumulate and FetchAndOp: the target keeps
+// its value (the call only reads it, atomically).
+func NoOp[T any](inout, in []T) {}
+
+// Accumulate combines src into target's elements at disp with op,
+// element by element; each element's update is atomic with respect to
+// every other accumulate (and FetchAndOp, CompareAndSwap) on it, and an
+// origin that dies mid-call leaves each element either updated or not.
+// Elements must be 1, 2, 4 or 8 bytes and aligned to their size.
+func Accumulate[T any](w *Win, src []T, target, disp int, op coll.Op[T]) error {
+	return accumulate(w, "Win.Accumulate", src, nil, target, disp, op)
+}
+
+// GetAccumulate is Accumulate that also returns, in result, the target's
+// elements as they were just before each one's update.
+func GetAccumulate[T any](w *Win, src, result []T, target, disp int, op coll.Op[T]) error {
+	if len(result) < len(src) {
+		return &ranks.Error{Class: ranks.ErrBuffer, Op: "Win.GetAccumulate", Rank: -1, Detail: "result shorter than the origin buffer"}
+	}
+	return accumulate(w, "Win.GetAccumulate", src, result, target, disp, op)
+}
+
+// FetchAndOp is GetAccumulate of one element: it returns the target's
+// old value.
+func FetchAndOp[T any](w *Win, v T, target, disp int, op coll.Op[T]) (T, error) {
+	src, old := [1]T{v}, [1]T{}
+	err := accumulate(w, "Win.FetchAndOp", src[:], old[:], target, disp, op)
+	return old[0], err
+}
+
+// CompareAndSwap replaces target's element at disp with swap if it equals
+// compare (bitwise), atomically, and returns the old value.
+func CompareAndSwap[T any](w *Win, compare, swap T, target, disp int) (T, error) {
+	const op = "Win.CompareAndSwap"
+	var old T
+	sz := elemSize[T]()
+	b, err := w.span(op, target, disp, sz)
+	if err != nil {
+		return old, err
+	}
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	cb, sb := bytesOf([]T{compare}), bytesOf([]T{swap})
+	ob := bytesOf(unsafe.Slice(&old, 1))
+	if err := checkAtomic(op, target, p, sz); err != nil {
+		return old, err
+	}
+	for {
+		cur := load(p, sz)
+		putBits(ob, cur)
+		if cur != elemBits(cb) {
+			return old, nil
+		}
+		if cas(p, sz, cur, elemBits(sb)) {
+			return old, nil
+		}
+	}
+}
+
+func accumulate[T any](w *Win, op string, src, result []T, target, disp int, f coll.Op[T]) error {
+	if f == nil {
+		return &ranks.Error{Class: ranks.ErrArg, Op: op, Rank: -1, Detail: "nil op"}
+	}
+	if _, err := ranks.ElemSize[T](); err != nil {
+		return err
+	}
+	sz := elemSize[T]()
+	b, err := w.span(op, target, disp, len(src)*sz)
+	if err != nil {
+		return err
+	}
+	if len(src) == 0 {
+		return nil
+	}
+	base := unsafe.Pointer(unsafe.SliceData(b))
+	if err := checkAtomic(op, target, base, sz); err != nil {
+		return err
+	}
+	var cur [1]T
+	cb := bytesOf(cur[:])
+	for i := range src {
+		p := unsafe.Add(base, i*sz)
+		for {
+			old := load(p, sz)
+			putBits(cb, old)
+			if result != nil {
+				result[i] = cur[0]
+			}
+			f(cur[:], src[i:i+1])
+			nv := elemBits(cb)
+			if nv == old || cas(p, sz, old, nv) {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// checkAtomic refuses elements the hardware cannot update atomically.
+func checkAtomic(op string, target int, p unsafe.Pointer, sz int) error {
+	switch sz {
+	case 1, 2, 4, 8:
+	default:
+		return &ranks.Error{Class: ranks.ErrType, Op: op, Rank: target,
+			Detail: "atomic updates need elements of 1, 2, 4 or 8 bytes"}
+	}
+	if uintptr(p)%uintptr(sz) != 0 {
+		return &ranks.Error{Class: ranks.ErrArg, Op: op, Rank: target,
+			Detail: "element not aligned to its size in the target's memory"}
+	}
+	return nil
+}
+
+// elemBits reads an element's bytes (1, 2, 4 or 8) as a little-endian value.
+func elemBits(b []byte) uint64 {
+	var v uint64
+	for i := len(b) - 1; i >= 0; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	return v
+}
+
+func putBits(b []byte, v uint64) {
+	for i := range b {
+		b[i] = byte(v >> (8 * i))
+	}
+}
+
+// load reads the element of sz bytes at p atomically.
+func load(p unsafe.Pointer, sz int) uint64 {
+	switch sz {
+	case 8:
+		return (*atomic.Uint64)(p).Load()
+	case 4:
+		return uint64((*atomic.Uint32)(p).Load())
+	}
+	w, shift, mask := word(p, sz)
+	return uint64(w.Load()>>shift) & mask
+}
+
+// cas replaces the element at p, if it holds old, by nv.
+func cas(p unsafe.Pointer, sz int, old, nv uint64) bool {
+	switch sz {
+	case 8:
+		return (*atomic.Uint64)(p).CompareAndSwap(old, nv)
+	case 4:
+		return (*atomic.Uint32)(p).CompareAndSwap(uint32(old), uint32(nv))
+	}
+	// 1 or 2 bytes: a CAS on the aligned 32-bit word that holds them, so
+	// that neighbouring elements updated at once are not lost.
+	w, shift, mask := word(p, sz)
+	for {
+		cur := w.Load()
+		if uint64(cur>>shift)&mask != old {
+			return false
+		}
+		next := cur&^(uint32(mask)<<shift) | uint32(nv)<<shift
+		if w.CompareAndSwap(cur, next) {
+			return true
+		}
+	}
+}
+
+func word(p unsafe.Pointer, sz int) (*atomic.Uint32, uint, uint64) {
+	back := int(uintptr(p) % 4)
+	return (*atomic.Uint32)(unsafe.Add(p, -back)), uint(back) * 8, 1<<(8*sz) - 1
+}
+
+// Rput is Put returning a request (complete at once).
+func Rput[T any](w *Win, src []T, target, disp int) (*ranks.Request, error) {
+	return done(w, "Win.Rput", Put(w, src, target, disp))
+}
+
+// Rget is Get returning a request (complete at once).
+func Rget[T any](w *Win, dst []T, target, disp int) (*ranks.Request, error) {
+	return done(w, "Win.Rget", Get(w, dst, target, disp))
+}
+
+// Raccumulate is Accumulate returning a request (complete at once).
+func Raccumulate[T any](w *Win, src []T, target, disp int, op coll.Op[T]) (*ranks.Request, error) {
+	return done(w, "Win.Raccumulate", Accumulate(w, src, target, disp, op))
+}
+
+// RgetAccumulate is GetAccumulate returning a request (complete at once).
+func RgetAccumulate[T any](w *Win, src, result []T, target, disp int, op coll.Op[T]) (*ranks.Request, error) {
+	return done(w, "Win.RgetAccumulate", GetAccumulate(w, src, result, target, disp, op))
+}
+
+// done turns the outcome of an operation that completed into a request;
+// an error at initiation is returned as such.
+func done(w *Win, op string, err error) (*ranks.Request, error) {
+	if err != nil {
+		return nil, err
+	}
+	r, complete := ext.NewRequest(w.c, op)
+	complete(nil)
+	return r.(*ranks.Request), nil
+}

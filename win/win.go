@@ -1,0 +1,358 @@
+// Package win is MPI's one-sided communication on one node: windows of
+// memory that every member of a communicator loads and stores directly,
+// with the ULFM chapter's fault-tolerance rules.
+//
+// A window's memory is an anonymous memfd (shm.Mem) that one member
+// creates and the others map, so Put and Get are copies between the
+// caller's buffer and a peer's memory, with no message and no help from
+// the target. Accumulates are element-wise atomic (compare-and-swap on
+// the element, or on the aligned 32-bit word that holds it). The
+// synchronizations keep their state in the window's own memory: a lock
+// word per target, post and complete counters; waiters sleep on a futex
+// word there, and every wait watches the failure table and the window's
+// revoke flag, so that a dead rank or a revoke ends it with an error
+// rather than a hang.
+//
+// Memory model: MPI_WIN_UNIFIED. Loads and stores through SharedQuery
+// and the RMA calls act on the same memory; Go's atomics in every
+// synchronization order them.
+package win
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+
+	"shmpi/coll"
+	"shmpi/internal/ext"
+	"shmpi/ranks"
+	"shmpi/shm"
+)
+
+// The window's memory (one memfd for all members):
+//
+//	header line (64 bytes)
+//	  +0   revoked  uint32  1 once any member revoked the window
+//	control line of member t (64 bytes, at 64 + t*64)
+//	  +0   lock     uint64  bit 63 poisoned, bit 62 held exclusively,
+//	                        bits 0-23 the exclusive holder's rank + 1
+//	  +8   wake     uint32  bumped at every unlock and complete: lock and
+//	                        PSCW waiters sleep on it
+//	  +12  post     uint32  exposure epochs this target posted
+//	  +16  complete uint32  access epochs completed towards this target
+//	shared holders of target t (at 64 + size*64 + t*bitmapBytes): a bit
+//	  per member holding t's lock shared
+//	data: member r's part starts at base + off[r], off[r] = sum of the
+//	  earlier parts, each rounded up to 64 bytes (the window is
+//	  contiguous, as MPI_Win_allocate_shared makes it by default, up to
+//	  that alignment)
+//
+// The header and control area are rounded up to a page.
+type header struct {
+	revoked atomic.Uint32
+	_       [60]byte
+}
+
+type control struct {
+	lock     atomic.Uint64
+	wake     atomic.Uint32
+	post     atomic.Uint32
+	complete atomic.Uint32
+	_        [44]byte
+}
+
+const (
+	lockPoisoned  = 1 << 63
+	lockExclusive = 1 << 62
+	lockOwnerMask = 1<<24 - 1
+)
+
+func init() {
+	if unsafe.Sizeof(header{}) != 64 || unsafe.Sizeof(control{}) != 64 || unsafe.Offsetof(control{}.complete) != 16 {
+		panic("win: window layout drifted from its documentation")
+	}
+}
+
+// Lock types.
+const (
+	LockExclusive = iota + 1
+	LockShared
+)
+
+// Assert hints for Fence (accepted; a fence is always a full barrier here).
+const (
+	ModeNoStore = 1 << iota
+	ModeNoPut
+	ModeNoPrecede
+	ModeNoSucceed
+	ModeNoCheck
+)
+
+// Win is a window: this rank's handle on the memory of every member.
+type Win struct {
+	c        *ranks.Comm // a private duplicate: its failures and revoke are the window's
+	size     int
+	rank     int
+	dispUnit []int
+	off      []int // byte offset of each member's part in mem
+	length   []int // bytes of each member's part
+	mem      *shm.Mem
+	hdr      *header
+	ctl      unsafe.Pointer
+	holders  unsafe.Pointer
+	words    int // uint64 words of a holders bitmap
+
+	// Local state.
+	freed     bool
+	locked    []int // lock type this rank holds on each target (0: none)
+	started   []uint32
+	access    []int // targets of the current access epoch (Start)
+	exposure  []int // origins of the current exposure epoch (Post)
+	expected  uint32
+	exposing  bool
+	accessing bool
+}
+
+// AllocateShared creates a window of n bytes at this rank, each rank's
+// part directly loadable and storable by every member (SharedQuery). It
+// is collective over c; n and dispUnit may differ between members.
+func AllocateShared(c *ranks.Comm, n, dispUnit int) (*Win, error) {
+	const op = "Win.AllocateShared"
+	if c == nil {
+		return nil, &ranks.Error{Class: ranks.ErrComm, Op: op, Rank: -1, Detail: "nil communicator"}
+	}
+	if n < 0 || dispUnit <= 0 {
+		return nil, &ranks.Error{Class: ranks.ErrArg, Op: op, Rank: -1, Detail: fmt.Sprintf("size %d, displacement unit %d", n, dispUnit)}
+	}
+	d, err := c.Dup()
+	if err != nil {
+		return nil, err
+	}
+	w, err := allocate(d, n, dispUnit)
+	if err != nil {
+		d.Free()
+		return nil, err
+	}
+	return w, nil
+}
+
+// Allocate is AllocateShared: every window here lives in shared memory,
+// laid out the same way (contiguous up to 64-byte alignment).
+func Allocate(c *ranks.Comm, n, dispUnit int) (*Win, error) { return AllocateShared(c, n, dispUnit) }
+
+func allocate(c *ranks.Comm, n, dispUnit int) (*Win, error) {
+	const op = "Win.AllocateShared"
+	size, me := c.Size(), c.Rank()
+	sizes := make([]int64, 2*size)
+	if err := coll.Allgather(c, []int64{int64(n), int64(dispUnit)}, sizes); err != nil {
+		return nil, err
+	}
+	w := &Win{c: c, size: size, rank: me, dispUnit: make([]int, size), off: make([]int, size), length: make([]int, size),
+		locked: make([]int, size), started: make([]uint32, size)}
+	w.words = (size + 63) / 64
+	ctlBytes := 64 + size*64 + size*w.words*8
+	at := (ctlBytes + shm.PageSize - 1) &^ (shm.PageSize - 1)
+	for r := range size {
+		w.length[r], w.dispUnit[r] = int(sizes[2*r]), int(sizes[2*r+1])
+		w.off[r] = at
+		at += (w.length[r] + 63) &^ 63
+	}
+	total := (at + shm.PageSize - 1) &^ (shm.PageSize - 1)
+
+	// Member 0 creates the memory and tells the others its descriptor;
+	// they open it through /proc while member 0 keeps it open (until the
+	// barrier below).
+	var fd [1]int64
+	var created *shm.Mem
+	if me == 0 {
+		m, err := shm.NewMem(total)
+		if err != nil {
+			fd[0] = -1
+		} else {
+			created = m
+			fd[0] = int64(m.FD())
+		}
+	}
+	if err := coll.Bcast(c, fd[:], 0); err != nil {
+		if created != nil {
+			created.Close()
+		}
+		return nil, err
+	}
+	if fd[0] < 0 {
+		return nil, &ranks.Error{Class: ranks.ErrOther, Op: op, Rank: 0, Detail: "member 0 could not create the window's memory"}
+	}
+	var m *shm.Mem
+	var merr error
+	if me == 0 {
+		m = created
+	} else {
+		m, merr = shm.OpenMem(ext.Pid(c, 0), int(fd[0]), total)
+	}
+	ok, err := coll.AllreduceValue(c, boolInt(merr == nil), coll.Min[int])
+	if err == nil && ok == 0 {
+		err = &ranks.Error{Class: ranks.ErrOther, Op: op, Rank: -1, Detail: "a member could not map the window's memory"}
+		if merr != nil {
+			err = fmt.Errorf("%w: %v", err, merr)
+		}
+	}
+	if err != nil {
+		if m != nil {
+			m.Close()
+		}
+		return nil, err
+	}
+	m.CloseFD() // every member has mapped it: the mappings keep it alive
+	w.mem = m
+	base := unsafe.Pointer(unsafe.SliceData(m.B))
+	w.hdr = (*header)(base)
+	w.ctl = unsafe.Add(base, 64)
+	w.holders = unsafe.Add(base, 64+size*64)
+	return w, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Size is the number of members; Rank this rank's.
+func (w *Win) Size() int { return w.size }
+
+// Rank is this rank's rank in the window's group.
+func (w *Win) Rank() int { return w.rank }
+
+// SharedQuery returns member r's part of the window, which this rank may
+// load and store directly, and its displacement unit.
+func (w *Win) SharedQuery(r int) ([]byte, int, error) {
+	if err := w.usable("Win.SharedQuery"); err != nil {
+		return nil, 0, err
+	}
+	if r < 0 || r >= w.size {
+		return nil, 0, w.errf(ranks.ErrRank, "Win.SharedQuery", -1, "rank %d of %d", r, w.size)
+	}
+	return w.part(r), w.dispUnit[r], nil
+}
+
+// View returns member r's part of w as a []T (its length rounded down).
+func View[T any](w *Win, r int) ([]T, error) {
+	b, _, err := w.SharedQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var z T
+	sz := int(unsafe.Sizeof(z))
+	if sz == 0 || len(b) < sz {
+		return nil, nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/sz), nil
+}
+
+func (w *Win) part(r int) []byte {
+	return w.mem.B[w.off[r] : w.off[r]+w.length[r] : w.off[r]+w.length[r]]
+}
+
+func (w *Win) control(t int) *control { return (*control)(unsafe.Add(w.ctl, t*64)) }
+
+func (w *Win) holderWords(t int) []atomic.Uint64 {
+	return unsafe.Slice((*atomic.Uint64)(unsafe.Add(w.holders, t*w.words*8)), w.words)
+}
+
+// Comm returns the window's communicator (a duplicate of the one it was
+// created over).
+func (w *Win) Comm() *ranks.Comm { return w.c }
+
+// Free frees the window. It is collective, but completes even when
+// members have failed or the window was revoked: it then returns the
+// error and still releases this rank's resources.
+func (w *Win) Free() error {
+	if w == nil || w.freed {
+		return &ranks.Error{Class: ranks.ErrWin, Op: "Win.Free", Rank: -1, Detail: "window already freed"}
+	}
+	var err error
+	if !w.isRevoked() {
+		// No member may leave while another still accesses its part.
+		err = coll.Barrier(w.c)
+	}
+	w.freed = true
+	w.mem.Close()
+	w.mem = nil
+	if ferr := w.c.Free(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// Revoke revokes the window at every member (MPIX_Win_revoke): from then
+// on every RMA call and synchronization on it, at every member, returns
+// ErrRevoked. It is not collective, and idempotent.
+func (w *Win) Revoke() error {
+	if err := w.usable("Win.Revoke"); err != nil && !errors.Is(err, ranks.ErrRevoked) {
+		return err
+	}
+	w.hdr.revoked.Store(1)
+	// Revoking the window's communicator bumps the failure epoch, which
+	// wakes every member asleep in a wait on the window.
+	return ext.Revoke(w.c)
+}
+
+// GetFailed returns the ranks of the window's group known to have failed
+// (MPIX_Win_get_failed).
+func (w *Win) GetFailed() ([]int, error) {
+	if w == nil || w.freed {
+		return nil, &ranks.Error{Class: ranks.ErrWin, Op: "Win.GetFailed", Rank: -1, Detail: "window freed"}
+	}
+	return w.c.GetFailed()
+}
+
+func (w *Win) isRevoked() bool { return w.hdr.revoked.Load() != 0 }
+
+// usable is the check at the start of every call.
+func (w *Win) usable(op string) error {
+	if w == nil {
+		return &ranks.Error{Class: ranks.ErrWin, Op: op, Rank: -1, Detail: "nil window"}
+	}
+	if w.freed {
+		return &ranks.Error{Class: ranks.ErrWin, Op: op, Rank: -1, Detail: "window freed"}
+	}
+	if w.isRevoked() {
+		return &ranks.Error{Class: ranks.ErrRevoked, Op: op, Rank: -1, Detail: "the window was revoked"}
+	}
+	return nil
+}
+
+// target checks a target rank: in range and not failed.
+func (w *Win) target(op string, t int) error {
+	if err := w.usable(op); err != nil {
+		return err
+	}
+	if t < 0 || t >= w.size {
+		return w.errf(ranks.ErrRank, op, -1, "target %d of %d", t, w.size)
+	}
+	if ext.MemberState(w.c, t) == ext.Failed {
+		return w.errf(ranks.ErrProcFailed, op, t, "the target has failed")
+	}
+	return nil
+}
+
+func (w *Win) errf(class error, op string, r int, format string, a ...any) error {
+	return &ranks.Error{Class: class, Op: op, Rank: r, Detail: fmt.Sprintf(format, a...)}
+}
+
+// span returns the bytes of target t from displacement disp, n bytes.
+func (w *Win) span(op string, t, disp, n int) ([]byte, error) {
+	if err := w.target(op, t); err != nil {
+		return nil, err
+	}
+	if disp < 0 {
+		return nil, w.errf(ranks.ErrArg, op, t, "negative displacement %d", disp)
+	}
+	at := disp * w.dispUnit[t]
+	if at > w.length[t] || n > w.length[t]-at {
+		return nil, w.errf(ranks.ErrArg, op, t, "%d bytes at byte %d: past the end of the target's %d bytes", n, at, w.length[t])
+	}
+	return w.part(t)[at : at+n], nil
+}
