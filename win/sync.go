@@ -3,6 +3,8 @@ package win
 import (
 	"math/bits"
 
+	"shmpi/internal/spin"
+
 	"shmpi/coll"
 	"shmpi/internal/ext"
 	"shmpi/ranks"
@@ -14,6 +16,9 @@ import (
 // rank the wait depends on (ErrProcFailed), so that a failure elsewhere
 // does not stop the locks of other targets. A revoke bumps the failure
 // epoch, and every failure does, which wakes every sleeper.
+
+// spinPolls bounds the polls of a wait before it goes through ext.Block.
+const spinPolls = 2000
 
 // Fence completes an RMA epoch at every member: a barrier on the
 // window's communicator (the assert hints are accepted and change
@@ -39,8 +44,34 @@ func (w *Win) relabel(err error) error {
 // wait blocks until pred reports done or an error; it is called with
 // the control line of the target whose wake word may end the wait.
 func (w *Win) wait(op string, t int, pred func() (bool, error)) error {
-	var err error
+	if w.isRevoked() {
+		return &ranks.Error{Class: ranks.ErrRevoked, Op: op, Rank: -1, Detail: "the window was revoked"}
+	}
 	ctl := w.control(t)
+	// The common case: no wait (an uncontended lock, a post already made).
+	wv := ctl.wake.Load() // before pred: a change after it shows here
+	if ok, err := pred(); ok || err != nil {
+		return err
+	}
+	if ext.Spinning(w.c) {
+		// Members spin: poll the wake word a while (every change that can
+		// end a wait bumps it) before the engine's wait.
+		for range spinPolls {
+			spin.Pause()
+			if v := ctl.wake.Load(); v != wv {
+				wv = v
+				if ok, err := pred(); ok || err != nil {
+					return err
+				}
+			}
+		}
+	}
+	var err error
+	// Announced before the predicate runs again inside Block, and read by
+	// wake after its change (both sequentially consistent): either the
+	// waiter sees the change or the waker sees the waiter.
+	ctl.waiters.Add(1)
+	defer ctl.waiters.Add(^uint32(0))
 	berr := ext.Block(w.c, op, &ctl.wake, func() bool {
 		if w.isRevoked() {
 			err = &ranks.Error{Class: ranks.ErrRevoked, Op: op, Rank: -1, Detail: "the window was revoked"}
@@ -60,7 +91,9 @@ func (w *Win) wait(op string, t int, pred func() (bool, error)) error {
 func (w *Win) wake(t int) {
 	ctl := w.control(t)
 	ctl.wake.Add(1)
-	ext.Release(w.c, &ctl.wake)
+	if ctl.waiters.Load() != 0 {
+		ext.Release(w.c, &ctl.wake)
+	}
 }
 
 func (w *Win) failed(r int) bool { return ext.MemberState(w.c, r) == ext.Failed }

@@ -41,6 +41,8 @@ import (
 //	                        PSCW waiters sleep on it
 //	  +12  post     uint32  exposure epochs this target posted
 //	  +16  complete uint32  access epochs completed towards this target
+//	  +20  waiters  uint32  ranks about to sleep or asleep on wake: only
+//	                        then does a change make a wake call
 //	shared holders of target t (at 64 + size*64 + t*bitmapBytes): a bit
 //	  per member holding t's lock shared
 //	data: member r's part starts at base + off[r], off[r] = sum of the
@@ -59,7 +61,8 @@ type control struct {
 	wake     atomic.Uint32
 	post     atomic.Uint32
 	complete atomic.Uint32
-	_        [44]byte
+	waiters  atomic.Uint32
+	_        [40]byte
 }
 
 const (

@@ -1,0 +1,10 @@
+// Command osu_cas_latency is OSU's osu_cas_latency on a shmpi window: rank 0 the
+// origin, rank 1 the target; -s lock|flush|fence|pscw picks the
+// synchronization (benchmarks/internal/osurma):
+//
+//	shmrun -n 2 ./osu_cas_latency -s flush
+package main
+
+import "shmpi/benchmarks/internal/osurma"
+
+func main() { osurma.Run(osurma.CasLatency) }

@@ -1,0 +1,10 @@
+// Command osu_get_bw is OSU's osu_get_bw on a shmpi window: rank 0 the
+// origin, rank 1 the target; -s lock|flush|fence|pscw picks the
+// synchronization (benchmarks/internal/osurma):
+//
+//	shmrun -n 2 ./osu_get_bw -s flush
+package main
+
+import "shmpi/benchmarks/internal/osurma"
+
+func main() { osurma.Run(osurma.GetBW) }
