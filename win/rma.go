@@ -32,12 +32,11 @@ func Put[T any](w *Win, src []T, target, disp int) error {
 		return err
 	}
 	b := bytesOf(src)
-	dst, err := w.span("Win.Put", target, disp, len(b))
+	at, err := w.locate("Win.Put", target, disp, len(b))
 	if err != nil {
 		return err
 	}
-	copy(dst, b)
-	return nil
+	return w.write("Win.Put", target, at, b)
 }
 
 // Get copies len(dst) elements from target's part of w at disp into dst.
@@ -46,12 +45,11 @@ func Get[T any](w *Win, dst []T, target, disp int) error {
 		return err
 	}
 	b := bytesOf(dst)
-	src, err := w.span("Win.Get", target, disp, len(b))
+	at, err := w.locate("Win.Get", target, disp, len(b))
 	if err != nil {
 		return err
 	}
-	copy(b, src)
-	return nil
+	return w.read("Win.Get", target, at, b)
 }
 
 // Replace is MPI_REPLACE for Accumulate: the target takes the origin's
@@ -94,6 +92,9 @@ func CompareAndSwap[T any](w *Win, compare, swap T, target, disp int) (T, error)
 	const op = "Win.CompareAndSwap"
 	var old T
 	sz := elemSize[T]()
+	if w != nil && w.remote {
+		return casRemote(w, compare, swap, target, disp)
+	}
 	b, err := w.span(op, target, disp, sz)
 	if err != nil {
 		return old, err
@@ -101,7 +102,7 @@ func CompareAndSwap[T any](w *Win, compare, swap T, target, disp int) (T, error)
 	p := unsafe.Pointer(unsafe.SliceData(b))
 	cb, sb := bytesOf([]T{compare}), bytesOf([]T{swap})
 	ob := bytesOf(unsafe.Slice(&old, 1))
-	if err := checkAtomic(op, target, p, sz); err != nil {
+	if err := checkAtomic(op, target, uintptr(p), sz); err != nil {
 		return old, err
 	}
 	for {
@@ -124,6 +125,9 @@ func accumulate[T any](w *Win, op string, src, result []T, target, disp int, f c
 		return err
 	}
 	sz := elemSize[T]()
+	if w != nil && w.remote {
+		return accumulateRemote(w, op, src, result, target, disp, f)
+	}
 	b, err := w.span(op, target, disp, len(src)*sz)
 	if err != nil {
 		return err
@@ -132,7 +136,7 @@ func accumulate[T any](w *Win, op string, src, result []T, target, disp int, f c
 		return nil
 	}
 	base := unsafe.Pointer(unsafe.SliceData(b))
-	if err := checkAtomic(op, target, base, sz); err != nil {
+	if err := checkAtomic(op, target, uintptr(base), sz); err != nil {
 		return err
 	}
 	var cur [1]T
@@ -156,14 +160,14 @@ func accumulate[T any](w *Win, op string, src, result []T, target, disp int, f c
 }
 
 // checkAtomic refuses elements the hardware cannot update atomically.
-func checkAtomic(op string, target int, p unsafe.Pointer, sz int) error {
+func checkAtomic(op string, target int, p uintptr, sz int) error {
 	switch sz {
 	case 1, 2, 4, 8:
 	default:
 		return &ranks.Error{Class: ranks.ErrType, Op: op, Rank: target,
 			Detail: "atomic updates need elements of 1, 2, 4 or 8 bytes"}
 	}
-	if uintptr(p)%uintptr(sz) != 0 {
+	if p%uintptr(sz) != 0 {
 		return &ranks.Error{Class: ranks.ErrArg, Op: op, Rank: target,
 			Detail: "element not aligned to its size in the target's memory"}
 	}
@@ -254,4 +258,66 @@ func done(w *Win, op string, err error) (*ranks.Request, error) {
 	r, complete := ext.NewRequest(w.c, op)
 	complete(nil)
 	return r.(*ranks.Request), nil
+}
+
+// accumulateRemote is accumulate on a window over user memory: a read,
+// the op and a write under the target's accumulate lock (create.go).
+func accumulateRemote[T any](w *Win, op string, src, result []T, target, disp int, f coll.Op[T]) error {
+	sz := elemSize[T]()
+	at, err := w.locate(op, target, disp, len(src)*sz)
+	if err != nil || len(src) == 0 {
+		return err
+	}
+	if err := checkAtomic(op, target, addrOf(at), sz); err != nil {
+		return err
+	}
+	if err := w.lockAcc(op, target); err != nil {
+		return err
+	}
+	defer w.unlockAcc(target)
+	cur := make([]T, len(src))
+	if err := w.read(op, target, at, bytesOf(cur)); err != nil {
+		return err
+	}
+	if result != nil {
+		copy(result, cur)
+	}
+	f(cur, src)
+	return w.write(op, target, at, bytesOf(cur))
+}
+
+// casRemote is CompareAndSwap on a window over user memory.
+func casRemote[T any](w *Win, compare, swap T, target, disp int) (T, error) {
+	const op = "Win.CompareAndSwap"
+	var old [1]T
+	sz := elemSize[T]()
+	at, err := w.locate(op, target, disp, sz)
+	if err != nil {
+		return old[0], err
+	}
+	if err := checkAtomic(op, target, addrOf(at), sz); err != nil {
+		return old[0], err
+	}
+	if err := w.lockAcc(op, target); err != nil {
+		return old[0], err
+	}
+	defer w.unlockAcc(target)
+	if err := w.read(op, target, at, bytesOf(old[:])); err != nil {
+		return old[0], err
+	}
+	c, sw := [1]T{compare}, [1]T{swap}
+	if elemBits(bytesOf(old[:])) == elemBits(bytesOf(c[:])) {
+		if err := w.write(op, target, at, bytesOf(sw[:])); err != nil {
+			return old[0], err
+		}
+	}
+	return old[0], nil
+}
+
+// addrOf is the address an operation touches (for alignment checks).
+func addrOf(at where) uintptr {
+	if at.local != nil && at.addr == 0 {
+		return uintptr(unsafe.Pointer(unsafe.SliceData(at.local)))
+	}
+	return at.addr
 }

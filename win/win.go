@@ -43,8 +43,13 @@ import (
 //	  +16  complete uint32  access epochs completed towards this target
 //	  +20  waiters  uint32  ranks about to sleep or asleep on wake: only
 //	                        then does a change make a wake call
+//	  +24  acc      uint32  windows over user memory (Create,
+//	                        CreateDynamic): the lock of accumulates to
+//	                        this target, holder's rank + 1, bit 31
+//	                        poisoned
 //	shared holders of target t (at 64 + size*64 + t*bitmapBytes): a bit
 //	  per member holding t's lock shared
+//	region table of member t (windows over user memory; regionTable)
 //	data: member r's part starts at base + off[r], off[r] = sum of the
 //	  earlier parts, each rounded up to 64 bytes (the window is
 //	  contiguous, as MPI_Win_allocate_shared makes it by default, up to
@@ -62,7 +67,8 @@ type control struct {
 	post     atomic.Uint32
 	complete atomic.Uint32
 	waiters  atomic.Uint32
-	_        [40]byte
+	acc      atomic.Uint32
+	_        [36]byte
 }
 
 const (
@@ -106,6 +112,13 @@ type Win struct {
 	holders  unsafe.Pointer
 	words    int // uint64 words of a holders bitmap
 
+	// Windows over user memory (create.go): the parts live in each
+	// member's own memory and peers reach them with process_vm_readv/writev.
+	remote  bool
+	dynamic bool
+	regions unsafe.Pointer // region tables
+	pins    map[uintptr]*pinned
+
 	// Local state.
 	freed     bool
 	locked    []int // lock type this rank holds on each target (0: none)
@@ -144,7 +157,12 @@ func AllocateShared(c *ranks.Comm, n, dispUnit int) (*Win, error) {
 // laid out the same way (contiguous up to 64-byte alignment).
 func Allocate(c *ranks.Comm, n, dispUnit int) (*Win, error) { return AllocateShared(c, n, dispUnit) }
 
-func allocate(c *ranks.Comm, n, dispUnit int) (*Win, error) {
+func allocate(c *ranks.Comm, n, dispUnit int) (*Win, error) { return build(c, n, dispUnit, false) }
+
+// build makes the window's memory: the control area, then the parts (of
+// n bytes here), or, over user memory (remote), the control area and the
+// region tables only.
+func build(c *ranks.Comm, n, dispUnit int, remote bool) (*Win, error) {
 	const op = "Win.AllocateShared"
 	size, me := c.Size(), c.Rank()
 	sizes := make([]int64, 2*size)
@@ -155,6 +173,11 @@ func allocate(c *ranks.Comm, n, dispUnit int) (*Win, error) {
 		locked: make([]int, size), started: make([]uint32, size)}
 	w.words = (size + 63) / 64
 	ctlBytes := 64 + size*64 + size*w.words*8
+	regions0 := ctlBytes
+	if remote {
+		w.remote = true
+		ctlBytes += size * regionTableBytes
+	}
 	at := (ctlBytes + shm.PageSize - 1) &^ (shm.PageSize - 1)
 	for r := range size {
 		w.length[r], w.dispUnit[r] = int(sizes[2*r]), int(sizes[2*r+1])
@@ -212,6 +235,10 @@ func allocate(c *ranks.Comm, n, dispUnit int) (*Win, error) {
 	w.hdr = (*header)(base)
 	w.ctl = unsafe.Add(base, 64)
 	w.holders = unsafe.Add(base, 64+size*64)
+	if remote {
+		w.regions = unsafe.Add(base, regions0)
+		w.table(me).pid.Store(uint32(ext.Pid(c, me)))
+	}
 	return w, nil
 }
 
@@ -236,6 +263,9 @@ func (w *Win) SharedQuery(r int) ([]byte, int, error) {
 	}
 	if r < 0 || r >= w.size {
 		return nil, 0, w.errf(ranks.ErrRank, "Win.SharedQuery", -1, "rank %d of %d", r, w.size)
+	}
+	if w.remote {
+		return nil, 0, w.errf(ranks.ErrWin, "Win.SharedQuery", r, "a window over user memory is not shared memory: use Get and Put")
 	}
 	return w.part(r), w.dispUnit[r], nil
 }
@@ -281,6 +311,9 @@ func (w *Win) Free() error {
 		err = coll.Barrier(w.c)
 	}
 	w.freed = true
+	for _, p := range w.pins {
+		p.Unpin()
+	}
 	w.mem.Close()
 	w.mem = nil
 	if ferr := w.c.Free(); err == nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"shmpi/coll"
 	"shmpi/ranks"
@@ -352,4 +353,85 @@ func TestAccumulateOriginDies(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Windows over the user's memory (an ordinary slice and ranks.AllocMem
+// memory): Put, Get and accumulates reach it with cross-process copies;
+// accumulates from every member at once lose nothing.
+func TestCreate(t *testing.T) {
+	for _, mem := range []string{"make", "allocmem"} {
+		t.Run(mem, func(t *testing.T) {
+			ranktest.RunOpts(t, ranktest.Options{N: 3, Quiet: true}, func(r *ranktest.R) {
+				me, size := r.Rank, r.Size
+				buf := make([]byte, 64)
+				if mem == "allocmem" {
+					b, err := ranks.AllocMem(64)
+					r.Check(err, "AllocMem")
+					buf = b
+				}
+				w, err := win.Create(r.Comm, buf, 8)
+				r.Check(err, "Create")
+				if _, _, err := w.SharedQuery(0); !errors.Is(err, ranks.ErrWin) {
+					r.Errorf("SharedQuery on a created window: %v, want ErrWin", err)
+				}
+				next := (me + 1) % size
+				r.Check(win.Put(w, []int64{int64(10 + me)}, next, 0), "put")
+				r.Check(w.Fence(0), "fence")
+				own := unsafe.Slice((*int64)(unsafe.Pointer(&buf[0])), 8)
+				prev := (me + size - 1) % size
+				if own[0] != int64(10+prev) {
+					r.Errorf("own slot 0: %d, want %d", own[0], 10+prev)
+				}
+				got := make([]int64, 1)
+				r.Check(win.Get(w, got, next, 0), "get")
+				if got[0] != int64(10+me) {
+					r.Errorf("get: %d, want %d", got[0], 10+me)
+				}
+				for range 100 {
+					r.Check(win.Accumulate(w, []int64{1, 2}, 0, 6, coll.Sum[int64]), "accumulate")
+				}
+				old, err := win.CompareAndSwap(w, int64(0), int64(me+1), 1, 5)
+				r.Check(err, "cas")
+				wins, err := coll.AllreduceValue(r.Comm, boolInt(old == 0), coll.Sum[int])
+				r.Check(err, "allreduce")
+				if wins != 1 {
+					r.Errorf("%d CompareAndSwaps won, want 1", wins)
+				}
+				r.Check(w.Fence(0), "fence")
+				if me == 0 && (own[6] != int64(100*size) || own[7] != int64(200*size)) {
+					r.Errorf("accumulated %v, want [%d %d]", own[6:8], 100*size, 200*size)
+				}
+				wantClass(r, win.Put(w, []int64{1}, next, 8), ranks.ErrArg, "put past the exposed memory")
+				r.Check(w.Free(), "free")
+				if mem == "allocmem" {
+					r.Check(ranks.FreeMem(buf), "FreeMem")
+				}
+			})
+		})
+	}
+}
+
+// Dynamic windows: memory attached after creation is reached at its
+// address; detached memory is not.
+func TestCreateDynamic(t *testing.T) {
+	ranktest.RunOpts(t, ranktest.Options{N: 3, Quiet: true}, func(r *ranktest.R) {
+		me, size := r.Rank, r.Size
+		w, err := win.CreateDynamic(r.Comm)
+		r.Check(err, "CreateDynamic")
+		buf := make([]byte, 32)
+		r.Check(w.Attach(buf), "attach")
+		addrs := make([]int64, size)
+		r.Check(coll.Allgather(r.Comm, []int64{int64(win.Address(buf))}, addrs), "allgather")
+		r.Check(w.Fence(0), "fence")
+		next := (me + 1) % size
+		r.Check(win.Put(w, []int64{int64(me + 1)}, next, int(addrs[next])+8), "put")
+		r.Check(w.Fence(0), "fence")
+		if v := *(*int64)(unsafe.Pointer(&buf[8])); v != int64((me+size-1)%size+1) {
+			r.Errorf("attached memory: %d", v)
+		}
+		r.Check(w.Detach(buf), "detach")
+		r.Check(w.Fence(0), "fence")
+		wantClass(r, win.Put(w, []int64{1}, next, int(addrs[next])), ranks.ErrArg, "put to detached memory")
+		r.Check(w.Free(), "free")
+	})
 }
