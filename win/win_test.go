@@ -435,3 +435,27 @@ func TestCreateDynamic(t *testing.T) {
 		r.Check(w.Free(), "free")
 	})
 }
+
+// PSCW with a member killed: the target's Wait returns ErrProcFailed
+// when an origin dies before Complete, and an origin's Start returns it
+// when the target dies before Post.
+func TestPSCWMemberDies(t *testing.T) {
+	ranktest.RunOpts(t, ranktest.Options{N: 3, Dies: []int{1, 2}, Quiet: true}, func(r *ranktest.R) {
+		w := alloc(r, 8, 8)
+		r.Check(w.Fence(0), "fence")
+		switch r.Rank {
+		case 0:
+			r.Check(w.Post([]int{1}), "post")
+			wantClass(r, w.Wait(), ranks.ErrProcFailed, "wait for a dead origin")
+			// Rank 2, the target of rank 0's next epoch, dies before it
+			// posts.
+			wantClass(r, w.Start([]int{2}), ranks.ErrProcFailed, "start towards a dead target")
+			w.Free()
+		case 1:
+			r.Check(w.Start([]int{0}), "start")
+			r.Kill() // before Complete
+		case 2:
+			r.Kill()
+		}
+	})
+}
