@@ -117,6 +117,8 @@ func (w *Win) poison(t int) {
 
 // deadHolder reports whether a holder of target t's lock has failed (and
 // poisons the lock if so).
+// It runs in wait predicates, under the engine lock: it must not call
+// ext.Check (suspect), which takes that lock.
 func (w *Win) deadHolder(t int, l uint64) bool {
 	if l&lockExclusive != 0 {
 		if o := int(l&lockOwnerMask) - 1; o >= 0 && o != w.rank && w.failed(o) {
@@ -151,6 +153,31 @@ func (w *Win) Lock(lockType, t int) error {
 	}
 	ctl := w.control(t)
 	me := uint64(w.rank)
+	// Uncontended: one compare-and-swap, or one atomic or and a re-check,
+	// with no closure made.
+	switch l := ctl.lock.Load(); {
+	case l != 0:
+	case lockType == LockExclusive:
+		if ctl.lock.CompareAndSwap(0, lockExclusive|(me+1)) {
+			if !w.noHolders(t) {
+				if err := w.drain(op, t); err != nil {
+					return err
+				}
+			}
+			w.locked[t] = lockType
+			return nil
+		}
+	case lockType == LockShared:
+		hw := &w.holderWords(t)[w.rank/64]
+		bit := uint64(1) << (w.rank % 64)
+		hw.Or(bit)
+		if ctl.lock.Load() == 0 {
+			w.locked[t] = lockType
+			return nil
+		}
+		hw.And(^bit)
+		w.wake(t)
+	}
 	var err error
 	switch lockType {
 	case LockExclusive:
@@ -168,28 +195,7 @@ func (w *Win) Lock(lockType, t int) error {
 			return false, nil
 		})
 		if err == nil {
-			// Held: wait for the shared holders to leave (they back off
-			// when they see the exclusive bit; the atomics order their
-			// bit before their re-check and our CAS before this scan).
-			err = w.wait(op, t, func() (bool, error) {
-				if ctl.lock.Load()&lockPoisoned != 0 || w.deadHolder(t, ctl.lock.Load()) {
-					return false, w.procFailed(op, t, "a holder of the lock failed: the lock is poisoned")
-				}
-				hw := w.holderWords(t)
-				for i := range hw {
-					v := hw[i].Load()
-					if i == w.rank/64 {
-						v &^= 1 << (w.rank % 64)
-					}
-					if v != 0 {
-						return false, nil
-					}
-				}
-				return true, nil
-			})
-			if err != nil {
-				w.releaseExclusive(t)
-			}
+			err = w.drain(op, t)
 		}
 	case LockShared:
 		hw := &w.holderWords(t)[w.rank/64]
@@ -218,6 +224,39 @@ func (w *Win) Lock(lockType, t int) error {
 	}
 	w.locked[t] = lockType
 	return nil
+}
+
+// drain waits, holding t's lock exclusively, for the shared holders to
+// leave (they back off when they see the exclusive bit; the atomics order
+// their bit before their re-check and our CAS before this scan). On an
+// error it lets the lock go.
+func (w *Win) drain(op string, t int) error {
+	ctl := w.control(t)
+	err := w.wait(op, t, func() (bool, error) {
+		if ctl.lock.Load()&lockPoisoned != 0 || w.deadHolder(t, ctl.lock.Load()) {
+			return false, w.procFailed(op, t, "a holder of the lock failed: the lock is poisoned")
+		}
+		return w.noHolders(t), nil
+	})
+	if err != nil {
+		w.releaseExclusive(t)
+	}
+	return err
+}
+
+// noHolders reports whether no other member holds t's lock shared.
+func (w *Win) noHolders(t int) bool {
+	hw := w.holderWords(t)
+	for i := range hw {
+		v := hw[i].Load()
+		if i == w.rank/64 {
+			v &^= 1 << (w.rank % 64)
+		}
+		if v != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (w *Win) releaseExclusive(t int) {

@@ -368,11 +368,16 @@ func (w *Win) target(op string, t int) error {
 	if t < 0 || t >= w.size {
 		return w.errf(ranks.ErrRank, op, -1, "target %d of %d", t, w.size)
 	}
-	if ext.MemberState(w.c, t) == ext.Failed {
+	if w.suspect(op) && ext.MemberState(w.c, t) == ext.Failed {
 		return w.errf(ranks.ErrProcFailed, op, t, "the target has failed")
 	}
 	return nil
 }
+
+// suspect reports whether some member may have failed: ext.Check costs a
+// compare while nothing failed, finalized or was revoked since its last
+// call, and only then are members' states worth reading.
+func (w *Win) suspect(op string) bool { return ext.Check(w.c, op) != nil }
 
 func (w *Win) errf(class error, op string, r int, format string, a ...any) error {
 	return &ranks.Error{Class: class, Op: op, Rank: r, Detail: fmt.Sprintf(format, a...)}
