@@ -48,7 +48,7 @@ int main(int argc, char **argv) {
 			else if (strcmp(op, "get") == 0) MPI_Get(buf, size, MPI_CHAR, 1, 0, size, MPI_CHAR, win);
 			else if (strcmp(op, "acc") == 0) MPI_Accumulate(buf, size / 4, MPI_INT, 1, 0, size / 4, MPI_INT, MPI_SUM, win);
 			else if (strcmp(op, "fop") == 0) MPI_Fetch_and_op(&one, &old, MPI_LONG_LONG, 1, 0, MPI_SUM, win);
-			else MPI_Compare_and_swap(&one, &zero, &old, MPI_LONG_LONG, 1, 0, win);
+			else MPI_Compare_and_swap(&one, &zero, &old, MPI_INT64_T, 1, 0, win);
 		}
 		if (strcmp(mode, "lock") == 0 && origin) MPI_Win_unlock(1, win);
 		if (lockall && origin) MPI_Win_flush(1, win);
