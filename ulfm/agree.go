@@ -1,6 +1,7 @@
 package ulfm
 
 import (
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -22,7 +23,9 @@ import (
 //	  +8   round     uint64  the round the body below is for
 //	  +16  value     uint64  the AND of the contributors' flags
 //	  +24  flags     uint32  decErr: a non-contributor's failure was not
-//	                         acknowledged by every contributor; decNoSlot
+//	                         acknowledged by every contributor; decNoSlot;
+//	                         decExcluded: the bitmap below is set (else
+//	                         nobody is excluded and it is not read)
 //	  +28  slot      uint32  Shrink: the new communicator's context slot
 //	  +32  gen       uint32  and its generation
 //	  +36  decided   uint32  the last decided round (low bits): the word
@@ -82,8 +85,9 @@ const (
 	phaseWriting = 1
 	phaseDecided = 2
 
-	decErr    = 1
-	decNoSlot = 2
+	decErr      = 1
+	decNoSlot   = 2
+	decExcluded = 4 // the bitmap has members: read it (else it may hold an older round's bits)
 )
 
 type decision struct {
@@ -186,10 +190,12 @@ func (st *state) agree(flag uint64, shrink bool, op string) (outcome, error) {
 	out := outcome{value: dec.value.Load(), slot: dec.slot.Load(), gen: dec.gen.Load()}
 	f := dec.flags.Load()
 	out.err, out.noSlot = f&decErr != 0, f&decNoSlot != 0
-	ex := st.excluded(round)
-	for m := range st.size {
-		if ex[m/64].Load()&(1<<(m%64)) != 0 {
-			out.excluded = append(out.excluded, m)
+	if f&decExcluded != 0 {
+		ex := st.excluded(round)
+		for m := range st.size {
+			if ex[m/64].Load()&(1<<(m%64)) != 0 {
+				out.excluded = append(out.excluded, m)
+			}
 		}
 	}
 	return out, nil
@@ -305,17 +311,22 @@ func (st *state) write(round uint64, dec *decision, shrink bool) {
 		dec.slot.Store(0)
 		dec.gen.Store(0)
 	}
-	dec.value.Store(value)
-	dec.flags.Store(flags)
-	ex := st.excluded(round)
-	for i := range ex {
-		ex[i].Store(0)
-	}
-	for m, x := range excluded {
-		if x {
-			ex[m/64].Or(1 << (m % 64))
+	if slices.Contains(excluded, true) {
+		// Written only when it has members, so that the common decision
+		// costs the members who read it one line, not two.
+		flags |= decExcluded
+		ex := st.excluded(round)
+		for i := range ex {
+			ex[i].Store(0)
+		}
+		for m, x := range excluded {
+			if x {
+				ex[m/64].Or(1 << (m % 64))
+			}
 		}
 	}
+	dec.value.Store(value)
+	dec.flags.Store(flags)
 }
 
 // Agree is MPI_Comm_agree: a fault-tolerant bitwise AND of flag over the
