@@ -44,6 +44,7 @@ var (
 	cpuA   = flag.Int("cpu-a", 0, "CPU of the first process")
 	cpuB   = flag.Int("cpu-b", 1, "CPU of the second process")
 	verbos = flag.Bool("v", false, "print every run")
+	only   = flag.Bool("handoff", false, "measure the cache-line hand-off only (a quick reference taken around another benchmark)")
 )
 
 func main() {
@@ -162,6 +163,9 @@ func child(role string) {
 	fmt.Printf("%-28s %10.1f\n", "cacheline_oneway_ns", min(median(oneway), median(onewayPause)))
 	fmt.Printf("%-28s %10.1f\n", "cacheline_oneway_plain_ns", median(oneway))
 	fmt.Printf("%-28s %10.1f\n", "cacheline_oneway_pause_ns", median(onewayPause))
+	if *only {
+		return
+	}
 	for _, sz := range []int{64 << 10, 1 << 20, 4 << 20, 64 << 20} {
 		one := memcpyGBps(sz, sz)
 		pieces := memcpyGBps(sz, min(sz, 512<<10))
