@@ -14,9 +14,10 @@
 # Each round runs osu_latency (8 B to 8 KiB) at ThreadSingle and at the
 # default level (ThreadMultiple), and the same loop against the system MPI
 # if mpicc and mpirun are installed (benchmarks/ref/osu_latency.c), each
-# between two hand-offs; then osu_bw at 1 to 64 B, ours and the system
-# MPI's. With -json it prints every run and the summary as one JSON
-# object, for plotting.
+# between two hand-offs; then osu_bw at 1 to 64 B and the 1-byte message
+# rate (osu_mbw_mr, one pair), ours and the system MPI's. With -json it
+# prints every run and the summary as one JSON object, for plotting
+# (small_messages: bandwidth in MB/s, rate in messages/s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JSON=0
@@ -32,6 +33,7 @@ ompi=0
 if command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
 	mpicc -O2 -o "$tmp/ompi_latency" benchmarks/ref/osu_latency.c
 	mpicc -O2 -o "$tmp/ompi_bw" benchmarks/ref/osu_bw.c
+	mpicc -O2 -o "$tmp/ompi_mbw" benchmarks/ref/osu_mbw_mr.c
 	ompi=1
 fi
 run_mpi() { mpirun --allow-run-as-root --bind-to core -n 2 "$@" 2>/dev/null; }
@@ -58,8 +60,10 @@ for r in $(seq "$ROUNDS"); do
 		measure ompi run_mpi "$tmp/ompi_latency" 8192 "$ITERS"
 	fi
 	bin/shmrun -n 2 bin/osu_bw -m 1:64 | awk '$1 ~ /^[0-9]+$/ {print "ours_bw", $1, $2}' >>"$tmp/bw"
+	bin/shmrun -n 2 bin/osu_mbw_mr -m 1:1 -i 1000 | awk '$1==1 {print "ours_rate", 1, $3}' >>"$tmp/bw"
 	if [ "$ompi" = 1 ]; then
 		run_mpi "$tmp/ompi_bw" 1 64 | awk '$1 ~ /^[0-9]+$/ && $1 >= 1 {print "ompi_bw", $1, $2}' >>"$tmp/bw"
+		run_mpi "$tmp/ompi_mbw" 1 1 | awk '$1==1 {print "ompi_rate", 1, $3}' >>"$tmp/bw"
 	fi
 	log "round $r done"
 done
@@ -95,15 +99,15 @@ if [ "$JSON" = 1 ]; then
 				"$(pickexpr "$k" "$p" '$4-$3')" "$(pickexpr "$k" "$p" '$4/$3')"
 		done
 	done
-	printf '],\n "bw_small_MBps": ['
+	printf '],\n "small_messages": ['
 	first=1
-	for k in ours_bw ompi_bw; do
+	for k in ours_bw ompi_bw ours_rate ompi_rate; do
 		for s in 1 2 4 8 16 32 64; do
 			v=$(bwmed "$k" "$s")
 			[ "$v" = "-" ] && continue
 			[ "$first" = 1 ] || printf ','
 			first=0
-			printf '\n  {"kind":"%s","size":%d,"MBps":%s}' "$k" "$s" "$v"
+			printf '\n  {"kind":"%s","size":%d,"value":%s}' "$k" "$s" "$v"
 		done
 	done
 	printf ']}\n'
@@ -127,3 +131,5 @@ printf "%6s %12s %12s\n" size ours system_mpi
 for s in 1 2 4 8 16 32 64; do
 	printf "%6s %12s %12s\n" "$s" "$(bwmed ours_bw "$s")" "$(bwmed ompi_bw "$s")"
 done
+echo
+echo "osu_mbw_mr, 1 pair, 1 B (messages/s, median over rounds): ours $(bwmed ours_rate 1), system MPI $(bwmed ompi_rate 1)"
