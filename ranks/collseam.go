@@ -24,10 +24,10 @@ func init() {
 		return c.collCheck(op)
 	}
 	ext.Wait = func(comm any, op string, word *atomic.Uint32, done func() bool) error {
-		return comm.(*Comm).collWait(op, word, done)
+		return comm.(*Comm).collWait(op, word, done, nil)
 	}
 	ext.WaitNeeding = func(comm any, op string, word *atomic.Uint32, done func() bool, needed func(r int) bool) error {
-		return comm.(*Comm).collWaitNeeding(op, word, done, needed)
+		return comm.(*Comm).collWait(op, word, done, needed)
 	}
 	ext.Release = func(comm any, word *atomic.Uint32) {
 		c := comm.(*Comm)
@@ -87,8 +87,10 @@ func (c *Comm) collCheck(op string) error {
 	return nil
 }
 
-// collWait is ext.Wait.
-func (c *Comm) collWait(op string, word *atomic.Uint32, done func() bool) error {
+// collWait is ext.Wait (needed nil: any failed member ends the wait, as
+// collCheck says) and ext.WaitNeeding (only a failed member that needed
+// reports ends it).
+func (c *Comm) collWait(op string, word *atomic.Uint32, done func() bool, needed func(r int) bool) error {
 	e := c.e
 	e.lock()
 	defer e.unlock()
@@ -98,22 +100,9 @@ func (c *Comm) collWait(op string, word *atomic.Uint32, done func() bool) error 
 			err = nil
 			return true
 		}
-		err = c.collCheck(op)
-		return err != nil
-	}, job.OpColl, ProcNull, AnyTag, c.ctx, -1, word)
-	return err
-}
-
-// collWaitNeeding is ext.WaitNeeding.
-func (c *Comm) collWaitNeeding(op string, word *atomic.Uint32, done func() bool, needed func(r int) bool) error {
-	e := c.e
-	e.lock()
-	defer e.unlock()
-	var err error
-	e.blockOn(func() bool {
-		if done() {
-			err = nil
-			return true
+		if needed == nil {
+			err = c.collCheck(op)
+			return err != nil
 		}
 		if err = c.live(op); err != nil {
 			return true
