@@ -4,9 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
+	"syscall"
 	"testing"
-	"unsafe"
 
 	"shmpi/ranks"
 	"shmpi/ranks/ranktest"
@@ -24,21 +23,38 @@ func TestAllocMem(t *testing.T) {
 	if len(b) != n {
 		t.Fatalf("len %d want %d", len(b), n)
 	}
-	start := uintptr(unsafe.Pointer(&b[0]))
-	if start%(2<<20) != 0 {
-		t.Errorf("start %#x is not 2 MiB aligned", start)
-	}
 	for i := range b {
 		if b[i] != 0 {
 			t.Fatalf("byte %d is %d, want zeroed memory", i, b[i])
 		}
 		b[i] = byte(i)
 	}
-	if mode, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled"); err == nil && !strings.Contains(string(mode), "[never]") {
-		if got := thpEligible(t, start); got != "1" {
-			t.Errorf("THPeligible %q for the mapping, want 1 (huge pages advised)", got)
-		}
+	// Another process reaches it the way a peer does: through the memfd
+	// that MemOf names, mapped anew (here by this process, through /proc).
+	ref, ok := ranks.MemOf(b[5:100])
+	if !ok || ref.Offset != 5 || ref.Size < n || ref.ID == 0 {
+		t.Fatalf("MemOf: %+v, %v", ref, ok)
 	}
+	if _, ok := ranks.MemOf(make([]byte, 10)); ok {
+		t.Error("MemOf of heap memory says it is AllocMem memory")
+	}
+	f, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", ref.FD), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer, err := syscall.Mmap(int(f.Fd()), 0, int(ref.Size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if peer[n-1] != byte((n-1)%256) || peer[77] != 77 {
+		t.Errorf("the second mapping sees %d, %d", peer[n-1], peer[77])
+	}
+	peer[12345] = 99
+	if b[12345] != 99 {
+		t.Error("a store through the second mapping is not seen through the first")
+	}
+	syscall.Munmap(peer)
 	if err := ranks.FreeMem(b); err != nil {
 		t.Fatal(err)
 	}
@@ -51,29 +67,6 @@ func TestAllocMem(t *testing.T) {
 	if err := ranks.FreeMem(nil); !errors.Is(err, ranks.ErrBuffer) {
 		t.Errorf("FreeMem(nil): %v, want ErrBuffer", err)
 	}
-}
-
-// thpEligible reads the THPeligible field of the mapping that holds addr.
-func thpEligible(t *testing.T, addr uintptr) string {
-	smaps, err := os.ReadFile("/proc/self/smaps")
-	if err != nil {
-		t.Skip("no /proc/self/smaps")
-	}
-	in := false
-	for _, l := range strings.Split(string(smaps), "\n") {
-		// A mapping's first line is "lo-hi perms ...", its fields "Key: value".
-		var lo, hi uintptr
-		if f := strings.Fields(l); len(f) > 1 && !strings.HasSuffix(f[0], ":") {
-			if _, err := fmt.Sscanf(f[0], "%x-%x", &lo, &hi); err == nil {
-				in = lo <= addr && addr < hi
-				continue
-			}
-		}
-		if v, ok := strings.CutPrefix(l, "THPeligible:"); ok && in {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "not found"
 }
 
 // Large messages between AllocMem and heap buffers, at sizes that make

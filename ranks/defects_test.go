@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"strconv"
+	"syscall"
 	"testing"
 	"unsafe"
 
@@ -20,13 +21,14 @@ import (
 // large message from rank 1 and, at a chosen stage of the matched
 // receive, SIGKILLs rank 2 and waits until the failure is declared.
 func TestAnySourceMatchedSurvivesUnrelatedDeath(t *testing.T) {
-	for _, mode := range []string{"cma", "pipelined"} {
+	// "allocmem": the buffers are AllocMem memory, copied through mappings.
+	for _, mode := range []string{"cma", "pipelined", "allocmem"} {
 		for _, stage := range []string{"matched", "copying"} {
 			for _, form := range []string{"posted", "unexpected", "nonblocking"} {
 				t.Run(mode+"/"+stage+"/"+form, func(t *testing.T) {
 					o := ranktest.Options{N: 3, Dies: []int{2}, Env: protocolEnv(mode), Quiet: true}
 					ranktest.RunOpts(t, o, func(r *ranktest.R) {
-						anySourceMatched(r, stage, form)
+						anySourceMatched(r, stage, form, mode == "allocmem")
 					})
 				})
 			}
@@ -34,12 +36,20 @@ func TestAnySourceMatchedSurvivesUnrelatedDeath(t *testing.T) {
 	}
 }
 
-func anySourceMatched(r *ranktest.R, stage, form string) {
+func anySourceMatched(r *ranktest.R, stage, form string, allocMem bool) {
 	const n = 8 << 20 // 8 MiB: several pipelined chunks and cooperative pieces
 	c := r.Comm
+	alloc := func() []byte {
+		if !allocMem {
+			return make([]byte, n)
+		}
+		b, err := ranks.AllocMem(n)
+		r.Check(err, "AllocMem")
+		return b
+	}
 	switch r.Rank {
 	case 0:
-		buf := make([]byte, n)
+		buf := alloc()
 		reached := ranks.KillAtStage(stage, 2)
 		var st ranks.Status
 		var err error
@@ -79,7 +89,7 @@ func anySourceMatched(r *ranktest.R, stage, form string) {
 		r.Check(c.FailureAck(), "ack")
 		r.Check(ranks.Send(c, []byte{2}, 1, 7), "send after")
 	case 1:
-		buf := make([]byte, n)
+		buf := alloc()
 		for i := range buf {
 			buf[i] = byte(i * 7)
 		}
@@ -360,4 +370,42 @@ func TestEmptyStatus(t *testing.T) {
 		r.Check(rq.Free(), "free")
 		r.Check(sq.Free(), "free")
 	})
+}
+
+// A receiver that dies while the sender is copying its share of a large
+// message (cooperative copy, through a mapping of the receiver's AllocMem
+// buffer or with process_vm_writev into a heap one) leaves the sender
+// with ErrProcFailed or success, never a hang; a third rank is unaffected.
+func TestReceiverDiesMidCopy(t *testing.T) {
+	for _, mem := range []string{"heap", "allocmem"} {
+		t.Run(mem, func(t *testing.T) {
+			ranktest.RunOpts(t, ranktest.Options{N: 3, Dies: []int{1}, Quiet: true}, func(r *ranktest.R) {
+				const n = 16 << 20
+				c := r.Comm
+				buf := make([]byte, n)
+				if mem == "allocmem" {
+					var err error
+					buf, err = ranks.AllocMem(n)
+					r.Check(err, "AllocMem")
+				}
+				switch r.Rank {
+				case 0:
+					err := ranks.Send(c, buf, 1, 5)
+					if err != nil {
+						procFailed(r, err, 1, "send to the dying receiver")
+					}
+					r.Check(ranks.Send(c, buf[:100], 2, 6), "send to the live rank")
+				case 1:
+					ranks.DieAtStage("copying")
+					ranks.Recv(c, buf, 0, 5)
+					// The receiver copied every piece alone: die anyway.
+					syscall.Kill(syscall.Getpid(), syscall.SIGKILL)
+					select {}
+				case 2:
+					_, err := ranks.Recv(c, buf[:100], 0, 6)
+					r.Check(err, "recv from rank 0")
+				}
+			})
+		})
+	}
 }

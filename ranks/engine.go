@@ -107,6 +107,7 @@ type engine struct {
 	cmaKnown bool // a cross-process copy has worked: no more probes
 	iov      [1]unix.Iovec
 	riov     [1]unix.RemoteIovec
+	pmaps    peerMaps // peers' AllocMem regions mapped here (peermem.go)
 
 	sleepers atomic.Int32
 	// want counts goroutines of this rank waiting for mu. A goroutine that

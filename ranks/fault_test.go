@@ -265,14 +265,23 @@ func TestFailAnySourceMatched(t *testing.T) {
 // whole message (the copy won the race) or ErrProcFailed, never garbage
 // and never a hang.
 func TestFailSenderMidRendezvous(t *testing.T) {
-	for _, mode := range []string{"cma", "pipelined"} {
+	// "allocmem": both buffers from AllocMem, copied through mappings.
+	for _, mode := range []string{"cma", "pipelined", "allocmem"} {
 		t.Run(mode, func(t *testing.T) {
 			env := protocolEnv(mode)
 			ranktest.RunOpts(t, ranktest.Options{N: 2, Dies: []int{1}, Env: env}, func(r *ranktest.R) {
 				c := r.Comm
 				const n = 4 << 20
+				alloc := func() []byte {
+					if mode != "allocmem" {
+						return make([]byte, n)
+					}
+					b, err := ranks.AllocMem(n)
+					r.Check(err, "AllocMem")
+					return b
+				}
 				if r.Rank == 1 {
-					big := make([]byte, n)
+					big := alloc()
 					for i := range big {
 						big[i] = byte(i % 251)
 					}
@@ -286,7 +295,7 @@ func TestFailSenderMidRendezvous(t *testing.T) {
 				// Learn of the death first, so that the copy surely races it.
 				_, err = ranks.Recv(c, make([]byte, 1), 1, 3)
 				procFailed(r, err, 1, "recv tag 3")
-				buf := make([]byte, n)
+				buf := alloc()
 				_, err = ranks.Recv(c, buf, 1, 2)
 				if err == nil {
 					for i := range buf {

@@ -115,6 +115,7 @@ func (e *engine) trySend(r *request) bool {
 		gen = p.gen.Add(1)
 		if kind == kRndv {
 			p.addr.Store(uint64(uintptr(r.buf)))
+			publishMem(uintptr(r.buf), r.nbytes, &p.srcMem, &p.srcBase)
 			p.accept.Store(0)
 			p.pipeTail.Store(0)
 			p.pipeHead.Store(0)

@@ -51,7 +51,7 @@ func (e *engine) rndvRecv(r *request, src, tag, hs int, gen uint32, total int) {
 		// probe the receiver copies alone; after that, none is needed.
 		first := 0
 		var err error
-		if !e.cmaKnown {
+		if !e.cmaKnown && e.peerPtr(src, p.srcMem.Load(), p.srcBase.Load(), uintptr(p.addr.Load()), accept) == nil {
 			first = min(accept, coopProbe)
 			err = e.cmaRead(e.pid(src), r.buf, uintptr(p.addr.Load()), first)
 			e.cmaKnown = err == nil
@@ -68,6 +68,7 @@ func (e *engine) rndvRecv(r *request, src, tag, hs int, gen uint32, total int) {
 			r.pin.Pin(r.buf)
 			r.pinned = true
 			p.dstAddr.Store(uint64(uintptr(r.buf)))
+			publishMem(uintptr(r.buf), accept, &p.dstMem, &p.dstBase)
 			p.accept.Store(uint64(accept))
 			p.failed.Store(0)
 			p.copied.Store(uint64(first))
@@ -170,14 +171,13 @@ func (e *engine) coopRecv(r *request) {
 	src := r.wpeer
 	p := e.hsPtr(src, r.hs)
 	claim, copied := &p.claim, &p.copied
-	addr := uintptr(p.addr.Load())
 	for {
 		i, ok := claimPiece(claim, true)
 		if !ok {
 			break
 		}
 		off, n := piece(p, i, r.accept)
-		if err := e.cmaRead(e.pid(src), unsafe.Add(r.buf, off), addr+uintptr(off), n); err != nil {
+		if err := e.readPeer(src, p, unsafe.Add(r.buf, off), off, n); err != nil {
 			e.rndvLost(r, src, err)
 			return
 		}
@@ -190,7 +190,7 @@ func (e *engine) coopRecv(r *request) {
 	// A piece the sender claimed but could not write is ours to copy.
 	if f := p.failed.Swap(0); f != 0 {
 		off, n := piece(p, int(f-1), r.accept)
-		if err := e.cmaRead(e.pid(src), unsafe.Add(r.buf, off), addr+uintptr(off), n); err != nil {
+		if err := e.readPeer(src, p, unsafe.Add(r.buf, off), off, n); err != nil {
 			e.rndvLost(r, src, err)
 			return
 		}
@@ -209,6 +209,7 @@ func (e *engine) coopSend(r *request, p *hsSlot) {
 	claim, copied := &p.claim, &p.copied
 	accept := int(p.accept.Load())
 	dst := uintptr(p.dstAddr.Load())
+	dstMem, dstBase := p.dstMem.Load(), p.dstBase.Load()
 	moved := false
 	for {
 		i, ok := claimPiece(claim, false)
@@ -216,7 +217,13 @@ func (e *engine) coopSend(r *request, p *hsSlot) {
 			break
 		}
 		off, n := piece(p, i, accept)
-		if err := e.cmaWrite(e.pid(r.wpeer), dst+uintptr(off), unsafe.Add(r.buf, off), n); err != nil {
+		var err error
+		if to := e.peerPtr(r.wpeer, dstMem, dstBase, dst+uintptr(off), n); to != nil {
+			copyCached(to, unsafe.Add(r.buf, off), n)
+		} else {
+			err = e.cmaWrite(e.pid(r.wpeer), dst+uintptr(off), unsafe.Add(r.buf, off), n)
+		}
+		if err != nil {
 			// Hand the piece back to the receiver and stop helping.
 			p.failed.Store(uint64(i) + 1)
 			e.dbs[r.wpeer].Ring()
@@ -227,6 +234,29 @@ func (e *engine) coopSend(r *request, p *hsSlot) {
 	}
 	if moved {
 		e.dbs[r.wpeer].Ring() // the receiver may be waiting for our last piece
+	}
+}
+
+// readPeer copies n bytes at offset off of the rendezvous buffer that
+// rank src published in handshake slot p into dst: with memmove through
+// a mapping when the buffer is AllocMem memory, else process_vm_readv.
+func (e *engine) readPeer(src int, p *hsSlot, dst unsafe.Pointer, off, n int) error {
+	raddr := uintptr(p.addr.Load()) + uintptr(off)
+	if from := e.peerPtr(src, p.srcMem.Load(), p.srcBase.Load(), raddr, n); from != nil {
+		copyCached(dst, from, n)
+		return nil
+	}
+	return e.cmaRead(e.pid(src), dst, raddr, n)
+}
+
+// copyCached copies in steps below the size at which Go's memmove turns
+// to non-temporal stores (1 MiB): on this machine kind 4 MiB copied in
+// 512 KiB steps runs at ≈47 GB/s, in one call at ≈27 GB/s (shm_limits,
+// memcpy_4MiB_pieces_GBps against _onecall_GBps).
+func copyCached(dst, src unsafe.Pointer, n int) {
+	const step = 512 << 10
+	for off := 0; off < n; off += step {
+		memmove(unsafe.Add(dst, off), unsafe.Add(src, off), min(step, n-off))
 	}
 }
 

@@ -19,9 +19,15 @@ import (
 //	line 0: written once per use
 //	  +0   state    uint32  hsFree / hsPosted / hsPiped / hsCoop / hsDone / hsRevoked
 //	  +4   gen      uint32  bumped on each use; descriptors carry it
+//	  +8   srcMem   uint64  the sender's buffer is AllocMem memory: memfd
+//	                        descriptor (low half) and allocation id (high
+//	                        half) in the sender; 0: it is not (peermem.go)
 //	  +16  addr     uint64  the sender's buffer, in the sender's address space
+//	  +24  srcBase  uint64  start of that AllocMem region, same address space
 //	  +32  accept   uint64  bytes the receiver takes (min of length and its buffer)
 //	  +40  dstAddr  uint64  the receiver's buffer, in its address space (hsCoop)
+//	  +48  dstMem   uint64  as srcMem, for the receiver's buffer (hsCoop)
+//	  +56  dstBase  uint64  as srcBase, for the receiver's buffer
 //	line 1: the cooperative copy; pieces of pieceLen bytes from base
 //	  +64  claim    uint64  low half: next piece from the front (the
 //	                        receiver's), high half: end of the pieces not yet
@@ -38,12 +44,13 @@ import (
 type hsSlot struct {
 	state    atomic.Uint32
 	gen      atomic.Uint32
-	_        [8]byte
+	srcMem   atomic.Uint64
 	addr     atomic.Uint64
-	_        [8]byte
+	srcBase  atomic.Uint64
 	accept   atomic.Uint64
 	dstAddr  atomic.Uint64
-	_        [16]byte
+	dstMem   atomic.Uint64
+	dstBase  atomic.Uint64
 	claim    atomic.Uint64
 	copied   atomic.Uint64
 	failed   atomic.Uint64

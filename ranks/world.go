@@ -188,6 +188,7 @@ func (w *World) Finalize() error {
 		return newErr(ErrFinalized, "Finalize", -1, "")
 	}
 	e.closed = true
+	e.dropPeerMaps()
 	e.t.ReleaseAll(e.me)
 	e.t.CB(e.me).State.CompareAndSwap(job.StAlive, job.StFinalized)
 	for _, le := range e.t.LivenessList(e.me) {
