@@ -8,7 +8,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"shmpi/coll"
+	"shmpi/internal/ext"
 	"shmpi/ranks"
+	"shmpi/shm"
 )
 
 // Windows over memory the user already has (Create) or attaches later
@@ -62,8 +65,11 @@ type pinned struct {
 }
 
 // Create makes a window over buf, this rank's memory (any []byte: from
-// make, or from ranks.AllocMem). It is collective over c. Peers reach it
-// with single-copy process_vm_readv/writev; SharedQuery is not available.
+// make, or from ranks.AllocMem). It is collective over c. When every
+// member's buf is from ranks.AllocMem, the members map each other's
+// memory: the window is shared memory, SharedQuery works, and operations
+// are loads, stores and hardware atomics. Otherwise peers reach it with
+// single-copy process_vm_readv/writev, and SharedQuery is not available.
 func Create(c *ranks.Comm, buf []byte, dispUnit int) (*Win, error) {
 	const op = "Win.Create"
 	if c == nil {
@@ -79,12 +85,76 @@ func Create(c *ranks.Comm, buf []byte, dispUnit int) (*Win, error) {
 	if len(buf) > 0 {
 		w.expose(0, buf)
 	}
+	if err := w.mapAllocMem(buf); err != nil {
+		w.Free()
+		return nil, err
+	}
 	// Every member's region must be in its table before anyone uses it.
 	if err := w.Fence(0); err != nil {
 		w.Free()
 		return nil, err
 	}
 	return w, nil
+}
+
+// mapAllocMem makes a window created over buf shared memory when every
+// member's memory is from ranks.AllocMem (or empty): each member maps
+// the others' memfds, and the window then works as AllocateShared's
+// (SharedQuery, loads and stores, hardware atomics). Otherwise, or if a
+// member cannot map another's memory, it stays a window reached with
+// process_vm_readv/writev. Collective; every member decides alike.
+func (w *Win) mapAllocMem(buf []byte) error {
+	// Per member: AllocMem (1) or not (0), descriptor, allocation id,
+	// offset of buf in the allocation, the allocation's size, len(buf).
+	const fields = 6
+	mine := make([]int64, fields)
+	if ref, ok := ranks.MemOf(buf); ok || len(buf) == 0 {
+		mine[0] = 1
+		mine[1], mine[2], mine[3], mine[4] = int64(ref.FD), int64(ref.ID), int64(ref.Offset), int64(ref.Size)
+	}
+	mine[5] = int64(len(buf))
+	all := make([]int64, fields*w.size)
+	if err := coll.Allgather(w.c, mine, all); err != nil {
+		return err
+	}
+	for r := range w.size {
+		if all[fields*r] == 0 {
+			return nil // someone's memory is on its heap: stay remote
+		}
+	}
+	parts := make([][]byte, w.size)
+	var maps []*shm.Mem
+	ok := 1
+	for r := range w.size {
+		f := all[fields*r : fields*r+fields]
+		switch {
+		case f[5] == 0:
+			parts[r] = []byte{}
+		case r == w.rank:
+			parts[r] = buf[:len(buf):len(buf)]
+		default:
+			m, err := shm.OpenMem(ext.Pid(w.c, r), int(f[1]), int(f[4]))
+			if err != nil {
+				ok = 0
+				continue
+			}
+			m.CloseFD()
+			maps = append(maps, m)
+			parts[r] = m.B[f[3] : f[3]+f[5] : f[3]+f[5]]
+		}
+	}
+	agreed, err := coll.AllreduceValue(w.c, ok, coll.Min[int])
+	if err != nil || agreed == 0 {
+		for _, m := range maps {
+			m.Close()
+		}
+		return err
+	}
+	for r := range w.size {
+		w.length[r] = int(all[fields*r+5])
+	}
+	w.parts, w.peerMem, w.remote = parts, maps, false
+	return nil
 }
 
 // CreateDynamic makes a window with no memory; members expose memory with
@@ -279,22 +349,7 @@ func (w *Win) cma(op string, t int, at where, b []byte,
 
 // lockAcc takes target t's accumulate lock.
 func (w *Win) lockAcc(op string, t int) error {
-	ctl := w.control(t)
-	me := uint32(w.rank + 1)
-	return w.wait(op, t, func() (bool, error) {
-		v := ctl.acc.Load()
-		if v&(1<<31) != 0 {
-			return false, w.procFailed(op, t, "an accumulate's origin failed holding the target's accumulate lock")
-		}
-		if v == 0 {
-			return ctl.acc.CompareAndSwap(0, me), nil
-		}
-		if o := int(v) - 1; o != w.rank && w.failed(o) {
-			ctl.acc.CompareAndSwap(v, v|1<<31)
-			w.wake(t)
-		}
-		return false, nil
-	})
+	return w.wait(op, t, untilAccLock, 0)
 }
 
 func (w *Win) unlockAcc(t int) {

@@ -81,7 +81,16 @@ func GetAccumulate[T any](w *Win, src, result []T, target, disp int, op coll.Op[
 // FetchAndOp is GetAccumulate of one element: it returns the target's
 // old value.
 func FetchAndOp[T any](w *Win, v T, target, disp int, op coll.Op[T]) (T, error) {
-	src, old := [1]T{v}, [1]T{}
+	if err := w.usable("Win.FetchAndOp"); err != nil || elemSize[T]() > 8 {
+		var z T
+		src := []T{v}
+		return z, accumulate(w, "Win.FetchAndOp", src, src, target, disp, op)
+	}
+	// The operands live in the window's scratch words: slices of local
+	// arrays would escape through op and cost two allocations a call.
+	src := (*[1]T)(unsafe.Pointer(&w.scratch[1]))
+	old := (*[1]T)(unsafe.Pointer(&w.scratch[2]))
+	src[0] = v
 	err := accumulate(w, "Win.FetchAndOp", src[:], old[:], target, disp, op)
 	return old[0], err
 }
@@ -139,7 +148,9 @@ func accumulate[T any](w *Win, op string, src, result []T, target, disp int, f c
 	if err := checkAtomic(op, target, uintptr(base), sz); err != nil {
 		return err
 	}
-	var cur [1]T
+	// The element being combined: in the window's scratch word, since a
+	// local would escape through f (elements are at most 8 bytes here).
+	cur := (*[1]T)(unsafe.Pointer(&w.scratch[0]))
 	cb := bytesOf(cur[:])
 	for i := range src {
 		p := unsafe.Add(base, i*sz)

@@ -41,16 +41,41 @@ func (w *Win) relabel(err error) error {
 	return err
 }
 
-// wait blocks until pred reports done or an error; it is called with
-// the control line of the target whose wake word may end the wait.
-func (w *Win) wait(op string, t int, pred func() (bool, error)) error {
+// What a wait waits for (Win.cond): the predicates are methods chosen
+// by kind rather than closures, so that a contended wait allocates
+// nothing. A window is used by one goroutine at a time, as its other
+// local state (locked, started, the epochs) requires.
+type waitKind uint8
+
+const (
+	untilExclusive    waitKind = iota // t's lock taken exclusively
+	untilShared                       // t's lock taken shared
+	untilDrained                      // no shared holder of t's lock is left
+	untilPosted                       // t posted an exposure epoch we may start
+	untilExposureDone                 // every origin of our Post completed
+	untilAccLock                      // t's accumulate lock taken
+)
+
+type waitCond struct {
+	kind waitKind
+	op   string
+	t    int
+	want uint32 // untilPosted: the post count to reach
+	err  error  // the error that ended the wait
+}
+
+// wait blocks until the condition (kind, on target t) holds or fails; it
+// is called with the control line of the target whose wake word may end
+// the wait.
+func (w *Win) wait(op string, t int, kind waitKind, want uint32) error {
 	if w.isRevoked() {
 		return &ranks.Error{Class: ranks.ErrRevoked, Op: op, Rank: -1, Detail: "the window was revoked"}
 	}
+	w.cond = waitCond{kind: kind, op: op, t: t, want: want}
 	ctl := w.control(t)
 	// The common case: no wait (an uncontended lock, a post already made).
-	wv := ctl.wake.Load() // before pred: a change after it shows here
-	if ok, err := pred(); ok || err != nil {
+	wv := ctl.wake.Load() // before the check: a change after it shows here
+	if ok, err := w.check(); ok || err != nil {
 		return err
 	}
 	if ext.Spinning(w.c) {
@@ -60,31 +85,103 @@ func (w *Win) wait(op string, t int, pred func() (bool, error)) error {
 			spin.Pause()
 			if v := ctl.wake.Load(); v != wv {
 				wv = v
-				if ok, err := pred(); ok || err != nil {
+				if ok, err := w.check(); ok || err != nil {
 					return err
 				}
 			}
 		}
 	}
-	var err error
 	// Announced before the predicate runs again inside Block, and read by
 	// wake after its change (both sequentially consistent): either the
 	// waiter sees the change or the waker sees the waiter.
 	ctl.waiters.Add(1)
 	defer ctl.waiters.Add(^uint32(0))
-	berr := ext.Block(w.c, op, &ctl.wake, func() bool {
-		if w.isRevoked() {
-			err = &ranks.Error{Class: ranks.ErrRevoked, Op: op, Rank: -1, Detail: "the window was revoked"}
-			return true
-		}
-		var ok bool
-		ok, err = pred()
-		return ok || err != nil
-	})
-	if berr != nil {
+	if w.blockDone == nil {
+		w.blockDone = w.condDone // one method value per window
+	}
+	if berr := ext.Block(w.c, op, &ctl.wake, w.blockDone); berr != nil {
 		return berr
 	}
-	return err
+	return w.cond.err
+}
+
+// condDone is the predicate of a blocked wait: it records the error
+// that ends it in w.cond.err.
+func (w *Win) condDone() bool {
+	if w.isRevoked() {
+		w.cond.err = &ranks.Error{Class: ranks.ErrRevoked, Op: w.cond.op, Rank: -1, Detail: "the window was revoked"}
+		return true
+	}
+	ok, err := w.check()
+	w.cond.err = err
+	return ok || err != nil
+}
+
+// check evaluates w.cond once.
+func (w *Win) check() (bool, error) {
+	op, t := w.cond.op, w.cond.t
+	ctl := w.control(t)
+	me := uint64(w.rank)
+	switch w.cond.kind {
+	case untilExclusive:
+		l := ctl.lock.Load()
+		if l&lockPoisoned != 0 {
+			return false, w.procFailed(op, t, "the lock's holder failed: the lock is poisoned")
+		}
+		if l&lockExclusive == 0 && ctl.lock.CompareAndSwap(l, lockExclusive|(me+1)) {
+			return true, nil
+		}
+		if w.deadHolder(t, l) {
+			return false, w.procFailed(op, t, "the lock's holder failed: the lock is poisoned")
+		}
+		return false, nil
+	case untilShared:
+		hw := &w.holderWords(t)[w.rank/64]
+		bit := uint64(1) << (w.rank % 64)
+		l := ctl.lock.Load()
+		if l&lockPoisoned != 0 || w.deadHolder(t, l) {
+			return false, w.procFailed(op, t, "the lock's holder failed: the lock is poisoned")
+		}
+		if l&lockExclusive != 0 {
+			return false, nil
+		}
+		hw.Or(bit)
+		if l = ctl.lock.Load(); l&(lockExclusive|lockPoisoned) != 0 {
+			hw.And(^bit) // an exclusive locker came first: let it in
+			w.wake(t)
+			return false, nil
+		}
+		return true, nil
+	case untilDrained:
+		if ctl.lock.Load()&lockPoisoned != 0 || w.deadHolder(t, ctl.lock.Load()) {
+			return false, w.procFailed(op, t, "a holder of the lock failed: the lock is poisoned")
+		}
+		return w.noHolders(t), nil
+	case untilPosted:
+		if int32(ctl.post.Load()-w.cond.want) >= 0 {
+			return true, nil
+		}
+		if w.failed(t) {
+			return false, w.procFailed(op, t, "the target failed before it posted")
+		}
+		return false, nil
+	case untilExposureDone:
+		return w.exposureDone(op, ctl)
+	case untilAccLock:
+		v := ctl.acc.Load()
+		if v&(1<<31) != 0 {
+			return false, w.procFailed(op, t, "an accumulate's origin failed holding the target's accumulate lock")
+		}
+		if v == 0 {
+			return ctl.acc.CompareAndSwap(0, uint32(me+1)), nil
+		}
+		if o := int(v) - 1; o != w.rank && w.failed(o) {
+			ctl.acc.CompareAndSwap(v, v|1<<31)
+			w.wake(t)
+		}
+		return false, nil
+	}
+	return false, w.errf(ranks.ErrOther, op, t, "unknown wait %d", w.cond.kind)
 }
 
 // wake tells the sleepers of target t's control line that it changed.
@@ -181,41 +278,12 @@ func (w *Win) Lock(lockType, t int) error {
 	var err error
 	switch lockType {
 	case LockExclusive:
-		err = w.wait(op, t, func() (bool, error) {
-			l := ctl.lock.Load()
-			if l&lockPoisoned != 0 {
-				return false, w.procFailed(op, t, "the lock's holder failed: the lock is poisoned")
-			}
-			if l&lockExclusive == 0 && ctl.lock.CompareAndSwap(l, lockExclusive|(me+1)) {
-				return true, nil
-			}
-			if w.deadHolder(t, l) {
-				return false, w.procFailed(op, t, "the lock's holder failed: the lock is poisoned")
-			}
-			return false, nil
-		})
+		err = w.wait(op, t, untilExclusive, 0)
 		if err == nil {
 			err = w.drain(op, t)
 		}
 	case LockShared:
-		hw := &w.holderWords(t)[w.rank/64]
-		bit := uint64(1) << (w.rank % 64)
-		err = w.wait(op, t, func() (bool, error) {
-			l := ctl.lock.Load()
-			if l&lockPoisoned != 0 || w.deadHolder(t, l) {
-				return false, w.procFailed(op, t, "the lock's holder failed: the lock is poisoned")
-			}
-			if l&lockExclusive != 0 {
-				return false, nil
-			}
-			hw.Or(bit)
-			if l = ctl.lock.Load(); l&(lockExclusive|lockPoisoned) != 0 {
-				hw.And(^bit) // an exclusive locker came first: let it in
-				w.wake(t)
-				return false, nil
-			}
-			return true, nil
-		})
+		err = w.wait(op, t, untilShared, 0)
 	default:
 		return w.errf(ranks.ErrArg, op, t, "lock type %d", lockType)
 	}
@@ -231,13 +299,7 @@ func (w *Win) Lock(lockType, t int) error {
 // their bit before their re-check and our CAS before this scan). On an
 // error it lets the lock go.
 func (w *Win) drain(op string, t int) error {
-	ctl := w.control(t)
-	err := w.wait(op, t, func() (bool, error) {
-		if ctl.lock.Load()&lockPoisoned != 0 || w.deadHolder(t, ctl.lock.Load()) {
-			return false, w.procFailed(op, t, "a holder of the lock failed: the lock is poisoned")
-		}
-		return w.noHolders(t), nil
-	})
+	err := w.wait(op, t, untilDrained, 0)
 	if err != nil {
 		w.releaseExclusive(t)
 	}
@@ -391,16 +453,7 @@ func (w *Win) Start(group []int) error {
 	}
 	for _, t := range group {
 		want := w.started[t] + 1
-		ctl := w.control(t)
-		err := w.wait(op, t, func() (bool, error) {
-			if int32(ctl.post.Load()-want) >= 0 {
-				return true, nil
-			}
-			if w.failed(t) {
-				return false, w.procFailed(op, t, "the target failed before it posted")
-			}
-			return false, nil
-		})
+		err := w.wait(op, t, untilPosted, want)
 		if err != nil {
 			return err
 		}
@@ -442,8 +495,7 @@ func (w *Win) Wait() error {
 	if !w.exposing {
 		return w.errf(ranks.ErrArg, op, -1, "no exposure epoch is open")
 	}
-	ctl := w.control(w.rank)
-	err := w.wait(op, w.rank, func() (bool, error) { return w.exposureDone(op, ctl) })
+	err := w.wait(op, w.rank, untilExposureDone, 0)
 	w.exposing = false
 	return err
 }
@@ -477,12 +529,24 @@ func (w *Win) exposureDone(op string, ctl *control) (bool, error) {
 }
 
 func (w *Win) checkGroup(op string, group []int) error {
-	seen := make(map[int]bool, len(group))
+	if w.seen == nil {
+		w.seen = make([]bool, w.size)
+	}
+	bad, isBad := 0, false
 	for _, r := range group {
-		if r < 0 || r >= w.size || seen[r] {
-			return w.errf(ranks.ErrRank, op, r, "rank out of range or repeated in the group")
+		if r < 0 || r >= w.size || w.seen[r] {
+			bad, isBad = r, true
+			break
 		}
-		seen[r] = true
+		w.seen[r] = true
+	}
+	for _, r := range group {
+		if r >= 0 && r < w.size {
+			w.seen[r] = false
+		}
+	}
+	if isBad {
+		return w.errf(ranks.ErrRank, op, bad, "rank out of range or repeated in the group")
 	}
 	return nil
 }

@@ -107,6 +107,8 @@ type Win struct {
 	off      []int // byte offset of each member's part in mem
 	length   []int // bytes of each member's part
 	mem      *shm.Mem
+	parts    [][]byte   // each member's part, loadable and storable here (unless remote)
+	peerMem  []*shm.Mem // mappings of peers' AllocMem memory (Create over it)
 	hdr      *header
 	ctl      unsafe.Pointer
 	holders  unsafe.Pointer
@@ -128,6 +130,10 @@ type Win struct {
 	expected  uint32
 	exposing  bool
 	accessing bool
+	cond      waitCond    // the wait in progress (sync.go)
+	blockDone func() bool // w.condDone, made once
+	seen      []bool      // checkGroup's scratch
+	scratch   [3]uint64   // accumulate's element and FetchAndOp's operands (rma.go)
 }
 
 // AllocateShared creates a window of n bytes at this rank, each rank's
@@ -231,6 +237,12 @@ func build(c *ranks.Comm, n, dispUnit int, remote bool) (*Win, error) {
 	}
 	m.CloseFD() // every member has mapped it: the mappings keep it alive
 	w.mem = m
+	if !remote {
+		w.parts = make([][]byte, size)
+		for r := range size {
+			w.parts[r] = m.B[w.off[r] : w.off[r]+w.length[r] : w.off[r]+w.length[r]]
+		}
+	}
 	base := unsafe.Pointer(unsafe.SliceData(m.B))
 	w.hdr = (*header)(base)
 	w.ctl = unsafe.Add(base, 64)
@@ -265,7 +277,7 @@ func (w *Win) SharedQuery(r int) ([]byte, int, error) {
 		return nil, 0, w.errf(ranks.ErrRank, "Win.SharedQuery", -1, "rank %d of %d", r, w.size)
 	}
 	if w.remote {
-		return nil, 0, w.errf(ranks.ErrWin, "Win.SharedQuery", r, "a window over user memory is not shared memory: use Get and Put")
+		return nil, 0, w.errf(ranks.ErrWin, "Win.SharedQuery", r, "a window over memory not from ranks.AllocMem (at some member) is not shared memory: use Get and Put")
 	}
 	return w.part(r), w.dispUnit[r], nil
 }
@@ -284,9 +296,7 @@ func View[T any](w *Win, r int) ([]T, error) {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/sz), nil
 }
 
-func (w *Win) part(r int) []byte {
-	return w.mem.B[w.off[r] : w.off[r]+w.length[r] : w.off[r]+w.length[r]]
-}
+func (w *Win) part(r int) []byte { return w.parts[r] }
 
 func (w *Win) control(t int) *control { return (*control)(unsafe.Add(w.ctl, t*64)) }
 
@@ -316,6 +326,10 @@ func (w *Win) Free() error {
 	}
 	w.mem.Close()
 	w.mem = nil
+	for _, m := range w.peerMem {
+		m.Close()
+	}
+	w.peerMem, w.parts = nil, nil
 	if ferr := w.c.Free(); err == nil {
 		err = ferr
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -359,22 +360,39 @@ func TestAccumulateOriginDies(t *testing.T) {
 // memory): Put, Get and accumulates reach it with cross-process copies;
 // accumulates from every member at once lose nothing.
 func TestCreate(t *testing.T) {
-	for _, mem := range []string{"make", "allocmem"} {
+	// "mixed": rank 0's memory is from AllocMem, the others' from make.
+	for _, mem := range []string{"make", "allocmem", "mixed"} {
 		t.Run(mem, func(t *testing.T) {
 			ranktest.RunOpts(t, ranktest.Options{N: 3, Quiet: true}, func(r *ranktest.R) {
 				me, size := r.Rank, r.Size
+				fromAlloc := mem == "allocmem" || mem == "mixed" && me == 0
 				buf := make([]byte, 64)
-				if mem == "allocmem" {
+				if fromAlloc {
 					b, err := ranks.AllocMem(64)
 					r.Check(err, "AllocMem")
 					buf = b
 				}
 				w, err := win.Create(r.Comm, buf, 8)
 				r.Check(err, "Create")
-				if _, _, err := w.SharedQuery(0); !errors.Is(err, ranks.ErrWin) {
-					r.Errorf("SharedQuery on a created window: %v, want ErrWin", err)
-				}
 				next := (me + 1) % size
+				if mem != "allocmem" {
+					if _, _, err := w.SharedQuery(0); !errors.Is(err, ranks.ErrWin) {
+						r.Errorf("SharedQuery on a window over heap memory: %v, want ErrWin", err)
+					}
+				} else {
+					// Every member's memory is mapped here: a store to the
+					// next member's part shows in its own buffer after a fence.
+					part, unit, err := w.SharedQuery(next)
+					r.Check(err, "SharedQuery")
+					if len(part) != 64 || unit != 8 {
+						r.Errorf("SharedQuery(%d): %d bytes, unit %d", next, len(part), unit)
+					}
+					part[24] = byte(50 + me)
+					r.Check(w.Fence(0), "fence")
+					if want := byte(50 + (me+size-1)%size); buf[24] != want {
+						r.Errorf("own byte 24: %d, want %d (a peer's direct store)", buf[24], want)
+					}
+				}
 				r.Check(win.Put(w, []int64{int64(10 + me)}, next, 0), "put")
 				r.Check(w.Fence(0), "fence")
 				own := unsafe.Slice((*int64)(unsafe.Pointer(&buf[0])), 8)
@@ -403,7 +421,7 @@ func TestCreate(t *testing.T) {
 				}
 				wantClass(r, win.Put(w, []int64{1}, next, 8), ranks.ErrArg, "put past the exposed memory")
 				r.Check(w.Free(), "free")
-				if mem == "allocmem" {
+				if fromAlloc {
 					r.Check(ranks.FreeMem(buf), "FreeMem")
 				}
 			})
@@ -458,4 +476,70 @@ func TestPSCWMemberDies(t *testing.T) {
 			r.Kill()
 		}
 	})
+}
+
+// Contended lock waits and PSCW waits allocate nothing: their predicates
+// are methods chosen by kind, not closures (at most a rare allocation of
+// the engine's slow path, so well under one per call).
+func TestWaitsDoNotAllocate(t *testing.T) {
+	for _, opts := range []ranktest.Options{{N: 3, Quiet: true}, {N: 2, Cores: 2, Quiet: true}} {
+		t.Run(fmt.Sprint(opts.N), func(t *testing.T) {
+			ranktest.RunOpts(t, opts, func(r *ranktest.R) {
+				w := alloc(r, 32, 8)
+				const calls = 2000
+				var before, after runtime.MemStats
+				measure := func(name string, f func()) {
+					f()
+					r.Check(w.Fence(0), "fence")
+					runtime.ReadMemStats(&before)
+					for range calls {
+						f()
+					}
+					runtime.ReadMemStats(&after)
+					if n := float64(after.Mallocs-before.Mallocs) / calls; n > 0.05 {
+						r.Errorf("%s: %.2f allocations per call, want 0", name, n)
+					}
+					r.Check(w.Fence(0), "fence")
+				}
+				// Every member locks target 0 exclusively: most calls wait.
+				one := []int64{1}
+				measure("contended Lock", func() {
+					r.Check(w.Lock(win.LockExclusive, 0), "lock")
+					r.Check(win.Put(w, one, 0, 0), "put")
+					r.Check(w.Unlock(0), "unlock")
+				})
+				// The RMA calls themselves, under a lock of every target.
+				r.Check(w.LockAll(), "lockall")
+				got := []int64{0}
+				var old int64
+				next := (r.Rank + 1) % r.Size
+				measure("Put/Get/Accumulate/FetchAndOp/CompareAndSwap", func() {
+					r.Check(win.Put(w, one, next, 1), "put")
+					r.Check(win.Get(w, got, next, 1), "get")
+					r.Check(win.Accumulate(w, one, next, 2, coll.Sum[int64]), "accumulate")
+					r.Check(win.GetAccumulate(w, one, got, next, 2, coll.Sum[int64]), "get-accumulate")
+					var err error
+					old, err = win.FetchAndOp(w, 1, next, 3, coll.Sum[int64])
+					r.Check(err, "fetch-and-op")
+					old, err = win.CompareAndSwap(w, old, old+1, next, 3)
+					r.Check(err, "compare-and-swap")
+					r.Check(w.FlushAll(), "flush")
+				})
+				r.Check(w.UnlockAll(), "unlockall")
+				// PSCW between ranks 0 (target) and 1 (origin): Start waits
+				// for the Post, Wait for the Complete.
+				measure("PSCW", func() {
+					switch r.Rank {
+					case 0:
+						r.Check(w.Post([]int{1}), "post")
+						r.Check(w.Wait(), "wait")
+					case 1:
+						r.Check(w.Start([]int{0}), "start")
+						r.Check(w.Complete(), "complete")
+					}
+				})
+				r.Check(w.Free(), "free")
+			})
+		})
+	}
 }
