@@ -23,10 +23,11 @@ type Comm struct {
 	unexp  ilist[umsg]    // messages that arrived before their receive
 
 	freed     bool
-	permanent bool // the world and self: Free refuses
-	revoked   bool // set by revoke, locally or seen in the context slot
-	unusable  bool // freed or revoked: the hot paths check this one flag
-	ackCount  int  // how many entries of engine.failedOrder FailureAck covered
+	permanent bool         // the world and self: Free refuses
+	revoked   bool         // set by revoke, locally or seen in the context slot
+	unusable  bool         // freed or revoked: the hot paths check this one flag
+	ackCount  int          // how many entries of engine.failedOrder FailureAck covered
+	ackShown  atomic.Int32 // ackCount, readable without the engine lock (ext.Acked)
 
 	// coll is the collectives' matching space: the same group under
 	// context id 2*slot+1, so their traffic never matches a user's
@@ -181,6 +182,7 @@ func (c *Comm) FailureAck() error {
 	}
 	e.refresh()
 	c.ackCount = len(e.failedOrder)
+	c.ackShown.Store(int32(c.ackCount))
 	return nil
 }
 

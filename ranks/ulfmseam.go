@@ -40,10 +40,9 @@ func init() {
 		return len(c.e.failedOrder)
 	}
 	ext.Acked = func(comm any) int {
-		c := comm.(*Comm)
-		c.e.lock()
-		defer c.e.unlock()
-		return c.ackCount
+		// The acknowledged prefix changes only by this rank's own calls
+		// (FailureAck, AckUpTo), which the caller does not run at once.
+		return int(comm.(*Comm).ackShown.Load())
 	}
 	ext.AckUpTo = func(comm any, prefix int) {
 		c := comm.(*Comm)
@@ -58,6 +57,7 @@ func init() {
 			}
 		}
 		c.ackCount = max(c.ackCount, prefix)
+		c.ackShown.Store(int32(c.ackCount))
 	}
 	ext.LogMember = func(comm any, i int) int {
 		c := comm.(*Comm)

@@ -7,6 +7,7 @@ import (
 
 	"shmpi/internal/ext"
 	"shmpi/internal/job"
+	"shmpi/internal/spin"
 	"shmpi/ranks"
 )
 
@@ -46,7 +47,26 @@ import (
 // (from an older round, or from a writer that died), writes the body and
 // sets the phase to decided. Every member adopts the body.
 //
-// Why it is uniform. (1) Only the member holding the writing state
+// Agree needs no decider. Once a member sees every member contributed
+// to the round or dead (declared), the round's contributions are final:
+// the dead cannot write, and a contribution stays in place until every
+// member has finished the round (a half is reused two rounds later, and
+// no member can contribute to the round in between before every live
+// member has contributed to it, that is finished this one). A member
+// reads a dead member's line after it saw the death, so it sees any
+// contribution made before it. The outcome is a function of those final
+// lines and of the non-contributors' positions in the failure log,
+// which are fixed once they are declared: the AND of the contributed
+// flags, the non-contributors, and the error, raised exactly when a
+// non-contributor's failure was not acknowledged by every contributor
+// (its log position is at or past the shortest acknowledged prefix; a
+// member that contributed and then failed raises none, as the spec
+// says: "fails before contributing"). So every member computes the same
+// outcome by itself: with two members that costs one line transfer each
+// way, as a barrier does. The decision record below serves Shrink, whose
+// new context slot must be allocated once.
+//
+// Why Shrink's decision is uniform. (1) Only the member holding the writing state
 // writes the body, and the state passes to another writer only when the
 // holder is dead, so the body a round ends with was written by one
 // process, then marked decided, and never changes before every member
@@ -62,14 +82,12 @@ import (
 // is taken over with the record. (3) Every member returns the decided
 // body: the same value and the same error everywhere.
 //
-// The error (DESIGN.md rule 6): ErrProcFailed exactly when a member has
-// failed by the time the round is decided and some contributor had not
-// acknowledged that failure (the failure log gives every rank the same
-// order, so an acknowledged prefix length is an exact set). So when an
-// Agree succeeds, every survivor had acknowledged the same failures
-// (what the spec's Example 15.3 relies on). After an error every member
-// acknowledges a prefix of the failure log that covers every
-// non-contributor.
+// The error (DESIGN.md rule 6, the and the spec's wording):
+// ErrProcFailed exactly when a member failed without contributing and
+// some contributor had not acknowledged that failure (the failure log
+// gives every rank the same order, so an acknowledged prefix length is
+// an exact set). After an error every member acknowledges a prefix of
+// the failure log that covers every non-contributor.
 
 // stageHook, set only by tests, runs at named points of a round so that a
 // test can kill the member there.
@@ -80,6 +98,10 @@ func testStage(stage string) {
 		stageHook(stage)
 	}
 }
+
+// spinPolls bounds the polls of an Agree round, when members spin,
+// before it goes through the engine's wait.
+const spinPolls = 2000
 
 const (
 	phaseWriting = 1
@@ -117,7 +139,9 @@ func init() {
 	}
 	ext.OnCreate(func(comm any) {
 		c := comm.(*ranks.Comm)
-		ext.SlotsOf(comm)[ext.SlotULFM] = &state{c: c, size: c.Size(), rank: c.Rank(), base: ext.AgreeArea(comm)}
+		st := &state{c: c, size: c.Size(), rank: c.Rank(), base: ext.AgreeArea(comm)}
+		st.agreeDone = st.roundComplete
+		ext.SlotsOf(comm)[ext.SlotULFM] = st
 	})
 }
 
@@ -129,6 +153,9 @@ type state struct {
 	base  unsafe.Pointer
 	round uint64
 	q     queue // Iagree, Ishrink
+
+	waitRound uint64      // the Agree round being waited for
+	agreeDone func() bool // st.complete as a predicate, made once
 }
 
 func stateOf(c *ranks.Comm, op string) (*state, error) {
@@ -199,6 +226,86 @@ func (st *state) agree(flag uint64, shrink bool, op string) (outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// agreeLocal is Agree's round. Its outcome is a function of the round's
+// final contributions only, so every member computes it alone, with no
+// decision record (see "Agree needs no decider" above).
+func (st *state) agreeLocal(flag uint64, op string) (outcome, error) {
+	c := st.c
+	st.round++
+	round := st.round
+	me := st.contribution(st.rank, round)
+	me.flag.Store(flag)
+	me.acked.Store(uint32(ext.Acked(c))) // known is Shrink's only
+	me.round.Store(round)
+	testStage("contributed")
+	st.waitRound = round
+	done := false
+	if ext.Spinning(c) {
+		// A member that waits for us may have gone to sleep: its
+		// doorbell says so (a load unless it does). Oversubscribed, the
+		// member that sees the round complete wakes everyone instead.
+		for r := range st.size {
+			if r != st.rank {
+				ext.Wake(c, r)
+			}
+		}
+		// Members spin: poll the lines a while before the engine's wait.
+		for range spinPolls {
+			if done = st.roundComplete(); done {
+				break
+			}
+			spin.Pause()
+		}
+	}
+	if !done {
+		if err := ext.Block(c, op, &st.decision(round).decided, st.agreeDone); err != nil {
+			return outcome{}, err
+		}
+	}
+	testStage("completed")
+	out := outcome{value: ^uint64(0)}
+	minAcked := uint32(1<<32 - 1)
+	for q := range st.size {
+		ct := st.contribution(q, round)
+		if ct.round.Load() != round {
+			out.excluded = append(out.excluded, q) // dead: it never will
+			continue
+		}
+		out.value &= ct.flag.Load()
+		minAcked = min(minAcked, ct.acked.Load())
+	}
+	for _, q := range out.excluded {
+		if i := ext.MemberLogIndex(c, q); i >= 0 && uint32(i) >= minAcked {
+			out.err = true
+		}
+	}
+	return out, nil
+}
+
+// roundComplete is Agree's wait predicate: every member has contributed
+// to st.waitRound or is dead (and declared: its log position is fixed).
+// Oversubscribed, the first member to see it wakes the others, who sleep
+// on the round's decided word.
+func (st *state) roundComplete() bool {
+	round := st.waitRound
+	c := st.c
+	for q := range st.size {
+		if st.contribution(q, round).round.Load() == round {
+			continue
+		}
+		if ext.MemberState(c, q) != ext.Failed || ext.MemberLogIndex(c, q) < 0 {
+			return false // alive and not there yet, or its declaration is under way
+		}
+	}
+	if !ext.Spinning(c) {
+		if dec := st.decision(round); dec.decided.Load() != uint32(round) {
+			dec.decided.Store(uint32(round))
+			ext.Release(c, &dec.decided)
+		}
+	}
+	return true
 }
 
 // step is the wait predicate of a round: it reports whether the round is
@@ -332,19 +439,18 @@ func (st *state) write(round uint64, dec *decision, shrink bool) {
 // Agree is MPI_Comm_agree: a fault-tolerant bitwise AND of flag over the
 // members of c that have not failed. It is collective, works on a revoked
 // communicator and never returns ErrRevoked. Every survivor gets the same
-// value and the same error: ErrProcFailed exactly when a member had
-// failed by the decision and not every contributor had acknowledged that
+// value and the same error: ErrProcFailed exactly when a member failed
+// without contributing and not every contributor had acknowledged that
 // failure. After an Agree that returned ErrProcFailed, every failure of a
 // member that did not contribute is acknowledged here (FailureAck's
 // prefix is extended to cover them). A member that contributed and then
-// failed before the decision counts too: when Agree succeeds, every
-// survivor had acknowledged the same failures.
+// failed raises no error (the spec: "fails before contributing").
 func Agree(c *ranks.Comm, flag int) (int, error) {
 	st, err := stateOf(c, "Agree")
 	if err != nil {
 		return 0, err
 	}
-	out, err := st.agree(uint64(int64(flag)), false, "Agree")
+	out, err := st.agreeLocal(uint64(int64(flag)), "Agree")
 	if err != nil {
 		return 0, err
 	}

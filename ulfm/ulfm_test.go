@@ -120,10 +120,11 @@ func TestAgreeFailure(t *testing.T) {
 	}
 }
 
-// A member that dies after contributing, or while it writes the
-// decision, breaks neither uniformity nor progress.
+// A member that dies after contributing, or after it saw the round
+// complete (while it computes the outcome), breaks neither uniformity
+// nor progress.
 func TestAgreeDeathInsideRound(t *testing.T) {
-	for _, stage := range []string{"contributed", "writing", "written"} {
+	for _, stage := range []string{"contributed", "completed"} {
 		t.Run(stage, func(t *testing.T) {
 			ranktest.RunOpts(t, ranktest.Options{N: 5, Dies: []int{2}, Quiet: true}, func(r *ranktest.R) {
 				c := r.Comm
@@ -133,7 +134,7 @@ func TestAgreeDeathInsideRound(t *testing.T) {
 				}
 				for it := 0; ; it++ {
 					if r.Rank == 2 {
-						// Come last, so as to be the one that decides.
+						// Come last, so as to be the one that completes the round.
 						for _, q := range live {
 							_, err := ranks.Recv(c, make([]byte, 1), q, 100+it)
 							r.Check(err, "go")
