@@ -309,7 +309,7 @@ func (w *Win) locate(op string, t, disp, n int) (where, error) {
 // read copies the target bytes into b.
 func (w *Win) read(op string, t int, at where, b []byte) error {
 	if at.local != nil || len(b) == 0 {
-		copy(b, at.local)
+		copyCached(b, at.local)
 		return nil
 	}
 	return w.cma(op, t, at, b, unix.ProcessVMReadv)
@@ -318,10 +318,30 @@ func (w *Win) read(op string, t int, at where, b []byte) error {
 // write copies b into the target bytes.
 func (w *Win) write(op string, t int, at where, b []byte) error {
 	if at.local != nil || len(b) == 0 {
-		copy(at.local, b)
+		copyCached(at.local, b)
 		return nil
 	}
 	return w.cma(op, t, at, b, unix.ProcessVMWritev)
+}
+
+// copyCached copies in steps below the size at which Go's copy turns to
+// non-temporal stores (1 MiB), which bypass the cache: on this machine
+// kind 4 MiB copied in 512 KiB steps runs at ≈47 GB/s, in one call at
+// ≈27 GB/s (shm_limits, memcpy_4MiB_pieces_GBps and _onecall_GBps), and
+// the target usually reads what a Put wrote soon after. Above
+// streamCopy bytes it is one copy: data that large is streamed, and
+// non-temporal stores save the cache-line reads (as glibc's memcpy does
+// above a fraction of the last-level cache). osu_put_bw at 4 MiB with
+// -W 1 / 64: 47 / 13 GB/s stepped, 24 / 20 GB/s in one call.
+func copyCached(dst, src []byte) {
+	const step, streamCopy = 512 << 10, 8 << 20
+	if len(src) <= streamCopy {
+		for len(src) > step && len(dst) > step {
+			copy(dst[:step], src[:step])
+			dst, src = dst[step:], src[step:]
+		}
+	}
+	copy(dst, src)
 }
 
 func (w *Win) cma(op string, t int, at where, b []byte,
