@@ -350,6 +350,15 @@ func allreduce[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 		}
 		return nil
 	}
+	if st.useBig(len(bytesOf(mine))) {
+		ok, err := st.bigArea(name)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return allreduceShared(st, mine, recv, op, name)
+		}
+	}
 	return allreduceLarge(st, mine, recv, op, name)
 }
 

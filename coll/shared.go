@@ -9,6 +9,7 @@ import (
 	"shmpi/internal/job"
 	"shmpi/internal/spin"
 	"shmpi/ranks"
+	"shmpi/shm"
 )
 
 // Small collectives go through the communicator's collective lines in the
@@ -83,6 +84,11 @@ func init() {
 	if 2*stageMax > job.ScratchMember || unsafe.Sizeof(header{}) != 64 || unsafe.Sizeof(line{}) != 64 || unsafe.Offsetof(line{}.data) != 8 {
 		panic("coll: line layout drifted from its documentation")
 	}
+	ext.OnFree(func(comm any) {
+		if st, _ := ext.SlotsOf(comm)[ext.SlotColl].(*state); st != nil {
+			st.freeBig()
+		}
+	})
 	ext.OnCreate(func(comm any) {
 		c := comm.(*ranks.Comm)
 		base := ext.Shared(comm)
@@ -132,6 +138,11 @@ type state struct {
 	q              queue  // nonblocking collectives (nonblocking.go)
 
 	scratch []uint64 // temporary buffers, reused (scratch)
+
+	// The shared area of large reductions (big.go).
+	big      *shm.Mem
+	bigChunk int
+	bigOff   bool // it could not be made: use messages
 }
 
 // begin starts a collective op on c: c usable, no member known failed.

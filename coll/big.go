@@ -1,0 +1,195 @@
+package coll
+
+import (
+	"encoding/binary"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"shmpi/internal/ext"
+	"shmpi/shm"
+)
+
+// Large reductions through shared memory.
+//
+// Above the staging size, Allreduce does not move its data with messages
+// (a reduce-scatter then an allgather of point-to-point transfers: each
+// a rendezvous, with process_vm_readv's per-page pinning on heap memory)
+// but through a shared area the communicator's members map, made at the
+// first such call: member 0 creates a memfd, the others open it through
+// /proc (as win does). In chunks of bigChunk bytes per member:
+//
+//  1. each member copies its chunk in, to its own part; barrier;
+//  2. member r reduces slice r of the chunk over every member's part, in
+//     rank order (so non-commutative ops are applied as MPI says), into
+//     the result part; barrier;
+//  3. each member copies the whole result out.
+//
+// Each member copies its data twice and reads every part once in step 2,
+// so both cores work and nothing waits on a single copier. The barriers
+// order the reuse: a part is rewritten (step 1 of the next chunk or call)
+// only after every member passed step 2's barrier, and the result only
+// after every member passed the next step 1's barrier, which follows its
+// step 3.
+//
+// Area layout (one memfd, mapped MAP_SHARED by every member):
+//
+//	+r*chunk     member r's part (r < size), chunk bytes
+//	+size*chunk  the result, chunk bytes
+//
+// chunk is between 64 KiB and 1 MiB, at most 32 MiB / size, a multiple
+// of 64 bytes: 3 MiB at 2 members, 9 MiB at 8, 32.5 MiB at 64.
+
+// bigChunk is the bytes per member of a chunk for size members.
+func bigChunk(size int) int {
+	return max(64<<10, min(1<<20, (32<<20)/size)) &^ 63
+}
+
+// bigArea returns the communicator's shared area for large reductions,
+// making it at the first call (collectively: every member calls it in
+// the same collective). ok is false, at every member alike, when it
+// cannot be made; the caller then uses messages.
+func (st *state) bigArea(name string) (ok bool, err error) {
+	if st.big != nil {
+		return true, nil
+	}
+	if st.bigOff {
+		return false, nil
+	}
+	chunk := bigChunk(st.size)
+	total := (st.size + 1) * chunk
+	// Member 0 makes the memory and publishes its descriptor; the others
+	// open it while member 0 keeps it open (until the second phase).
+	var created *shm.Mem
+	var word [8]byte
+	if st.rank == 0 {
+		fd := int64(-1)
+		if m, err := shm.NewMem(total); err == nil {
+			created, fd = m, int64(m.FD())
+		}
+		binary.LittleEndian.PutUint64(word[:], uint64(fd))
+	}
+	if err := st.publish(name, word[:]); err != nil {
+		return false, st.dropBig(created, err)
+	}
+	if err := st.arrive(name); err != nil {
+		return false, st.dropBig(created, err)
+	}
+	fd := int64(binary.LittleEndian.Uint64(st.read(0)))
+	m := created
+	if st.rank != 0 && fd >= 0 {
+		if pid := ext.Pid(st.c, 0); pid > 0 {
+			m, _ = shm.OpenMem(pid, int(fd), total)
+		}
+	}
+	mine := [8]byte{}
+	if m != nil {
+		mine[0] = 1
+		// Fresh pages cost a fault each in every process on first touch;
+		// populating them now costs several times less.
+		unix.Madvise(m.B, unix.MADV_POPULATE_WRITE)
+	}
+	if err := st.publish(name, mine[:]); err != nil {
+		return false, st.dropBig(m, err)
+	}
+	if err := st.arrive(name); err != nil {
+		return false, st.dropBig(m, err)
+	}
+	for r := range st.size {
+		if d := st.read(r); len(d) == 0 || d[0] != 1 {
+			st.bigOff = true // someone could not map it: messages from now on
+			return false, st.dropBig(m, nil)
+		}
+	}
+	m.CloseFD() // every member mapped it: the mappings keep it alive
+	st.big, st.bigChunk = m, chunk
+	return true, nil
+}
+
+func (st *state) dropBig(m *shm.Mem, err error) error {
+	if m != nil {
+		m.Close()
+	}
+	return err
+}
+
+// freeBig unmaps the area (the communicator is freed).
+func (st *state) freeBig() {
+	if st.big != nil {
+		st.big.Close()
+		st.big = nil
+	}
+}
+
+// bigPart is part r of the area (r == size: the result) as elements of T.
+func bigPart[T any](st *state, r, n int) []T {
+	return unsafe.Slice((*T)(unsafe.Pointer(&st.big.B[r*st.bigChunk])), n)
+}
+
+// allreduceShared is Allreduce through the shared area (see above).
+// A member's own slice needs no trip through the area: it copies in only
+// the other slices of its data, reduces its slice straight into its
+// receive buffer (reading its own data where it is), publishes that
+// slice, and copies out only the others' slices. Unless in place: then
+// the receive buffer holds the data, and the member copies it all in.
+func allreduceShared[T any](st *state, mine, recv []T, op Op[T], name string) error {
+	var z T
+	per := st.bigChunk / int(unsafe.Sizeof(z)) // elements per member per chunk
+	n := len(recv)
+	inPlace := unsafe.SliceData(mine) == unsafe.SliceData(recv)
+	for base := 0; base < n; base += per {
+		m := min(per, n-base)
+		lo, hi := st.rank*m/st.size, (st.rank+1)*m/st.size
+		in, out := mine[base:base+m], recv[base:base+m]
+		part := bigPart[T](st, st.rank, m)
+		if inPlace {
+			copyCached(part, in)
+		} else {
+			copyCached(part[:lo], in[:lo])
+			copyCached(part[hi:], in[hi:])
+		}
+		if err := st.arrive(name); err != nil {
+			return err
+		}
+		if lo < hi {
+			acc := out[lo:hi]
+			for r := range st.size {
+				x := bigPart[T](st, r, m)[lo:hi]
+				if r == st.rank && !inPlace {
+					x = in[lo:hi]
+				}
+				if r == 0 {
+					copy(acc, x)
+				} else {
+					op(acc, x)
+				}
+			}
+			copy(bigPart[T](st, st.size, m)[lo:hi], acc)
+		}
+		if err := st.arrive(name); err != nil {
+			return err
+		}
+		res := bigPart[T](st, st.size, m)
+		copyCached(out[:lo], res[:lo])
+		copyCached(out[hi:], res[hi:])
+	}
+	return nil
+}
+
+// useBig tells whether an Allreduce of nb bytes a member goes through
+// the shared area.
+func (st *state) useBig(nb int) bool { return st.size > 1 && nb > inlineMax && !st.staging(nb) }
+
+// copyCached copies in steps below the size at which Go's copy turns to
+// non-temporal stores (1 MiB): the copies here are read again at once,
+// by the peers (step 2) or by the caller, so they should stay in the
+// cache (shm_limits: 4 MiB in 512 KiB steps ≈47 GB/s, in one call ≈27).
+func copyCached[T any](dst, src []T) {
+	var z T
+	step := max(1, (256<<10)/int(unsafe.Sizeof(z)))
+	for len(src) > step {
+		copy(dst[:step], src[:step])
+		dst, src = dst[step:], src[step:]
+	}
+	copy(dst, src)
+}
