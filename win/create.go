@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/klauspost/cpuid/v2"
 	"golang.org/x/sys/unix"
 
 	"shmpi/coll"
@@ -309,7 +310,7 @@ func (w *Win) locate(op string, t, disp, n int) (where, error) {
 // read copies the target bytes into b.
 func (w *Win) read(op string, t int, at where, b []byte) error {
 	if at.local != nil || len(b) == 0 {
-		copyCached(b, at.local)
+		w.copyLocal(t, b, at.local)
 		return nil
 	}
 	return w.cma(op, t, at, b, unix.ProcessVMReadv)
@@ -318,24 +319,26 @@ func (w *Win) read(op string, t int, at where, b []byte) error {
 // write copies b into the target bytes.
 func (w *Win) write(op string, t int, at where, b []byte) error {
 	if at.local != nil || len(b) == 0 {
-		copyCached(at.local, b)
+		w.copyLocal(t, at.local, b)
 		return nil
 	}
 	return w.cma(op, t, at, b, unix.ProcessVMWritev)
 }
 
-// copyCached copies in steps below the size at which Go's copy turns to
-// non-temporal stores (1 MiB), which bypass the cache: on this machine
-// kind 4 MiB copied in 512 KiB steps runs at ≈47 GB/s, in one call at
-// ≈27 GB/s (shm_limits, memcpy_4MiB_pieces_GBps and _onecall_GBps), and
-// the target usually reads what a Put wrote soon after. Above
-// streamCopy bytes it is one copy: data that large is streamed, and
-// non-temporal stores save the cache-line reads (as glibc's memcpy does
-// above a fraction of the last-level cache). osu_put_bw at 4 MiB with
-// -W 1 / 64: 47 / 13 GB/s stepped, 24 / 20 GB/s in one call.
-func copyCached(dst, src []byte) {
-	const step, streamCopy = 512 << 10, 8 << 20
-	if len(src) <= streamCopy {
+// copyLocal copies between the origin and target t's part (mapped
+// here). It copies in steps below the size at which Go's copy turns to
+// non-temporal stores (1 MiB), which bypass the cache: 4 MiB copied in
+// 512 KiB steps runs at ≈47 GB/s here, in one call at ≈27 GB/s
+// (shm_limits, memcpy_4MiB_pieces_GBps and _onecall_GBps), and a target
+// usually reads soon what a Put wrote. But when the target's part is
+// larger than half the last-level cache (streamPart), its data cannot
+// stay cached, and one copy with non-temporal stores saves reading each
+// line before writing it (as glibc's memcpy does above a fraction of the
+// cache). osu_put_bw at 4 MiB, -W 1 (a 4 MiB window) / -W 64 (256 MiB):
+// 47 / 13 GB/s stepped, 24 / 20 GB/s in one call (2026-11-24).
+func (w *Win) copyLocal(t int, dst, src []byte) {
+	const step = 512 << 10
+	if w.length[t] <= streamPart {
 		for len(src) > step && len(dst) > step {
 			copy(dst[:step], src[:step])
 			dst, src = dst[step:], src[step:]
@@ -343,6 +346,15 @@ func copyCached(dst, src []byte) {
 	}
 	copy(dst, src)
 }
+
+// streamPart is half the last-level cache as cpuid reports it, or 16 MiB
+// where it does not say (this machine kind: L3 32 MiB).
+var streamPart = func() int {
+	if l3 := cpuid.CPU.Cache.L3; l3 > 0 {
+		return l3 / 2
+	}
+	return 16 << 20
+}()
 
 func (w *Win) cma(op string, t int, at where, b []byte,
 	rw func(int, []unix.Iovec, []unix.RemoteIovec, uint) (int, error)) error {
