@@ -108,3 +108,19 @@ func TestLargeAllocMem(t *testing.T) {
 		}
 	})
 }
+
+// What AllocMem and FreeMem cost together (memfd, mapping, populating
+// the pages, unmapping), by size.
+func BenchmarkAllocMem(b *testing.B) {
+	for _, n := range []int{64 << 10, 4 << 20} {
+		b.Run(fmt.Sprint(n>>10, "KiB"), func(b *testing.B) {
+			for b.Loop() {
+				m, err := ranks.AllocMem(n)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ranks.FreeMem(m)
+			}
+		})
+	}
+}
