@@ -10,12 +10,12 @@ import (
 )
 
 // TestFTFailedGroupAgree runs the example on 8 ranks without a failure,
-// and with rank 3 SIGKILLed at its 10th, 80th and 130th entry into the
-// runtime (of about 195): early, midway and late in the 40 steps, in
+// and with rank 3 SIGKILLed at its 10th, 50th and 95th entry into the
+// runtime (of about 122): early, midway and late in the 40 steps, in
 // whatever call it falls (the point-to-point reduction or the agreement). Every survivor
 // must find the failed group {3}, end with the right sums, and exit 0.
 func TestFTFailedGroupAgree(t *testing.T) {
-	fttest.KillRuns(t, []int{10, 80, 130}, func(r *ranktest.R, killed bool) {
+	fttest.KillRuns(t, []int{10, 50, 95}, func(r *ranktest.R, killed bool) {
 		res, err := run(r.World)
 		if err != nil {
 			r.Fatalf("%v", err)

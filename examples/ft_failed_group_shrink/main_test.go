@@ -10,12 +10,12 @@ import (
 )
 
 // TestFTFailedGroupShrink runs the example on 8 ranks without a failure,
-// and with rank 3 SIGKILLed at its 10th, 80th and 130th entry into the
-// runtime (of about 155): early, midway and late in the 40 steps, in
+// and with rank 3 SIGKILLed at its 10th, 35th and 60th entry into the
+// runtime (of about 84): early, midway and late in the 40 steps, in
 // whatever call it falls (the allreduce or the agreement). Every survivor
 // must find the failed group {3}, end with the right sums, and exit 0.
 func TestFTFailedGroupShrink(t *testing.T) {
-	fttest.KillRuns(t, []int{10, 80, 130}, func(r *ranktest.R, killed bool) {
+	fttest.KillRuns(t, []int{10, 35, 60}, func(r *ranktest.R, killed bool) {
 		res, err := run(r.World)
 		if err != nil {
 			r.Fatalf("%v", err)

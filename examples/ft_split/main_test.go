@@ -9,13 +9,13 @@ import (
 )
 
 // TestFTSplit runs the example on 8 ranks without a failure, and with
-// rank 3 SIGKILLed at its 40th, 200th and 380th entry into the runtime
-// (of about 480 here; more under shmrun): early, midway and late in the
+// rank 3 SIGKILLed at its 40th, 160th and 280th entry into the runtime
+// (of about 380–400 under shmrun, fewer here): early, midway and late in the
 // 30 rounds, in whatever call of the round it falls (Split, the
 // agreements, the allreduces). Every survivor must end with the right
 // total and without rank 3, and exit 0.
 func TestFTSplit(t *testing.T) {
-	fttest.KillRuns(t, []int{40, 200, 380}, func(r *ranktest.R, killed bool) {
+	fttest.KillRuns(t, []int{40, 160, 280}, func(r *ranktest.R, killed bool) {
 		res, err := run(r.World)
 		if err != nil {
 			r.Fatalf("%v", err)
