@@ -251,10 +251,18 @@ func (st *state) agreeLocal(flag uint64, op string) (outcome, error) {
 				ext.Wake(c, r)
 			}
 		}
-		// Members spin: poll the lines a while before the engine's wait.
-		for range spinPolls {
-			if done = st.roundComplete(); done {
+		// Members spin: poll the lines a while before the engine's wait,
+		// the contributions only (one load a member) but for every 64th
+		// poll, which also looks for the dead (the full predicate): a
+		// shorter poll sees the last contribution sooner.
+		for i := range spinPolls {
+			if done = st.allContributed(round); done {
 				break
+			}
+			if i%64 == 63 {
+				if done = st.roundComplete(); done {
+					break
+				}
 			}
 			spin.Pause()
 		}
@@ -282,6 +290,16 @@ func (st *state) agreeLocal(flag uint64, op string) (outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// allContributed reports whether every member contributed to round.
+func (st *state) allContributed(round uint64) bool {
+	for q := range st.size {
+		if st.contribution(q, round).round.Load() != round {
+			return false
+		}
+	}
+	return true
 }
 
 // roundComplete is Agree's wait predicate: every member has contributed
