@@ -211,6 +211,8 @@ func TestWinBadInput(t *testing.T) {
 		wantClass(r, win.Put(w, make([]int64, 5), next, 0), ranks.ErrArg, "count past the window")
 		wantClass(r, win.Get(w, make([]int64, 2), next, 3), ranks.ErrArg, "get past the window")
 		wantClass(r, win.Accumulate(w, []int64{1}, next, 4, coll.Sum[int64]), ranks.ErrArg, "accumulate past the window")
+		wantClass(r, win.Put[int64](nil, []int64{1}, 0, 0), ranks.ErrWin, "put on a nil window")
+		wantClass(r, win.Get[int64](nil, []int64{1}, 0, 0), ranks.ErrWin, "get on a nil window")
 		wantClass(r, win.Put(w, []int64{1}, -1, 0), ranks.ErrRank, "target -1")
 		wantClass(r, win.Put(w, []int64{1}, r.Size, 0), ranks.ErrRank, "target = size")
 		wantClass(r, w.Lock(win.LockExclusive, r.Size), ranks.ErrRank, "lock of a target out of range")

@@ -32,6 +32,15 @@ func Put[T any](w *Win, src []T, target, disp int) error {
 		return err
 	}
 	b := bytesOf(src)
+	if w == nil || !w.remote {
+		// Shared memory: straight to the target's part (the general
+		// path's where struct cost a store-forwarding stall a call).
+		dst, err := w.span("Win.Put", target, disp, len(b))
+		if err == nil {
+			w.copyLocal(target, dst, b)
+		}
+		return err
+	}
 	at, err := w.locate("Win.Put", target, disp, len(b))
 	if err != nil {
 		return err
@@ -45,6 +54,13 @@ func Get[T any](w *Win, dst []T, target, disp int) error {
 		return err
 	}
 	b := bytesOf(dst)
+	if w == nil || !w.remote {
+		src, err := w.span("Win.Get", target, disp, len(b))
+		if err == nil {
+			w.copyLocal(target, b, src)
+		}
+		return err
+	}
 	at, err := w.locate("Win.Get", target, disp, len(b))
 	if err != nil {
 		return err
