@@ -11,6 +11,7 @@ import (
 
 	"shmpi/coll"
 	"shmpi/internal/ext"
+	"shmpi/internal/spin"
 	"shmpi/ranks"
 	"shmpi/shm"
 )
@@ -326,25 +327,19 @@ func (w *Win) write(op string, t int, at where, b []byte) error {
 }
 
 // copyLocal copies between the origin and target t's part (mapped
-// here). It copies in steps below the size at which Go's copy turns to
-// non-temporal stores (1 MiB), which bypass the cache: 4 MiB copied in
-// 512 KiB steps runs at ≈47 GB/s here, in one call at ≈27 GB/s
-// (shm_limits, memcpy_4MiB_pieces_GBps and _onecall_GBps), and a target
-// usually reads soon what a Put wrote. But when the target's part is
+// here), in cache-sized steps (spin.CopyCached): a target usually reads
+// soon what a Put wrote. But when the target's part is
 // larger than half the last-level cache (streamPart), its data cannot
 // stay cached, and one copy with non-temporal stores saves reading each
 // line before writing it (as glibc's memcpy does above a fraction of the
 // cache). osu_put_bw at 4 MiB, -W 1 (a 4 MiB window) / -W 64 (256 MiB):
 // 47 / 13 GB/s stepped, 24 / 20 GB/s in one call (2026-11-24).
 func (w *Win) copyLocal(t int, dst, src []byte) {
-	const step = 512 << 10
-	if w.length[t] <= streamPart {
-		for len(src) > step && len(dst) > step {
-			copy(dst[:step], src[:step])
-			dst, src = dst[step:], src[step:]
-		}
+	if w.length[t] > streamPart || len(src) == 0 {
+		copy(dst, src)
+		return
 	}
-	copy(dst, src)
+	spin.CopyCached(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src)), min(len(dst), len(src)))
 }
 
 // streamPart is half the last-level cache as cpuid reports it, or 16 MiB

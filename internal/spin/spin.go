@@ -3,6 +3,8 @@
 // full fence.
 package spin
 
+import "unsafe"
+
 // Pause hints the CPU that the caller is in a spin-wait loop (PAUSE on
 // amd64). It saves power and frees pipeline resources for a sibling
 // hyperthread; it makes no syscall.
@@ -13,3 +15,21 @@ func Pause() { pause() }
 // full fence that waits for the store buffer to drain. Producers publish
 // ring slots and announcements with it.
 func StoreRelease64(p *uint64, v uint64) { storeRelease64(p, v) }
+
+// CopyCached copies n bytes from src to dst in steps below the size at
+// which Go's memmove turns to non-temporal stores (1 MiB), which bypass
+// the cache. For data read again soon (by a peer, or by the caller)
+// that is much faster: on this machine kind 4 MiB copied in 512 KiB
+// steps runs at ≈47 GB/s, in one call at ≈27 GB/s (shm_limits,
+// memcpy_4MiB_pieces_GBps against _onecall_GBps). The regions must not
+// overlap.
+func CopyCached(dst, src unsafe.Pointer, n int) {
+	const step = 512 << 10
+	for n > step {
+		copy(unsafe.Slice((*byte)(dst), step), unsafe.Slice((*byte)(src), step))
+		dst, src, n = unsafe.Add(dst, step), unsafe.Add(src, step), n-step
+	}
+	if n > 0 {
+		copy(unsafe.Slice((*byte)(dst), n), unsafe.Slice((*byte)(src), n))
+	}
+}
