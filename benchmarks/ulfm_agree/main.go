@@ -32,7 +32,10 @@
 // the members' own entry-to-return times); the table has the median and
 // the 90th percentile of that over the -i calls, after -x warm-up
 // iterations, in microseconds, and the ratio of the medians
-// Agree/Barrier. A row per run, on rank 0.
+// Agree/Barrier. Its last two columns are the statistic of the Open MPI
+// figures in PLATFORM.md, for comparing with them: each member's mean
+// over the calls, the largest over members (avg_slow_us for Agree,
+// barrier_avg_us for Barrier). A row per run, on rank 0.
 package main
 
 import (
@@ -162,9 +165,27 @@ func report(c *ranks.Comm, n int, agree, barrier []float64, title string) {
 	a, b := slowest(all, c.Size(), *iters, 0), slowest(all, c.Size(), *iters, 1)
 	fmt.Println(title)
 	fmt.Printf("# %d calls of each after %d warm-up; per call the slowest rank's time; median and p90 over the calls, µs; ratio = agree/barrier medians\n", *iters, *skip)
-	fmt.Printf("# %-5s %10s %10s %18s %15s %8s\n", "ranks", "median_us", "p90_us", "barrier_median_us", "barrier_p90_us", "ratio")
+	fmt.Printf("# %-5s %10s %10s %18s %15s %8s %12s %14s\n", "ranks", "median_us", "p90_us", "barrier_median_us", "barrier_p90_us", "ratio", "avg_slow_us", "barrier_avg_us")
 	ma, mb := pct(a, 50), pct(b, 50)
-	fmt.Printf("%-7d %10.2f %10.2f %18.2f %15.2f %8.2f\n", n, ma, pct(a, 90), mb, pct(b, 90), ma/mb)
+	fmt.Printf("%-7d %10.2f %10.2f %18.2f %15.2f %8.2f %12.2f %14.2f\n", n, ma, pct(a, 90), mb, pct(b, 90), ma/mb,
+		slowestMean(all, c.Size(), *iters, 0), slowestMean(all, c.Size(), *iters, 1))
+}
+
+// slowestMean is the largest over members of a member's mean time of
+// series s: the statistic of PLATFORM.md's Open MPI figures ("the slowest
+// rank's average"), gentler than the per-call maximum when ranks outnumber
+// cores, since a different rank is late in each call.
+func slowestMean(all []float64, members, iters, s int) float64 {
+	per := len(all) / members
+	worst := 0.0
+	for r := range members {
+		sum := 0.0
+		for i := range iters {
+			sum += all[r*per+s*iters+i]
+		}
+		worst = max(worst, sum/float64(iters))
+	}
+	return worst
 }
 
 // slowest takes gathered per-member arrays of k series of iters values
