@@ -15,7 +15,9 @@ import (
 // is cooperative: the receiver reads pieces from the front with
 // process_vm_readv, the sender (when it is in a call of ours) writes
 // pieces from the back with process_vm_writev, and the receiver marks
-// the slot done when every piece is in. Where the kernel refuses
+// the slot done when every piece is in. A side whose peer's buffer is
+// AllocMem memory copies with memcpy through a mapping of it instead
+// (peermem.go). Where the kernel refuses
 // cross-process copies, the receiver asks for a pipelined copy instead:
 // the sender streams the data through its eager chunks, up to four in
 // flight, and the receiver copies each out. Without a free handshake
