@@ -237,7 +237,8 @@ func (st *state) agreeLocal(flag uint64, op string) (outcome, error) {
 	round := st.round
 	me := st.contribution(st.rank, round)
 	me.flag.Store(flag)
-	me.acked.Store(uint32(ext.Acked(c))) // known is Shrink's only
+	acked := uint32(ext.Acked(c))
+	me.acked.Store(acked) // known is Shrink's only
 	me.round.Store(round)
 	testStage("contributed")
 	st.waitRound = round
@@ -276,6 +277,13 @@ func (st *state) agreeLocal(flag uint64, op string) (outcome, error) {
 	out := outcome{value: ^uint64(0)}
 	minAcked := uint32(1<<32 - 1)
 	for q := range st.size {
+		if q == st.rank {
+			// Our own line is not read back: the members polling it
+			// may have taken it, and a read would cost a transfer.
+			out.value &= flag
+			minAcked = min(minAcked, acked)
+			continue
+		}
 		ct := st.contribution(q, round)
 		if ct.round.Load() != round {
 			out.excluded = append(out.excluded, q) // dead: it never will
@@ -292,10 +300,12 @@ func (st *state) agreeLocal(flag uint64, op string) (outcome, error) {
 	return out, nil
 }
 
-// allContributed reports whether every member contributed to round.
+// allContributed reports whether every other member contributed to
+// round. Our own line is not read: a member polling it may have taken
+// it, and reading it back would cost a transfer.
 func (st *state) allContributed(round uint64) bool {
 	for q := range st.size {
-		if st.contribution(q, round).round.Load() != round {
+		if q != st.rank && st.contribution(q, round).round.Load() != round {
 			return false
 		}
 	}
@@ -310,8 +320,8 @@ func (st *state) roundComplete() bool {
 	round := st.waitRound
 	c := st.c
 	for q := range st.size {
-		if st.contribution(q, round).round.Load() == round {
-			continue
+		if q == st.rank || st.contribution(q, round).round.Load() == round {
+			continue // (our own is there: we wrote it before waiting)
 		}
 		if ext.MemberState(c, q) != ext.Failed || ext.MemberLogIndex(c, q) < 0 {
 			return false // alive and not there yet, or its declaration is under way
