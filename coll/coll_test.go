@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"shmpi/coll"
+	"shmpi/internal/ext"
 	"shmpi/ranks"
 	"shmpi/ranks/ranktest"
 )
@@ -658,4 +659,42 @@ func TestLargeAllreduceAreaFreed(t *testing.T) {
 			r.Errorf("after 200 cycles: %d mappings (from %d), %d descriptors (from %d)", maps1, maps0, fds1, fds0)
 		}
 	})
+}
+
+// Ranks that outnumber cores sleep in collectives, and a release makes a
+// wake syscall only when the communicator's sleeper count says someone
+// sleeps (job.Map.Sleepers). A wake-up lost to that check would end a
+// sleep only by its timeout: here the timeout is 20 s, so no slow
+// machine can reach it, and every rank must count none. With no yields
+// every wait sleeps; with the default budget sleeps are rarer and race
+// with the yields.
+func TestNoLostWakeups(t *testing.T) {
+	for _, yields := range []string{"0", ""} {
+		t.Run("yields="+yields, func(t *testing.T) {
+			env := []string{"SHMPI_SLEEP_TIMEOUT_MS=20000"}
+			if yields != "" {
+				env = append(env, "SHMPI_YIELDS="+yields)
+			}
+			ranktest.RunOpts(t, ranktest.Options{N: 5, Cores: 2, Quiet: true, Env: env}, func(r *ranktest.R) {
+				c := r.Comm
+				v := []int64{int64(r.Rank)}
+				b := []int64{0}
+				for i := range 1500 {
+					r.Check(coll.Barrier(c), "barrier")
+					r.Check(coll.Allreduce(c, []int64{int64(r.Rank)}, v, coll.Sum[int64]), "allreduce")
+					if v[0] != 10 {
+						r.Fatalf("iteration %d: allreduce gave %d, want 10", i, v[0])
+					}
+					b[0] = int64(i)
+					r.Check(coll.Bcast(c, b, i%5), "bcast")
+					if b[0] != int64(i) {
+						r.Fatalf("iteration %d: bcast gave %d", i, b[0])
+					}
+				}
+				if n := ext.SleepTimeouts(c); n != 0 {
+					r.Errorf("%d sleeps ended by their timeout: a wake-up was lost", n)
+				}
+			})
+		})
+	}
 }

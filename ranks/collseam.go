@@ -32,7 +32,11 @@ func init() {
 	ext.Release = func(comm any, word *atomic.Uint32) {
 		c := comm.(*Comm)
 		if !c.e.spin {
-			shm.FutexWake(word, 1<<30)
+			// The caller's store to word was a full fence: the count
+			// read now covers every sleeper that could miss it.
+			if c.e.t.Sleepers(c.slot).Load() != 0 {
+				shm.FutexWake(word, 1<<30)
+			}
 			return
 		}
 		for _, w := range c.group {
@@ -53,6 +57,7 @@ func init() {
 		}
 	}
 	ext.NewRequest = func(comm any, op string) (any, func(error)) { return comm.(*Comm).genRequest(op) }
+	ext.SleepTimeouts = func(comm any) uint64 { return comm.(*Comm).e.sleepTimeouts.Load() }
 
 }
 
@@ -115,7 +120,7 @@ func (c *Comm) collWait(op string, word *atomic.Uint32, done func() bool, needed
 			}
 		}
 		return false
-	}, job.OpColl, ProcNull, AnyTag, c.ctx, -1, word)
+	}, job.OpColl, ProcNull, AnyTag, c.ctx, -1, word, e.t.Sleepers(c.slot))
 	return err
 }
 

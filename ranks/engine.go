@@ -110,6 +110,11 @@ type engine struct {
 	pmaps    peerMaps // peers' AllocMem regions mapped here (peermem.go)
 
 	sleepers atomic.Int32
+	// sleepTimeouts counts sleeps that ended by their timeout rather than
+	// a wake or a change: in a healthy job, a wake-up some poster missed
+	// (ext.SleepTimeouts; tests check it stays 0).
+	sleepTimeouts atomic.Uint64
+	sleepTimeout  time.Duration // bound of every sleep (sleepTimeout)
 	// want counts goroutines of this rank waiting for mu. A goroutine that
 	// waits for a message keeps mu while it polls, and lets go when want
 	// says someone else needs it.
@@ -223,14 +228,30 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	e.drained = true
 
 	e.spin = n <= seg.Cores()
-	// Enough yields for every other rank sharing a core to run twice, up
-	// to 8 ranks per core; beyond that none: osu_barrier with 32 and 64
-	// ranks on 2 cores took twice as long with even one yield before the
-	// sleep as with none (2026-11-23), while with 4 ranks per core the
-	// yields halve it.
+	// Oversubscribed collective waits yield before they sleep: every
+	// member must run once per collective, and handing the CPU over
+	// directly is cheaper than a sleep and a wake-up. The budget lets
+	// every other rank sharing the core run about twice, and at least 16
+	// times in all. osu_barrier, 2026-11-24, median µs of 3-5 runs,
+	// yields before sleeping (ranks on 2 cores):
+	//
+	//	ranks   0     8     16    32    64
+	//	8       41    14.4  8.9   9.5   10.1
+	//	16      69    -     20    23    22
+	//	64      277   134   -     88    82
+	//
+	// (Before the yields and futex wakes became raw syscalls and the
+	// wake was skipped without sleepers, yields doubled the time at 64
+	// ranks: the Go scheduler handed the P to another thread whenever a
+	// yield switched away.)
 	perCore := (n + max(seg.Cores(), 1) - 1) / max(seg.Cores(), 1)
-	if perCore <= 8 {
-		e.yieldBudget = 2 * perCore
+	e.yieldBudget = max(16, 2*perCore)
+	if v, err := strconv.Atoi(os.Getenv(job.EnvYields)); err == nil && v >= 0 {
+		e.yieldBudget = v
+	}
+	e.sleepTimeout = sleepTimeout
+	if v, err := strconv.Atoi(os.Getenv(job.EnvSleepTimeout)); err == nil && v > 0 {
+		e.sleepTimeout = time.Duration(v) * time.Millisecond
 	}
 	e.spinTime = 20 * time.Microsecond
 	if v := os.Getenv(job.EnvSpin); v != "" {

@@ -5,8 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"shmpi/internal/job"
 	"shmpi/internal/spin"
 	"shmpi/shm"
@@ -20,6 +18,7 @@ import (
 
 // sleepTimeout bounds every futex sleep, so that a rank re-checks the
 // liveness words itself even if no watcher and no launcher woke it.
+// job.EnvSleepTimeout overrides it (engine.sleepTimeout).
 const sleepTimeout = 100 * time.Millisecond
 
 func (e *engine) complete(r *request, err error) {
@@ -45,14 +44,17 @@ func (e *engine) complete(r *request, err error) {
 // op, peer, tag and ctx describe the wait for deadline reports; wpeer is
 // the world rank it depends on alone, or -1.
 func (e *engine) block(pred func() bool, op job.Op, peer, tag int, ctx uint32, wpeer int) {
-	e.blockOn(pred, op, peer, tag, ctx, wpeer, nil)
+	e.blockOn(pred, op, peer, tag, ctx, wpeer, nil, nil)
 }
 
 // blockOn is block that also watches a shared word whose change may end
 // the wait (a collective's completion word): the spin loop polls it, and
 // a sleeper sleeps on it as well as on the doorbell, so that the one
-// futex wake its writer makes (wakeWord) reaches every sleeper.
-func (e *engine) blockOn(pred func() bool, op job.Op, peer, tag int, ctx uint32, wpeer int, watch *atomic.Uint32) {
+// futex wake its writer makes (ext.Release) reaches every sleeper.
+// asleep is the communicator's count of members asleep on such words
+// (job.Map.Sleepers), which the writer reads to skip the wake syscall
+// when nobody sleeps; it must be set when watch is.
+func (e *engine) blockOn(pred func() bool, op job.Op, peer, tag int, ctx uint32, wpeer int, watch, asleep *atomic.Uint32) {
 	e.progress()
 	if pred() {
 		return
@@ -107,7 +109,7 @@ func (e *engine) blockOn(pred func() bool, op job.Op, peer, tag int, ctx uint32,
 				e.relax()
 				e.unlock()
 				if watch.Load() == wv {
-					unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+					shm.Yield()
 				}
 				e.relock()
 				e.progress()
@@ -123,6 +125,10 @@ func (e *engine) blockOn(pred func() bool, op job.Op, peer, tag int, ctx uint32,
 			tok := e.db.Arm()
 			var wv uint32
 			if watch != nil {
+				// Counted before the word is read: a writer that then
+				// finds no sleeper stored before our read, so we see
+				// its change (job.Map.Sleepers).
+				asleep.Add(1)
 				wv = watch.Load() // before the re-check: a change after it ends the sleep
 			}
 			e.sleepers.Add(1)
@@ -132,18 +138,21 @@ func (e *engine) blockOn(pred func() bool, op job.Op, peer, tag int, ctx uint32,
 			e.progress()
 			if pred() {
 				e.sleepers.Add(-1)
+				if watch != nil {
+					asleep.Add(^uint32(0))
+				}
 				break
 			}
 			e.relax()
 			e.unlock()
-			t0 := time.Now()
+			timedOut := false
 			// Every sleep also watches the failure epoch's word, which a
 			// change of the table (a failure, a finalize, a revoke) bumps
 			// with one wake for all (job.Map.Bump). If it moved since the
 			// last refresh the sleep returns at once.
 			ew, ev := e.t.EpochWord(), uint32(e.seenEpoch)
 			if watch != nil {
-				e.db.SleepOr2(tok, ew, ev, watch, wv, sleepTimeout)
+				timedOut = e.db.SleepOr2(tok, ew, ev, watch, wv, e.sleepTimeout)
 			} else if e.spin && wpeer >= 0 && wpeer != e.me {
 				// Waiting for one peer: sleep on its direct liveness word
 				// too, so that its death wakes us without a watcher. Not
@@ -152,20 +161,27 @@ func (e *engine) blockOn(pred func() bool, op job.Op, peer, tag int, ctx uint32,
 				// 64 ranks on 2 cores shows it).
 				dw := &e.t.Direct(wpeer, e.me).Word
 				if v := dw.Load(); !shm.Dead(v) {
-					e.db.SleepOr2(tok, ew, ev, dw, v, sleepTimeout)
+					timedOut = e.db.SleepOr2(tok, ew, ev, dw, v, e.sleepTimeout)
 				}
 				if shm.Dead(dw.Load()) {
 					e.t.DeclareFailed(wpeer, job.CauseDirect, e.me)
 				}
 			} else {
-				e.db.SleepOr(tok, ew, ev, sleepTimeout)
+				timedOut = e.db.SleepOr(tok, ew, ev, e.sleepTimeout)
 			}
-			if time.Since(t0) >= sleepTimeout {
+			// The sleep says whether it timed out: reading the clock
+			// around it cost two reads per sleep, each slow right after
+			// a context switch (perf: 4% of osu_barrier at 8 ranks).
+			if timedOut {
+				e.sleepTimeouts.Add(1)
 				// Nobody woke us for a long time: check the liveness
 				// words ourselves rather than trust that a watcher did.
 				e.t.CheckLiveness(e.me)
 			}
 			e.sleepers.Add(-1)
+			if watch != nil {
+				asleep.Add(^uint32(0))
+			}
 			e.relock()
 		}
 		e.progress()

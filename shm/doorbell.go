@@ -60,16 +60,19 @@ func (d Doorbell) Sleep(token uint32, timeout time.Duration) {
 }
 
 // SleepOr is Sleep that also returns when the shared word w no longer
-// holds val or is woken: one futex_waitv on both words.
-func (d Doorbell) SleepOr(token uint32, w *atomic.Uint32, val uint32, timeout time.Duration) {
+// holds val or is woken: one futex_waitv on both words. It reports
+// whether it returned because timeout passed, so that callers need not
+// read the clock around it.
+func (d Doorbell) SleepOr(token uint32, w *atomic.Uint32, val uint32, timeout time.Duration) (timedOut bool) {
 	var es [2]WaitvEntry
 	es[0].SetWaitv(d.w, token)
 	es[1].SetWaitv(w, val)
-	futexWaitv(es[:], timeout, true)
+	_, timedOut = futexWaitv(es[:], timeout, true)
+	return timedOut
 }
 
 // SleepOr2 is SleepOr on two more words; w2 may be nil.
-func (d Doorbell) SleepOr2(token uint32, w1 *atomic.Uint32, v1 uint32, w2 *atomic.Uint32, v2 uint32, timeout time.Duration) {
+func (d Doorbell) SleepOr2(token uint32, w1 *atomic.Uint32, v1 uint32, w2 *atomic.Uint32, v2 uint32, timeout time.Duration) (timedOut bool) {
 	var es [3]WaitvEntry
 	es[0].SetWaitv(d.w, token)
 	es[1].SetWaitv(w1, v1)
@@ -78,7 +81,8 @@ func (d Doorbell) SleepOr2(token uint32, w1 *atomic.Uint32, v1 uint32, w2 *atomi
 		es[2].SetWaitv(w2, v2)
 		k = 3
 	}
-	futexWaitv(es[:k], timeout, true)
+	_, timedOut = futexWaitv(es[:k], timeout, true)
+	return timedOut
 }
 
 // Armed reports whether a sleeper has announced itself.

@@ -65,10 +65,21 @@ func sleepSyscall(raw bool, trap, a1, a2, a3, a4, a5 uintptr) (uintptr, syscall.
 	return r, e
 }
 
-// FutexWake wakes up to n sleepers on w and returns how many woke.
+// FutexWake wakes up to n sleepers on w and returns how many woke. It
+// never blocks, so it is a raw syscall: announcing it to the Go scheduler
+// costs the entry and exit bookkeeping, and if the waker is preempted
+// inside the call (it often is: the woken rank may take its CPU), sysmon
+// hands the P to another thread, which it must start (perf showed
+// runtime.handoffp and startm under osu_barrier at 8 ranks on 2 cores).
 func FutexWake(w *atomic.Uint32, n int) int {
-	r, _, _ := syscall.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(w)), futexWake, uintptr(n), 0, 0, 0)
+	r, _, _ := syscall.RawSyscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(w)), futexWake, uintptr(n), 0, 0, 0)
 	return int(r)
+}
+
+// Yield gives the CPU to another runnable thread (sched_yield), as a raw
+// syscall for the reasons FutexWake gives.
+func Yield() {
+	syscall.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 }
 
 // WaitvEntry is the kernel's struct futex_waitv (24 bytes).
@@ -90,13 +101,15 @@ func (e *WaitvEntry) SetWaitv(w *atomic.Uint32, val uint32) {
 // from its expected value, or timeout passes (forever when <= 0). It
 // returns the index woken, or -1 for a mismatch, timeout or signal.
 func FutexWaitv(es []WaitvEntry, timeout time.Duration) int {
-	return futexWaitv(es, timeout, false)
+	r, _ := futexWaitv(es, timeout, false)
+	return r
 }
 
-// futexWaitv is FutexWaitv; raw allows sleepSyscall's raw sleep.
-func futexWaitv(es []WaitvEntry, timeout time.Duration, raw bool) int {
+// futexWaitv is FutexWaitv that also says whether the timeout passed;
+// raw allows sleepSyscall's raw sleep.
+func futexWaitv(es []WaitvEntry, timeout time.Duration, raw bool) (int, bool) {
 	if len(es) == 0 {
-		return -1
+		return -1, false
 	}
 	var ts *unix.Timespec
 	if timeout > 0 {
@@ -106,9 +119,9 @@ func futexWaitv(es []WaitvEntry, timeout time.Duration, raw bool) int {
 	r, e := sleepSyscall(raw, unix.SYS_FUTEX_WAITV, uintptr(unsafe.Pointer(&es[0])), uintptr(len(es)), 0,
 		uintptr(unsafe.Pointer(ts)), unix.CLOCK_MONOTONIC)
 	if e != 0 {
-		return -1
+		return -1, e == unix.ETIMEDOUT
 	}
-	return int(r)
+	return int(r), false
 }
 
 // futex_waitv takes an absolute CLOCK_MONOTONIC deadline, and reading

@@ -92,9 +92,11 @@ var (
 	// under the engine lock, as done does).
 	WaitNeeding func(comm any, op string, word *atomic.Uint32, done func() bool, needed func(r int) bool) error
 	// Release wakes the members of comm waiting (Wait) on word, which the
-	// caller has just changed: one futex wake when ranks outnumber cores
-	// (they sleep), doorbell rings otherwise (they spin, and a ring costs
-	// a load unless one sleeps).
+	// caller has just changed with an atomic store or read-modify-write
+	// (a full fence, which the sleeper count relies on): one futex wake
+	// when ranks outnumber cores (they sleep) and some member of comm
+	// sleeps, doorbell rings otherwise (they spin, and a ring costs a load
+	// unless one sleeps).
 	Release func(comm any, word *atomic.Uint32)
 	// Staging returns comm's collective scratch in the segment, per
 	// member bytes each (page-aligned, written only by that member), or
@@ -114,6 +116,11 @@ var (
 	// with the operation's error: how a nonblocking collective hands its
 	// result to Wait and Test.
 	NewRequest func(comm any, op string) (req any, complete func(error))
+	// SleepTimeouts counts the sleeps of comm's rank (any communicator)
+	// that ended by their timeout (100 ms) rather than by a wake: with
+	// every member alive, each is a wake-up that a poster missed. For
+	// tests.
+	SleepTimeouts func(comm any) uint64
 )
 
 // Member states (MemberState).

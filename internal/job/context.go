@@ -31,13 +31,17 @@ const MaxContexts = 1024
 //	+4   refs     uint32  hold bits still set for it (see Holds)
 //	+8   revoked  uint32  the generation in which it was revoked, 0 if not
 //	+12  leader   uint32  world rank that allocated it
-//	+16  (pad to 64)
+//	+16  sleepers uint32  members asleep on one of the communicator's
+//	                      release words (Sleepers), so that a release
+//	                      makes a wake syscall only when one sleeps
+//	+20  (pad to 64)
 type CtxRecord struct {
-	gen     atomic.Uint32
-	refs    atomic.Uint32
-	revoked atomic.Uint32
-	leader  atomic.Uint32
-	_       [48]byte
+	gen      atomic.Uint32
+	refs     atomic.Uint32
+	revoked  atomic.Uint32
+	leader   atomic.Uint32
+	sleepers atomic.Uint32
+	_        [44]byte
 }
 
 // Holds is a rank's set of context slots it holds or is about to adopt
@@ -107,6 +111,9 @@ func (m *Map) AllocContext(leader int, members []int) (slot, gen uint32, ok bool
 			clear(unsafe.Slice((*uint64)(m.AgreeArea(s)), m.agreeStride/8))
 			rec.refs.Store(uint32(len(members)))
 			rec.leader.Store(uint32(leader))
+			// A member of the previous owner that died asleep left its
+			// count here; nobody else of that owner can still sleep.
+			rec.sleepers.Store(0)
 			for _, w := range members {
 				m.HoldsOf(w)[s/64].Or(1 << (s % 64))
 			}
@@ -210,6 +217,15 @@ func (m *Map) RevokeContext(s, gen uint32) bool {
 	m.Bump()
 	return true
 }
+
+// Sleepers counts the members asleep on a release word of slot s's
+// communicator: a waiter adds itself before its last check and removes
+// itself after it woke; a releaser stores the word (a full fence on
+// amd64) and then wakes only if the count is not 0. One of a pair of
+// such store-then-load sequences sees the other's store, so no sleep is
+// missed. A member that dies asleep leaves the count high, which costs
+// only wake syscalls nobody needed.
+func (m *Map) Sleepers(s uint32) *atomic.Uint32 { return &m.ctxRec(s).sleepers }
 
 // ContextRevoked reports whether slot s was revoked in generation gen.
 func (m *Map) ContextRevoked(s, gen uint32) bool { return m.ctxRec(s).revoked.Load() == gen }

@@ -28,6 +28,15 @@ const (
 	// EnvSpin: "0" never spins before sleeping; otherwise the spin budget
 	// in microseconds (default 20) when ranks do not outnumber cores.
 	EnvSpin = "SHMPI_SPIN"
+	// EnvYields: the sched_yield calls a collective wait makes before it
+	// sleeps when ranks outnumber cores (default: max(16, 2 × ranks per
+	// core); "0" sleeps at once).
+	EnvYields = "SHMPI_YIELDS"
+	// EnvSleepTimeout: the bound of every sleep of a waiting rank in
+	// milliseconds (default 100), after which it checks its peers'
+	// liveness itself. Tests of lost wake-ups make it long, so that only
+	// a missed wake (never a slow machine) can end a sleep by timeout.
+	EnvSleepTimeout = "SHMPI_SLEEP_TIMEOUT_MS"
 	// EnvNoCMA: "1" forbids process_vm_readv, forcing the pipelined copy
 	// through the segment for large messages (for tests and for hosts
 	// where ptrace_scope forbids it).
