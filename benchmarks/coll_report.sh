@@ -3,6 +3,7 @@
 # session, and prints medians and the ratio ours/theirs per row:
 #
 #   benchmarks/coll_report.sh            (ROUNDS=3, NS="2 8 64" by default)
+#   WHAT="barrier allreduce_8B" NS="8 16" ROUNDS=7 benchmarks/coll_report.sh
 #
 # For each job size N in NS and each of ROUNDS rounds it runs, each of
 # ours followed at once by the same loop against the system MPI
@@ -19,6 +20,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 NS=${NS:-"2 8 64"}
+# WHAT: the rows to measure, a subset of the default.
+WHAT=${WHAT:-"barrier allreduce_8B allreduce_1MiB bcast_8B alltoall_8B comm_create"}
+want() { [[ " $WHAT " == *" $1 "* ]]; }
 TMO=${TMO:-180}
 t0=$(date +%s)
 go build -o bin/ ./...
@@ -41,6 +45,10 @@ counts() {
 		it=10000 il=100 ic=1000
 	elif [ "$1" -le 8 ]; then
 		it=2000 il=50 ic=500
+	elif [ "$1" -le 16 ]; then
+		# 200 iterations at 16 ranks left start-up effects in the means
+		# (barrier 34-45 us against 17-27 with 2000, 2026-11-24).
+		it=2000 il=20 ic=200
 	else
 		it=200 il=10 ic=50
 	fi
@@ -88,26 +96,38 @@ for n in $NS; do
 	counts "$n"
 	x=$((it / 10)) xl=$(((il + 9) / 10)) xc=$(((ic + 9) / 10))
 	for r in $(seq "$ROUNDS"); do
-		a=$(ours "$n" osu_barrier -i "$it" -x "$x" | pick -)
-		b=$(theirs "$n" barrier -i "$it" -x "$x" | pick -)
-		row "$n" "$r" barrier "$a" "$b"
-		a=$(ours "$n" osu_allreduce -m 8:8 -i "$it" -x "$x" | pick 8)
-		b=$(theirs "$n" allreduce -m 8:8 -i "$it" -x "$x" | pick 8)
-		row "$n" "$r" allreduce_8B "$a" "$b"
-		a=$(ours "$n" osu_allreduce -m 1048576:1048576 -il "$il" -xl "$xl" | pick 1048576)
-		b=$(theirs "$n" allreduce -m 1048576:1048576 -il "$il" -xl "$xl" | pick 1048576)
-		row "$n" "$r" allreduce_1MiB "$a" "$b"
-		a=$(ours "$n" osu_bcast -m 8:8 -i "$it" -x "$x" | pick 8)
-		b=$(theirs "$n" bcast -m 8:8 -i "$it" -x "$x" | pick 8)
-		row "$n" "$r" bcast_8B "$a" "$b"
-		a=$(ours "$n" osu_alltoall -m 8:8 -i "$it" -x "$x" | pick 8)
-		b=$(theirs "$n" alltoall -m 8:8 -i "$it" -x "$x" | pick 8)
-		row "$n" "$r" alltoall_8B "$a" "$b"
-		ours "$n" comm_create -i "$ic" -x "$xc" >"$tmp/cc_ours"
-		theirs "$n" comm_create -i "$ic" -x "$xc" >"$tmp/cc_theirs"
-		for k in dup_us split_us free_us; do
-			row "$n" "$r" "${k%_us}" "$(pick "$k" <"$tmp/cc_ours")" "$(pick "$k" <"$tmp/cc_theirs")"
-		done
+		if want barrier; then
+			a=$(ours "$n" osu_barrier -i "$it" -x "$x" | pick -)
+			b=$(theirs "$n" barrier -i "$it" -x "$x" | pick -)
+			row "$n" "$r" barrier "$a" "$b"
+		fi
+		if want allreduce_8B; then
+			a=$(ours "$n" osu_allreduce -m 8:8 -i "$it" -x "$x" | pick 8)
+			b=$(theirs "$n" allreduce -m 8:8 -i "$it" -x "$x" | pick 8)
+			row "$n" "$r" allreduce_8B "$a" "$b"
+		fi
+		if want allreduce_1MiB; then
+			a=$(ours "$n" osu_allreduce -m 1048576:1048576 -il "$il" -xl "$xl" | pick 1048576)
+			b=$(theirs "$n" allreduce -m 1048576:1048576 -il "$il" -xl "$xl" | pick 1048576)
+			row "$n" "$r" allreduce_1MiB "$a" "$b"
+		fi
+		if want bcast_8B; then
+			a=$(ours "$n" osu_bcast -m 8:8 -i "$it" -x "$x" | pick 8)
+			b=$(theirs "$n" bcast -m 8:8 -i "$it" -x "$x" | pick 8)
+			row "$n" "$r" bcast_8B "$a" "$b"
+		fi
+		if want alltoall_8B; then
+			a=$(ours "$n" osu_alltoall -m 8:8 -i "$it" -x "$x" | pick 8)
+			b=$(theirs "$n" alltoall -m 8:8 -i "$it" -x "$x" | pick 8)
+			row "$n" "$r" alltoall_8B "$a" "$b"
+		fi
+		if want comm_create; then
+			ours "$n" comm_create -i "$ic" -x "$xc" >"$tmp/cc_ours"
+			theirs "$n" comm_create -i "$ic" -x "$xc" >"$tmp/cc_theirs"
+			for k in dup_us split_us free_us; do
+				row "$n" "$r" "${k%_us}" "$(pick "$k" <"$tmp/cc_ours")" "$(pick "$k" <"$tmp/cc_theirs")"
+			done
+		fi
 	done
 done
 
@@ -117,6 +137,7 @@ echo "medians over $ROUNDS rounds (µs per call; ratio = ours / system MPI):"
 printf "%-5s %-16s %14s %14s %10s\n" ranks what ours_us system_us ratio
 for n in $NS; do
 	for w in barrier allreduce_8B allreduce_1MiB bcast_8B alltoall_8B dup split free; do
+		grep -q "^$n *[0-9]* *$w " "$tmp/rows" || continue
 		a=$(awk -v n="$n" -v w="$w" '$1==n && $3==w && $4!="-" {print $4}' "$tmp/rows" | median)
 		b=$(awk -v n="$n" -v w="$w" '$1==n && $3==w && $5!="-" {print $5}' "$tmp/rows" | median)
 		q=$(awk -v a="$a" -v b="$b" 'BEGIN {if (a=="-" || b=="-" || b+0==0) print "-"; else printf "%.2f", a/b}')
@@ -127,7 +148,9 @@ counts 2
 c2="$it/$il/$ic"
 counts 8
 c8="$it/$il/$ic"
+counts 16
+c16="$it/$il/$ic"
 counts 64
 echo
-echo "iterations (small / 1 MiB / comm_create): N<=2 $c2, N<=8 $c8, larger $it/$il/$ic; warm-up a tenth"
+echo "iterations (small / 1 MiB / comm_create): N<=2 $c2, N<=8 $c8, N<=16 $c16, larger $it/$il/$ic; warm-up a tenth"
 echo "took $(($(date +%s) - t0)) s"
