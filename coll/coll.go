@@ -328,10 +328,27 @@ func allreduce[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 		if err := st.publish(name, b); err != nil {
 			return err
 		}
-		if err := st.arrive(name); err != nil {
+		if st.spin || st.size == 1 {
+			if err := st.arrive(name); err != nil {
+				return err
+			}
+			return reduceLines(st, recv, op, st.size, name)
+		}
+		// Members sleep: the last to arrive reduces for all.
+		last, err := st.arriveHold(name)
+		if err != nil {
 			return err
 		}
-		return reduceLines(st, recv, op, st.size, name)
+		if !last {
+			return st.result(name, bytesOf(recv))
+		}
+		if bad := st.firstSizeMismatch(); bad >= 0 {
+			st.releaseWith(nil, bad)
+			return checkLen(name, bad, -1, len(b))
+		}
+		err = reduceLines(st, recv, op, st.size, name)
+		st.releaseWith(bytesOf(recv), -1)
+		return err
 	}
 	if b := bytesOf(mine); st.staging(len(b)) {
 		if err := st.stageArrive(name, b); err != nil {

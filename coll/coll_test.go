@@ -698,3 +698,32 @@ func TestNoLostWakeups(t *testing.T) {
 		})
 	}
 }
+
+// Allreduce contributions of different sizes give ErrCount at every
+// member, whichever member reduces (each its own when they spin; the
+// last to arrive for all when they sleep), and the communicator keeps
+// working.
+func TestAllreduceSizeMismatch(t *testing.T) {
+	for _, cores := range []int{2, 3} {
+		t.Run(fmt.Sprint("cores=", cores), func(t *testing.T) {
+			ranktest.RunOpts(t, ranktest.Options{N: 3, Cores: cores, Quiet: true}, func(r *ranktest.R) {
+				c := r.Comm
+				for odd := range 3 {
+					n := 2
+					if r.Rank == odd {
+						n = 1
+					}
+					err := coll.Allreduce(c, nil, make([]int32, n), coll.Sum[int32])
+					if !errors.Is(err, ranks.ErrCount) {
+						r.Fatalf("odd member %d: %v, want ErrCount", odd, err)
+					}
+					v := []int64{int64(r.Rank)}
+					r.Check(coll.Allreduce(c, nil, v, coll.Sum[int64]), "allreduce after the mismatch")
+					if v[0] != 3 {
+						r.Fatalf("allreduce after the mismatch gave %d, want 3", v[0])
+					}
+				}
+			})
+		})
+	}
+}

@@ -19,6 +19,13 @@ import (
 //	  +0   arrive  uint64  arrivals, cumulative: arrive phase a is complete
 //	                       when it reaches a*size (counter barrier)
 //	  +8   done    uint32  the last complete arrive phase (low 32 bits)
+//	  +12  resN    uint16  counter phases that combine (arriveHold): bytes
+//	                       of the result in res, or resBad
+//	  +14  resBad  uint16  with resN = resBad: the member whose
+//	                       contribution's size differs from member 0's
+//	  +16  res     [24]byte  the phase's result, written by the member
+//	                       that completed the count before it stored done
+//	  +40  (pad)
 //	member line r (64 bytes, written only by member r)
 //	  +0   seq     uint32  progress: (a-1)*(rounds+1) + k + 1 once r
 //	                       starts round k of phase a's dissemination
@@ -66,8 +73,14 @@ const inlineMax = 24
 type header struct {
 	arrive atomic.Uint64
 	done   atomic.Uint32
-	_      [52]byte
+	resN   uint16
+	resBad uint16
+	res    [inlineMax]byte
+	_      [24]byte
 }
+
+// resBad in header.resN says the phase's contributions differed in size.
+const resBad = 0xffff
 
 type line struct {
 	seq  atomic.Uint32
@@ -81,7 +94,7 @@ type line struct {
 const spinPolls = 2000
 
 func init() {
-	if 2*stageMax > job.ScratchMember || unsafe.Sizeof(header{}) != 64 || unsafe.Sizeof(line{}) != 64 || unsafe.Offsetof(line{}.data) != 8 {
+	if 2*stageMax > job.ScratchMember || unsafe.Sizeof(header{}) != 64 || unsafe.Offsetof(header{}.res) != 16 || unsafe.Sizeof(line{}) != 64 || unsafe.Offsetof(line{}.data) != 8 {
 		panic("coll: line layout drifted from its documentation")
 	}
 	ext.OnFree(func(comm any) {
@@ -231,6 +244,61 @@ func (st *state) arrive(op string) error {
 		return nil
 	}
 	return ext.Wait(st.c, op, &st.hdr.done, st.counterDone)
+}
+
+// arriveHold is arrive for members that sleep (the counter), where the
+// member that completes the count does not release the others: it
+// returns last, and must call releaseWith once it has left the phase's
+// result in the header. The others return once it did. A reduction then
+// reads every member's line once, at one member, rather than at each:
+// the others find the result in the header line, which they were
+// polling for done anyway.
+func (st *state) arriveHold(op string) (last bool, err error) {
+	st.a++
+	a := st.a
+	if st.hdr.arrive.Add(1) == a*uint64(st.size) {
+		return true, nil
+	}
+	return false, ext.Wait(st.c, op, &st.hdr.done, st.counterDone)
+}
+
+// releaseWith ends the phase arriveHold began at its last member: p (at
+// most inlineMax bytes) is its result, or bad >= 0 names the member whose
+// contribution's size differed.
+func (st *state) releaseWith(p []byte, bad int) {
+	if bad >= 0 {
+		st.hdr.resN, st.hdr.resBad = resBad, uint16(bad)
+	} else {
+		st.hdr.resN = uint16(copy(st.hdr.res[:], p))
+	}
+	st.hdr.done.Store(uint32(st.a))
+	ext.Release(st.c, &st.hdr.done)
+}
+
+// result copies the result of the phase arriveHold completed into p,
+// which must be as long.
+func (st *state) result(op string, p []byte) error {
+	n := int(st.hdr.resN)
+	if n == resBad {
+		return checkLen(op, int(st.hdr.resBad), -1, len(p))
+	}
+	if err := checkLen(op, 0, n, len(p)); err != nil {
+		return err
+	}
+	copy(p, st.hdr.res[:n])
+	return nil
+}
+
+// firstSizeMismatch returns the first member whose data of the phase just
+// completed differs in size from member 0's, or -1.
+func (st *state) firstSizeMismatch() int {
+	n := len(st.read(0))
+	for r := 1; r < st.size; r++ {
+		if len(st.read(r)) != n {
+			return r
+		}
+	}
+	return -1
 }
 
 // disseminate is arrive phase a's dissemination barrier.
