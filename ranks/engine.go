@@ -119,6 +119,7 @@ type engine struct {
 	// waits for a message keeps mu while it polls, and lets go when want
 	// says someone else needs it.
 	want   atomic.Int32
+	bias   biasLock // the lock's fast path for one goroutine (biaslock.go)
 	closed bool
 
 	level     ThreadLevel
@@ -154,22 +155,27 @@ func (e *engine) relock() {
 }
 
 func (e *engine) lockMu() {
+	if e.lockBiased() {
+		return
+	}
 	if !e.mu.TryLock() {
 		e.want.Add(1)
 		e.mu.Lock()
 		e.want.Add(-1)
 	}
+	e.afterMutex()
 }
 
 func (e *engine) unlock() {
-	if !e.serial {
+	if !e.serial && !e.unlockBiased() {
 		e.mu.Unlock()
 	}
 }
 
 // unlockFence unlocks and orders this rank's earlier stores before its
-// later loads: an unlock is a locked instruction, a full fence on amd64;
-// without a lock it is an explicit one.
+// later loads: a mutex unlock is a locked instruction, a full fence on
+// amd64; without a lock, or with the biased one (biaslock.go), it is an
+// explicit one.
 func (e *engine) unlockFence() {
 	if e.serial {
 		e.fenceWord.Add(0)
@@ -179,7 +185,13 @@ func (e *engine) unlockFence() {
 }
 
 //go:noinline
-func (e *engine) unlockMu() { e.mu.Unlock() }
+func (e *engine) unlockMu() {
+	if e.unlockBiased() {
+		e.fenceWord.Add(0)
+		return
+	}
+	e.mu.Unlock()
+}
 
 func newEngine(seg *shm.Segment, me int) (*engine, error) {
 	return newEngineWith(seg, me, true)

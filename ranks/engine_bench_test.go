@@ -24,6 +24,7 @@ func twoEnginesAt(tb testing.TB, level ThreadLevel) (*Comm, *Comm) {
 			tb.Fatal(err)
 		}
 		e.level, e.serial = level, level < ThreadMultiple
+		e.initBias() // as InitThread does
 		cs[r] = e.newComm(0, 1, identityGroup(2), "world")
 	}
 	return cs[0], cs[1]

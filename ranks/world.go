@@ -127,6 +127,7 @@ func InitThread(level ThreadLevel) (*World, error) {
 	prefaultImage()
 	e.serial = level < ThreadMultiple
 	e.level = level
+	e.initBias()
 	w := &World{e: e}
 	w.world = e.newComm(0, job.WorldGen, identityGroup(e.n), "world") // the world owns slot 0
 	w.world.permanent = true

@@ -16,6 +16,16 @@ func Pause() { pause() }
 // ring slots and announcements with it.
 func StoreRelease64(p *uint64, v uint64) { storeRelease64(p, v) }
 
+// GoroutineID identifies the running goroutine: the address of its
+// runtime descriptor, unique among live goroutines (a descriptor may be
+// reused after its goroutine ended). It returns 0 where it is not
+// available (other architectures, and race-detector builds), and callers
+// must then not rely on it.
+func GoroutineID() uintptr { return getg() }
+
+// HaveGoroutineID reports whether GoroutineID works in this build.
+const HaveGoroutineID = haveGoroutineID
+
 // CopyCached copies n bytes from src to dst in steps below the size at
 // which Go's memmove turns to non-temporal stores (1 MiB), which bypass
 // the cache. For data read again soon (by a peer, or by the caller)
