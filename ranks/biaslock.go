@@ -64,7 +64,9 @@ func (e *engine) initBias() {
 // lockBiased takes the lock by bias if this goroutine owns it; it
 // reports false otherwise.
 func (e *engine) lockBiased() bool {
-	if !e.bias.on {
+	// off is checked again after inside is set; this first look spares
+	// the goroutine id and two stores once the bias is withdrawn.
+	if !e.bias.on || e.bias.off.Load() {
 		return false
 	}
 	if g := spin.GoroutineID(); g != e.bias.owner.Load() {
