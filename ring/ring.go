@@ -187,6 +187,7 @@ func (p *Producer) TryClaim() (Claimed, bool) {
 		// a full fence, so a plain release store ahead of it is enough.
 		spin.StoreRelease64((*uint64)(unsafe.Pointer(p.ann)), p.r.announce(pos))
 		if r.tail.CompareAndSwap(pos, pos+1) {
+			spin.PrefetchWrite(unsafe.Pointer(r.word(pos + prefetchAhead)))
 			return Claimed{r.word(pos), written | ((pos+1)&seqMask)<<seqShift | p.id}, true
 		}
 		spin.StoreRelease64((*uint64)(unsafe.Pointer(p.ann)), 0)
@@ -202,11 +203,21 @@ func (p *Producer) TryClaimFast() (Claimed, bool) {
 	if pos-p.cached <= r.mask {
 		storeAnn(p.ann, p.annTop|pos&annPosMask)
 		if r.tail.CompareAndSwap(pos, pos+1) {
+			spin.PrefetchWrite(unsafe.Pointer(r.word(pos + prefetchAhead)))
 			return Claimed{r.word(pos), p.full | ((pos+1)&seqMask)<<seqShift}, true
 		}
 	}
 	return Claimed{}, false // TryClaim withdraws the announcement
 }
+
+// prefetchAhead is how far past its claim a producer asks for
+// ownership of a slot line (PREFETCHW), so that when it writes that slot
+// later its publishing fence does not wait for the line to come from the
+// consumer, which read it a lap ago. Consumers never read past the tail,
+// so the line is idle when it moves. osu_mbw_mr 1 B, one pair, 2026-11-25:
+// 5.6-7.1 million messages/s without it, 8.0-9.3 with 4 (2 to 8 alike,
+// 16 less).
+const prefetchAhead = 4
 
 func storeAnn(w *atomic.Uint64, v uint64) { spin.StoreRelease64((*uint64)(unsafe.Pointer(w)), v) }
 

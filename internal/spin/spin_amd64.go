@@ -2,3 +2,6 @@ package spin
 
 //go:noescape
 func pause()
+
+//go:noescape
+func prefetchWrite(p uintptr)

@@ -3,3 +3,5 @@
 package spin
 
 func pause() {}
+
+func prefetchWrite(p uintptr) {}
