@@ -6,8 +6,9 @@
 // the slot with plain stores; the last store, the slot's control word,
 // publishes it. The consumer only reads slots: it never writes a slot
 // line, so a message costs the producer one ownership transfer of the
-// slot line and the consumer one read of it, as close as a queue gets to
-// a bare cache-line hand-off. The consumer's position lives on a line of
+// slot line and the consumer one read of it (the producer requests the
+// line a few slots ahead, while it is idle: prefetchAhead). The
+// consumer's position lives on a line of
 // its own, which producers read only when their cached copy says the
 // ring may be full.
 //
