@@ -105,3 +105,30 @@ func BenchmarkSendRecvChunk(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWindow64: osu_bw's and osu_mbw_mr's loop on one CPU: 64
+// Isends of 1 byte, WaitAll, then 64 Irecvs and WaitAll (ns per
+// message, both sides' software).
+func BenchmarkWindow64(b *testing.B) {
+	c0, c1 := twoEngines(b)
+	sbuf := make([]byte, 1)
+	rbuf := make([]byte, 64)
+	sreqs := make([]*Request, 64)
+	rreqs := make([]*Request, 64)
+	b.ReportAllocs()
+	for b.Loop() {
+		for k := range sreqs {
+			sreqs[k], _ = Isend(c0, sbuf, 1, 3)
+		}
+		if err := WaitAll(sreqs, nil); err != nil {
+			b.Fatal(err)
+		}
+		for k := range rreqs {
+			rreqs[k], _ = Irecv(c1, rbuf[k:k+1], 0, 3)
+		}
+		if err := WaitAll(rreqs, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*64), "ns/msg")
+}
