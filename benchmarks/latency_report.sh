@@ -63,7 +63,7 @@ for r in $(seq "$ROUNDS"); do
 	bin/shmrun -n 2 bin/osu_mbw_mr -m 1:1 -i 1000 | awk '$1==1 {print "ours_rate", 1, $3}' >>"$tmp/bw"
 	if [ "$ompi" = 1 ]; then
 		run_mpi "$tmp/ompi_bw" 1 64 | awk '$1 ~ /^[0-9]+$/ && $1 >= 1 {print "ompi_bw", $1, $2}' >>"$tmp/bw"
-		run_mpi "$tmp/ompi_mbw" 1 1 | awk '$1==1 {print "ompi_rate", 1, $3}' >>"$tmp/bw"
+		run_mpi "$tmp/ompi_mbw" 1 1 1000 | awk '$1==1 {print "ompi_rate", 1, $3}' >>"$tmp/bw"
 	fi
 	log "round $r done"
 done
