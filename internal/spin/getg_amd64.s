@@ -1,3 +1,5 @@
+//go:build amd64 && !race
+
 #include "textflag.h"
 
 // func getg() uintptr
