@@ -15,9 +15,10 @@
 # default level (ThreadMultiple), and the same loop against the system MPI
 # if mpicc and mpirun are installed (benchmarks/ref/osu_latency.c), each
 # between two hand-offs; then osu_bw at 1 to 64 B and the 1-byte message
-# rate (osu_mbw_mr, one pair), ours and the system MPI's. With -json it
-# prints every run and the summary as one JSON object, for plotting
-# (small_messages: bandwidth in MB/s, rate in messages/s).
+# rate (osu_mbw_mr, one pair), ours and the system MPI's; and once,
+# line_protocols with 0 and 20 ns of work between receive and reply. With
+# -json it prints every run and the summary as one JSON object, for
+# plotting (small_messages: bandwidth in MB/s, rate in messages/s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JSON=0
@@ -67,6 +68,11 @@ for r in $(seq "$ROUNDS"); do
 	fi
 	log "round $r done"
 done
+# What a message can cost in line moves once software sits between a
+# receive and the reply (line_protocols: two pinned threads, a hand-off
+# word, a one-line pair box and per-direction rings, with 0 and 20 ns of
+# work): the floor the latencies above are judged against.
+bin/line_protocols -runs 3 -trips 100000 -work 0,20 | awk '$1 ~ /^[0-9]+$/' >"$tmp/lp"
 
 # Keep a run when its two hand-offs agree; class it by placement.
 awk '{hb=$2; ha=$3; d=hb-ha; if (d<0) d=-d; lo=(hb<ha)?hb:ha
@@ -110,6 +116,8 @@ if [ "$JSON" = 1 ]; then
 			printf '\n  {"kind":"%s","size":%d,"value":%s}' "$k" "$s" "$v"
 		done
 	done
+	printf '],\n "line_protocols": ['
+	awk 'NR>1 {printf ","} {printf "\n  {\"work\":%s,\"work_ns\":%s,\"handoff_ns\":%s,\"box_ns\":%s,\"rings_ns\":%s,\"handoff_no_work_ns\":%s}", $1, $2, $3, $4, $5, $6}' "$tmp/lp"
 	printf ']}\n'
 	exit 0
 fi
@@ -133,3 +141,7 @@ for s in 1 2 4 8 16 32 64; do
 done
 echo
 echo "osu_mbw_mr, 1 pair, 1 B (messages/s, median over rounds): ours $(bwmed ours_rate 1), system MPI $(bwmed ompi_rate 1)"
+echo
+echo "line_protocols, one-way ns with work between receive and reply (two pinned threads):"
+printf "%6s %8s %9s %8s %8s %12s\n" work work_ns handoff box rings handoff_0
+awk '{printf "%6s %8s %9s %8s %8s %12s\n", $1, $2, $3, $4, $5, $6}' "$tmp/lp"
