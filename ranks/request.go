@@ -211,13 +211,8 @@ func (h *Request) finish(op string) (Status, error) {
 	if h.stale() {
 		return Status{}, newErr(ErrRequest, op, -1, "request completed by another call")
 	}
-	r := h.r
-	st := r.st
-	if r.persistent {
-		r.active = false
-	} else {
-		r.e.releaseReq(r)
-	}
+	st := h.r.st
+	h.retire()
 	return st, st.Err
 }
 
@@ -226,14 +221,19 @@ func (h *Request) finishErr(op string) error {
 	if h.stale() {
 		return newErr(ErrRequest, op, -1, "request completed by another call")
 	}
-	r := h.r
-	err := r.st.Err
-	if r.persistent {
+	err := h.r.st.Err
+	h.retire()
+	return err
+}
+
+// retire ends h's hold on its completed operation: a persistent request
+// becomes inactive, a nonblocking one is released.
+func (h *Request) retire() {
+	if r := h.r; r.persistent {
 		r.active = false
 	} else {
 		r.e.releaseReq(r)
 	}
-	return err
 }
 
 func (e *engine) pendingErr(r *request, op string) error {
