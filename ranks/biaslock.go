@@ -83,10 +83,10 @@ func (e *engine) lockBiased() bool {
 
 // afterMutex runs once the mutex is held: the first holder becomes the
 // owner; any other withdraws the bias and waits for the owner to leave.
+//
+// byBias is false here, so the holder unlocks the mutex: the owner clears
+// it in unlockBiased before it lets go of inside, and this waits for that.
 func (e *engine) afterMutex() {
-	// byBias is written last: until the owner has left, it is the
-	// owner's.
-	defer func() { e.bias.byBias = false }()
 	if !e.bias.on || e.bias.off.Load() {
 		return
 	}
