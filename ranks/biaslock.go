@@ -4,9 +4,8 @@ import (
 	"runtime"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
-
 	"shmpi/internal/spin"
+	"shmpi/shm"
 )
 
 // The engine lock at ThreadMultiple is biased toward one goroutine.
@@ -44,18 +43,12 @@ type biasLock struct {
 	byBias bool           // the current holder holds the lock by bias (the holder's field)
 }
 
-// The membarrier(2) commands (linux/membarrier.h).
-const (
-	membarrierPrivateExpedited         = 1 << 3
-	membarrierRegisterPrivateExpedited = 1 << 4
-)
-
 // initBias enables the bias if this build and kernel allow it.
 func (e *engine) initBias() {
 	if e.serial || !spin.HaveGoroutineID {
 		return
 	}
-	if _, _, errno := unix.Syscall(unix.SYS_MEMBARRIER, membarrierRegisterPrivateExpedited, 0, 0); errno != 0 {
+	if !shm.RegisterPrivateBarrier() {
 		return
 	}
 	e.bias.on = true
@@ -97,7 +90,7 @@ func (e *engine) afterMutex() {
 	case g:
 	default:
 		e.bias.off.Store(true)
-		unix.Syscall(unix.SYS_MEMBARRIER, membarrierPrivateExpedited, 0, 0)
+		shm.PrivateBarrier()
 		if atomic.LoadUint64(&e.bias.inside) != 0 {
 			// The owner may poll with the lock held: want tells it to
 			// let go (block's spin loop, recvFast).

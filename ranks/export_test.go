@@ -56,3 +56,14 @@ func DieAtStage(stage string) {
 		}
 	}
 }
+
+// SleepTimeouts is how many of this rank's sleeps ended by their timeout.
+func (w *World) SleepTimeouts() uint64 { return w.e.sleepTimeouts.Load() }
+
+// FencesSends reports whether this rank fences between publishing a
+// message and reading the receiver's doorbell (engine.fenceSends).
+func (w *World) FencesSends() bool { return w.e.fenceSends }
+
+// Sleeps is how many waits of this rank went as far as arming the
+// doorbell to sleep (recordOp counts them).
+func (w *World) Sleeps() uint64 { return w.e.t.CB(w.e.me).OpCount.Load() }

@@ -60,16 +60,21 @@ func (e *engine) sweep(ep uint64) {
 
 // claimerDead reports whether the producer that claimed our inbox's head
 // position died before publishing it: every rank announcing that
-// position is dead. It reads every rank's announcement, so it runs only
+// position is dead. It also returns one such announcement (it says how
+// many units the claim took), or 0 if no rank announced it. It reads every rank's announcement, so it runs only
 // when a claimed slot stays unpublished and some rank has failed.
-func (e *engine) claimerDead() bool {
+func (e *engine) claimerDead() (bool, uint64) {
+	var ann uint64
 	for q := range e.n {
-		if e.inbox.Announced(e.t.CB(q).Announce.Load()) && !e.rankDead(q) {
-			return false
+		if v := e.t.CB(q).Announce.Load(); e.inbox.Announced(v) {
+			if !e.rankDead(q) {
+				return false, 0
+			}
+			ann = v
 		}
 	}
 	_, _, published := e.inbox.Peek() // it may have been published meanwhile
-	return !published
+	return !published, ann
 }
 
 // rankDead reads rank q's fate from the shared table and its liveness

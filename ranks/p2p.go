@@ -103,7 +103,12 @@ func (c *Comm) send(p unsafe.Pointer, n, esize, dest, tag int, sync bool, op str
 	}
 	if !sync && n <= inlineMax && dest >= 0 {
 		if w := c.group[dest]; e.sendInline(c, w, p, n, tag) {
-			e.unlockFence() // orders the publish before the doorbell load
+			// Orders the publish before the doorbell load. The sleep
+			// protocol would allow a plain unlock (engine.fenceSends),
+			// but a blocking send is waited for: the fence pushes the
+			// message out now, and 8-byte osu_latency was 6 ns faster
+			// with it (2026-11-25).
+			e.unlockFence()
 			e.dbs[w].Ring()
 			return nil
 		}

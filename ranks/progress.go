@@ -39,9 +39,11 @@ func (e *engine) drain(budget int) bool {
 			// needEval: before judging operations on an ended peer, make
 			// sure no earlier message hides behind a slot being written.
 			if (len(e.failedOrder) > 0 || e.needEval) && e.inbox.Claimed() {
-				if len(e.failedOrder) > 0 && e.claimerDead() {
-					e.inbox.Skip()
-					continue
+				if len(e.failedOrder) > 0 {
+					if dead, ann := e.claimerDead(); dead {
+						e.inbox.Skip(ann)
+						continue
+					}
 				}
 				return false
 			}
@@ -55,14 +57,25 @@ func (e *engine) drain(budget int) bool {
 // handle processes the message descriptor at p, from world rank src, and
 // releases its slot.
 func (e *engine) handle(src int, p unsafe.Pointer) {
+	e.rx++
 	ctx := (*desc)(p).ctx
 	tag := int((*desc)(p).tag)
 	kind := (*desc)(p).kind
-	flags := (*desc)(p).flags
-	hs := int((*desc)(p).hs)
-	ln := int((*desc)(p).len)
-	gen := (*desc)(p).gen
-	data := unsafe.Add(p, dData)
+	var flags uint8
+	var hs, ln int
+	var gen uint32
+	var data unsafe.Pointer
+	if kind == kShort {
+		kind = kInline
+		ln = int((*shortDesc)(p).len)
+		data = unsafe.Add(p, sData)
+	} else {
+		flags = (*desc)(p).flags
+		hs = int((*desc)(p).hs)
+		ln = int((*desc)(p).len)
+		gen = (*desc)(p).gen
+		data = unsafe.Add(p, dData)
+	}
 	switch kind {
 	case kInline, kChunk, kRndv:
 	case kFrag:

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"shmpi/internal/spin"
+	"shmpi/ring"
 )
 
 // Starting sends: inline in the descriptor (up to inlineMax bytes),
@@ -122,6 +123,21 @@ func (e *engine) trySend(r *request) bool {
 		}
 		p.state.Store(hsPosted)
 	}
+	if kind == kInline && n <= shortMax && !r.sync && e.streamsTo(w) {
+		cl, ok := e.prods[w].TryClaimShort()
+		if !ok {
+			return false
+		}
+		writeShort(cl.Payload(), r.c.ctx, r.tag, r.buf, n)
+		if e.fenceSends {
+			cl.PublishFence()
+		} else {
+			cl.Publish()
+		}
+		e.dbs[w].Ring()
+		e.complete(r, nil)
+		return true
+	}
 	cl, ok := e.prods[w].TryClaim()
 	if !ok {
 		if hs >= 0 {
@@ -138,10 +154,13 @@ func (e *engine) trySend(r *request) bool {
 		flags = fSync
 	}
 	writeDesc(d, r.c.ctx, r.tag, kind, flags, max(hs, 0), gen)
+	clearGuard(d)
+	hi := false
 	switch kind {
 	case kInline:
 		(*desc)(d).len = uint32(n)
 		memmove(unsafe.Add(d, dData), r.buf, n)
+		hi = guardData(d, r.buf, n)
 	case kChunk:
 		(*desc)(d).len = uint32(n)
 		*(*uint32)(unsafe.Add(d, dData)) = uint32(r.chunk)
@@ -153,7 +172,11 @@ func (e *engine) trySend(r *request) bool {
 		r.pin.Pin(r.buf)
 		r.pinned = true
 	}
-	cl.PublishFence()
+	if e.fenceSends {
+		cl.PublishGuardedFence(hi)
+	} else {
+		cl.PublishGuarded(hi)
+	}
 	e.dbs[w].Ring()
 	switch {
 	case hs >= 0:
@@ -165,6 +188,54 @@ func (e *engine) trySend(r *request) bool {
 		e.complete(r, nil)
 	}
 	return true
+}
+
+// The guard word of a full inbox record (ring.GuardOffset) holds bytes
+// 4 to 11 of a descriptor's data. The hot paths keep its bit 63 clear
+// themselves rather than let the ring load it back (ring.PublishGuarded):
+// clearGuard zeroes the word before the data go in, so that bytes a
+// short message leaves unwritten are not stale, and guardData moves the
+// top bit of the data byte that lands last in the word out of it.
+const guardData11 = int(ring.GuardOffset + 7 - dData) // 11: that data byte
+
+func clearGuard(d unsafe.Pointer) { *(*uint64)(unsafe.Add(d, ring.GuardOffset)) = 0 }
+
+// guardData runs after n bytes from src were copied to d's data; it
+// reports the bit it cleared.
+func guardData(d, src unsafe.Pointer, n int) bool {
+	if n <= guardData11 {
+		return false
+	}
+	b := *(*byte)(unsafe.Add(src, guardData11))
+	if b&0x80 == 0 {
+		return false
+	}
+	*(*byte)(unsafe.Add(d, int(dData)+guardData11)) = b &^ 0x80
+	return true
+}
+
+// writeShort fills a short record with a message of n <= shortMax bytes
+// from p.
+func writeShort(d unsafe.Pointer, ctx uint32, tag int, p unsafe.Pointer, n int) {
+	(*shortDesc)(d).ctx = ctx
+	(*shortDesc)(d).tag = int32(tag)
+	(*shortDesc)(d).kind = kShort
+	(*shortDesc)(d).len = uint16(n)
+	copySmall(unsafe.Add(d, sData), p, n)
+}
+
+// streamsTo reports whether a small message to world rank w may travel
+// in a short record, and records this send: this rank sent its last
+// small message to w too and has handled no message since. It is then
+// streaming, and packing two messages per line halves the lines a
+// receiver that falls behind must fetch. A ping-pong never qualifies (it
+// receives between sends): there a message alone in its line arrives one
+// transfer sooner, because the sender prefetched that line for writing
+// and the receiver has not read it.
+func (e *engine) streamsTo(w int) bool {
+	s := e.lastDest == w && e.rx == e.rxAtSend
+	e.lastDest, e.rxAtSend = w, e.rx
+	return s
 }
 
 // writeDesc fills a descriptor's header.
@@ -205,16 +276,28 @@ func (e *engine) recvFast(c *Comm, p unsafe.Pointer, n, esize, src, tag int, st 
 		}
 		kind := (*desc)(d).kind
 		mtag := int((*desc)(d).tag)
-		if (*desc)(d).ctx != c.ctx || (*desc)(d).flags != 0 ||
-			(kind != kInline && kind != kChunk) || (w >= 0 && int(prod) != w) || (tag != AnyTag && mtag != tag) {
+		if (*desc)(d).ctx != c.ctx || (w >= 0 && int(prod) != w) || (tag != AnyTag && mtag != tag) {
 			return false
 		}
-		ln := int((*desc)(d).len)
+		var ln int
+		switch {
+		case kind == kShort:
+			ln = int((*shortDesc)(d).len)
+		case (*desc)(d).flags != 0 || (kind != kInline && kind != kChunk):
+			return false
+		default:
+			ln = int((*desc)(d).len)
+		}
+		e.rx++
 		m := min(ln, n)
-		if kind == kInline {
+		switch kind {
+		case kShort:
+			copySmall(p, unsafe.Add(d, sData), m)
+			e.release()
+		case kInline:
 			copySmall(p, unsafe.Add(d, dData), m)
 			e.release()
-		} else {
+		default:
 			k := int(*(*uint32)(unsafe.Add(d, dData)))
 			e.release()
 			e.warmChunks(int(prod))
@@ -247,6 +330,17 @@ func (e *engine) sendInline(c *Comm, w int, p unsafe.Pointer, n, tag int) bool {
 		return false
 	}
 	pr := e.prods[w]
+	if n <= shortMax && e.streamsTo(w) {
+		cl, ok := pr.TryClaimShortFast()
+		if !ok {
+			if cl, ok = pr.TryClaimShort(); !ok {
+				return false
+			}
+		}
+		writeShort(cl.Payload(), c.ctx, tag, p, n)
+		cl.Publish() // the caller's unlock fences (ringAfterUnlock)
+		return true
+	}
 	cl, ok := pr.TryClaimFast()
 	if !ok {
 		if cl, ok = pr.TryClaim(); !ok {
@@ -256,10 +350,11 @@ func (e *engine) sendInline(c *Comm, w int, p unsafe.Pointer, n, tag int) bool {
 	d := cl.Payload()
 	writeDesc(d, c.ctx, tag, kInline, 0, 0, 0)
 	(*desc)(d).len = uint32(n)
+	clearGuard(d)
 	copySmall(unsafe.Add(d, dData), p, n)
 	// A plain store: the caller's unlock is the fence that must come
 	// between it and the doorbell check (ringAfterUnlock).
-	cl.Publish()
+	cl.PublishGuarded(guardData(d, p, n))
 	return true
 }
 

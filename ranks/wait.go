@@ -123,6 +123,14 @@ func (e *engine) blockOn(pred func() bool, op job.Op, peer, tag int, ctx uint32,
 				recorded = true
 			}
 			tok := e.db.Arm()
+			if e.globalBarrier {
+				// Senders that publish without a fence (fenceSends) are
+				// fenced here: after it, their messages are visible to
+				// the re-check below, or they see the doorbell armed. If
+				// it failed, such a message could wait for the sleep's
+				// timeout (counted in sleepTimeouts).
+				shm.GlobalBarrier()
+			}
 			var wv uint32
 			if watch != nil {
 				// Counted before the word is read: a writer that then

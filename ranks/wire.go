@@ -126,8 +126,32 @@ type desc struct {
 	data  [inlineMax]byte
 }
 
+// shortDesc is the descriptor of a small inline message in a short
+// record (24 bytes; ring.ShortPayloadSize): two share an inbox line, so
+// a receiver that is behind reads two messages per line it fetches. Only
+// standard-mode messages of up to shortMax bytes travel this way, and
+// only while a sender streams to one destination (engine.streamsTo).
+//
+//	+0   ctx   uint32
+//	+4   tag   int32
+//	+8   kind  uint8   kShort
+//	+9   _     uint8
+//	+10  len   uint16
+//	+12  data  [12]byte
+type shortDesc struct {
+	ctx  uint32
+	tag  int32
+	kind uint8
+	_    uint8
+	len  uint16
+	data [shortMax]byte
+}
+
 const (
 	dData = unsafe.Offsetof(desc{}.data)
+	sData = unsafe.Offsetof(shortDesc{}.data)
+
+	shortMax = ring.ShortPayloadSize - 12 // 12 bytes
 
 	inlineMax = ring.PayloadSize - 20 // 36 bytes
 
@@ -136,6 +160,7 @@ const (
 	kRndv   = 3
 	kFrag   = 4 // a fragment of a message sent without a handshake slot (fallback.go)
 	kAck    = 5 // a synchronous send's match, acknowledged by message: gen is its id
+	kShort  = 6 // an inline message in a short record (shortDesc)
 
 	fSync    = 1 // acknowledge the match through handshake slot hs
 	fAckMsg  = 2 // acknowledge the match with a kAck message carrying gen
@@ -146,6 +171,8 @@ const (
 func init() {
 	// The documented offsets are the contract with other processes.
 	if unsafe.Sizeof(desc{}) != ring.PayloadSize || dData != 20 ||
+		unsafe.Sizeof(shortDesc{}) != ring.ShortPayloadSize || sData != 12 ||
+		unsafe.Offsetof(shortDesc{}.kind) != unsafe.Offsetof(desc{}.kind) ||
 		unsafe.Sizeof(hsSlot{}) != job.HSStride || unsafe.Offsetof(hsSlot{}.accept) != 32 ||
 		unsafe.Offsetof(hsSlot{}.claim) != 64 || unsafe.Offsetof(hsSlot{}.pieceLen) != 96 ||
 		unsafe.Offsetof(hsSlot{}.pipeTail) != 128 || unsafe.Offsetof(hsSlot{}.pipe) != 136 {

@@ -1,23 +1,25 @@
 // Package ring implements a bounded, lock-free, multi-producer
-// single-consumer ring of cache-line slots over shared memory, for
-// processes that may die at any instruction.
+// single-consumer ring of records over shared memory, for processes that
+// may die at any instruction.
 //
-// Producers claim a position with a CAS on the ring's tail and then fill
-// the slot with plain stores; the last store, the slot's control word,
-// publishes it. The consumer only reads slots: it never writes a slot
-// line, so a message costs the producer one ownership transfer of the
-// slot line and the consumer one read of it (the producer requests the
-// line a few slots ahead, while it is idle: prefetchAhead). The
-// consumer's position lives on a line of
-// its own, which producers read only when their cached copy says the
-// ring may be full.
+// Producers claim positions with a CAS on the ring's tail and then fill
+// the record with plain stores; the last store, the record's control
+// word, publishes it. A record is a whole cache line (full) or half of
+// one (short), so that a consumer that is behind reads two short
+// messages per line. The consumer only reads records: it never writes a
+// slot line, so a line costs the producer one ownership transfer and the
+// consumer one read of it (the producer requests the line a few slots
+// ahead, while it is idle: prefetchAhead). The consumer's position lives
+// on a line of its own, which producers read only when their cached copy
+// says the ring may be full.
 //
 // A producer that dies between claiming and publishing would block the
 // consumer forever. So before its CAS each producer announces the
-// position it is about to claim in a word of its own (Announce). The
-// consumer, stuck at a claimed but unpublished position, can then find
-// every producer that announced it; if all of them are dead, the owner
-// died and the consumer skips the position (Skip).
+// position it is about to claim, and whether the claim is a full record,
+// in a word of its own (Announce). The consumer, stuck at a claimed but
+// unpublished position, can then find every producer that announced it;
+// if all of them are dead, the owner died and the consumer skips its
+// claim (Skip).
 //
 // Zeroed memory is an empty ring. The ring knows nothing of who the
 // producers are: a producer is a 24-bit id, and liveness is the caller's
@@ -32,11 +34,19 @@ import (
 	"shmpi/internal/spin"
 )
 
-// SlotSize is the size of one slot: one cache line.
+// SlotSize is the size of one slot: one cache line. A ring's capacity
+// counts slots; a full record fills one.
 const SlotSize = 64
 
-// PayloadSize is what a slot carries after its control word.
+// PayloadSize is what a full record carries after its control word.
 const PayloadSize = SlotSize - 8
+
+// UnitSize is the ring's grain: half a slot. Positions count units.
+const UnitSize = 32
+
+// ShortPayloadSize is what a short record (one unit) carries after its
+// control word.
+const ShortPayloadSize = UnitSize - 8
 
 // HeaderSize is the ring header before the slots: the tail line and the
 // head line, each alone in a 128-byte pair of lines, because x86's
@@ -50,30 +60,57 @@ const MaxProducer = 1<<24 - 1
 // MaxRing is the largest ring id (announcements carry it).
 const MaxRing = 1<<24 - 1
 
-// Slot control word (uint64):
+// Records. A full record is two units starting at an even position: a
+// whole slot, its control word first, then PayloadSize bytes. A short
+// record is one unit at any position: control word, then
+// ShortPayloadSize bytes. Two short records share a line, so a consumer
+// that is behind reads two messages per line it fetches. A full record
+// claimed at an odd position is preceded by a pad unit, which the
+// consumer passes over.
+//
+// Only control words are ever read as such, and a consumer must never
+// take stale bytes for one: an odd position is a short or pad record's
+// control word in one lap and the middle of a full record (payload bytes
+// 24..31, the guard word) in another. So a full record's guard word has
+// bit 63 clear when published (Publish moves that bit into the control
+// word's hiBit, and Peek puts it back in a private copy), and every
+// published control word has bit 63 set.
+//
+// Control word (uint64):
 //
 //	bits  0..23  producer id
-//	bits 24..62  the position the slot holds plus one, modulo 2^39
-//	bit  63      set once the slot has been written
+//	bits 24..25  form: formFull, formShort or formPad
+//	bit  26      hiBit: bit 63 of the guard word (full records)
+//	bits 27..62  the record's position plus one, modulo 2^36
+//	bit  63      set once the record has been written
 //
 // Zero means never written; bit 63 keeps a position whose sequence wraps
 // to zero from looking like an untouched slot. Positions themselves are
-// 64-bit counters; comparing them modulo 2^39 is exact because a slot is
-// reused every capacity positions.
+// 64-bit counters; comparing them modulo 2^36 is exact because a unit is
+// reused every 2*capacity positions.
 const (
-	seqShift = 24
-	seqMask  = 1<<39 - 1
-	idMask   = 1<<24 - 1
-	written  = 1 << 63
+	seqShift  = 27
+	seqMask   = 1<<36 - 1
+	idMask    = 1<<24 - 1
+	formShift = 24
+	formMask  = 3
+	formFull  = 0
+	formShort = 1
+	formPad   = 2
+	hiBit     = 1 << 26
+	written   = 1 << 63
+	guardOff  = UnitSize // the guard word's offset in a full record's slot
 )
 
-// Announcement word: bit 63 set when it announces anything, the ring id in
-// bits 39..62, the position (mod 2^39) in bits 0..38. Zero, as in fresh
-// shared memory, announces nothing.
+// Announcement word: bit 63 set when it announces anything, the ring id
+// in bits 39..62, annLong (bit 38) when the claim is a full record (with
+// its pad if the position is odd), the claim's first position (mod 2^38)
+// in bits 0..37. Zero, as in fresh shared memory, announces nothing.
 const (
 	annValid   = 1 << 63
-	annPosBits = 39
-	annPosMask = 1<<annPosBits - 1
+	annRingPos = 39
+	annLong    = 1 << 38
+	annPosMask = 1<<38 - 1
 )
 
 // Bytes returns the size of a ring with capacity slots.
@@ -82,22 +119,23 @@ func Bytes(capacity int) int { return HeaderSize + capacity*SlotSize }
 // Ring is a view of a ring in shared memory. Layout (HeaderSize +
 // capacity*SlotSize bytes, 128-byte aligned):
 //
-//	+0    tail uint64   next position producers claim (CAS)
+//	+0    tail uint64   next position (unit) producers claim (CAS)
 //	+128  head uint64   consumer's position, published for producers
-//	+256  slots [capacity][64]byte: control word uint64, payload [56]byte
+//	+256  units [2*capacity][32]byte; a record starts with its control word
 type Ring struct {
 	id    uint64
 	tail  *atomic.Uint64
 	head  *atomic.Uint64
 	slots unsafe.Pointer
-	mask  uint64
+	mask  uint64 // units - 1
 }
 
 // New views the ring with id id at mem (128-byte aligned, Bytes(capacity)
-// long). capacity must be a power of two.
+// long). capacity must be a power of two, and at least 2: a full record
+// behind a pad takes three units.
 func New(mem unsafe.Pointer, capacity int, id int) *Ring {
-	if capacity <= 0 || capacity&(capacity-1) != 0 {
-		panic(fmt.Sprintf("ring: capacity %d is not a power of two", capacity))
+	if capacity < 2 || capacity&(capacity-1) != 0 {
+		panic(fmt.Sprintf("ring: capacity %d is not a power of two of at least 2", capacity))
 	}
 	if uintptr(mem)%128 != 0 {
 		panic("ring: memory not aligned to a pair of cache lines")
@@ -110,15 +148,15 @@ func New(mem unsafe.Pointer, capacity int, id int) *Ring {
 		tail:  (*atomic.Uint64)(mem),
 		head:  (*atomic.Uint64)(unsafe.Add(mem, 128)),
 		slots: unsafe.Add(mem, HeaderSize),
-		mask:  uint64(capacity - 1),
+		mask:  uint64(2*capacity - 1),
 	}
 }
 
 // Capacity is the number of slots.
-func (r *Ring) Capacity() int { return int(r.mask + 1) }
+func (r *Ring) Capacity() int { return int(r.mask+1) / 2 }
 
 func (r *Ring) word(pos uint64) *atomic.Uint64 {
-	return (*atomic.Uint64)(unsafe.Add(r.slots, (pos&r.mask)*SlotSize))
+	return (*atomic.Uint64)(unsafe.Add(r.slots, (pos&r.mask)*UnitSize))
 }
 
 // Producer is one producer's handle on one ring: its id, its
@@ -126,7 +164,7 @@ func (r *Ring) word(pos uint64) *atomic.Uint64 {
 // word for all the rings it sends to), and its cached copy of the
 // consumer's position. A Producer is not safe for concurrent use, and the
 // Producers sharing one announcement word must be used one at a time,
-// each publishing its claimed slot before any of them claims again:
+// each publishing its claimed record before any of them claims again:
 // otherwise an earlier claim is no longer announced and a consumer could
 // skip it while its producer lives.
 type Producer struct {
@@ -134,7 +172,6 @@ type Producer struct {
 	id     uint64
 	ann    *atomic.Uint64
 	cached uint64
-	full   uint64 // written | id: a published control word but for the sequence
 	annTop uint64 // annValid | ring id: an announcement but for the position
 }
 
@@ -143,41 +180,121 @@ func (r *Ring) NewProducer(id int, ann *atomic.Uint64) *Producer {
 	if id < 0 || id > MaxProducer {
 		panic(fmt.Sprintf("ring: producer id %d out of range", id))
 	}
-	return &Producer{r: r, id: uint64(id), ann: ann, full: written | uint64(id), annTop: annValid | r.id<<annPosBits}
+	return &Producer{r: r, id: uint64(id), ann: ann, annTop: annValid | r.id<<annRingPos}
 }
 
-// Claimed is a slot a producer owns until it calls Publish.
+// Claimed is a record a producer owns until it calls Publish.
 type Claimed struct {
-	word *atomic.Uint64
-	full uint64
+	word *atomic.Uint64 // the record's control word
+	ctl  uint64         // its published value
+	pad  *atomic.Uint64 // the pad unit before a full record, or nil
+	padV uint64
 }
 
-// Payload is the slot's 56 payload bytes.
+// Payload is the record's payload: PayloadSize bytes for a full record,
+// ShortPayloadSize for a short one.
 func (c Claimed) Payload() unsafe.Pointer { return unsafe.Add(unsafe.Pointer(c.word), 8) }
 
-// Publish hands the slot to the consumer. It is a release store; a
+// GuardOffset is where a full record's guard word starts in its
+// payload (the first word of the record's second unit).
+const GuardOffset = guardOff - 8
+
+// PublishGuarded is Publish for a writer that kept bit 63 of the guard
+// word clear itself (payload bytes GuardOffset to GuardOffset+7, the
+// last of them with its top bit clear); hi is that bit's true value,
+// which the consumer puts back. Publish must load the byte to clear it,
+// and a load of a line being written costs the publish a wait (8-byte
+// osu_latency: 15 ns).
+func (c Claimed) PublishGuarded(hi bool) {
+	v := c.ctl
+	if hi {
+		v |= hiBit
+	}
+	spin.StoreRelease64((*uint64)(unsafe.Pointer(c.word)), v)
+	if c.pad != nil {
+		spin.StoreRelease64((*uint64)(unsafe.Pointer(c.pad)), c.padV)
+	}
+}
+
+// PublishGuardedFence is PublishGuarded with PublishFence's ordering.
+func (c Claimed) PublishGuardedFence(hi bool) {
+	v := c.ctl
+	if hi {
+		v |= hiBit
+	}
+	if c.pad == nil {
+		c.word.Store(v)
+		return
+	}
+	spin.StoreRelease64((*uint64)(unsafe.Pointer(c.word)), v)
+	c.pad.Store(c.padV)
+}
+
+// seal is the control word to publish, after clearing bit 63 of a full
+// record's guard word (it lives on in hiBit). It touches only the
+// word's top byte: the payload was just stored, and a load of the whole
+// word that overlaps those stores only in part could not take its bytes
+// from the store buffer and would wait for them to reach the cache.
+func (c Claimed) seal() uint64 {
+	v := c.ctl
+	if v>>formShift&formMask == formFull {
+		g := (*uint8)(unsafe.Add(unsafe.Pointer(c.word), guardOff+7))
+		if *g&0x80 != 0 {
+			*g &^= 0x80
+			v |= hiBit
+		}
+	}
+	return v
+}
+
+// Publish hands the record to the consumer. It is a release store; a
 // producer that must then read the consumer's doorbell needs a fence
-// first (Fence), or it may miss a consumer going to sleep.
-func (c Claimed) Publish() { spin.StoreRelease64((*uint64)(unsafe.Pointer(c.word)), c.full) }
+// first (Fence), or it may miss a consumer going to sleep. A pad is
+// published after its record: a consumer past the pad finds the record
+// written.
+func (c Claimed) Publish() {
+	spin.StoreRelease64((*uint64)(unsafe.Pointer(c.word)), c.seal())
+	if c.pad != nil {
+		spin.StoreRelease64((*uint64)(unsafe.Pointer(c.pad)), c.padV)
+	}
+}
 
 // PublishFence publishes with a sequentially consistent store: later
 // loads (the consumer's doorbell) cannot pass it.
-func (c Claimed) PublishFence() { c.word.Store(c.full) }
+func (c Claimed) PublishFence() {
+	if c.pad == nil {
+		c.word.Store(c.seal())
+		return
+	}
+	c.publishPadFence()
+}
 
-// TryClaim claims the next slot. It fails only when the ring is full. It
+//go:noinline
+func (c Claimed) publishPadFence() {
+	spin.StoreRelease64((*uint64)(unsafe.Pointer(c.word)), c.seal())
+	c.pad.Store(c.padV)
+}
+
+// TryClaim claims a full record. It fails only when the ring is full. It
 // makes no syscall, takes no lock and allocates nothing.
 //
 // The announcement is written before each attempt and withdrawn after a
 // failed one: a producer that lost a position to another must not go on
 // naming it, or a consumer could never skip it should the winner die.
-func (p *Producer) TryClaim() (Claimed, bool) {
+func (p *Producer) TryClaim() (Claimed, bool) { return p.claim(true) }
+
+// TryClaimShort claims a short record, as TryClaim does a full one.
+func (p *Producer) TryClaimShort() (Claimed, bool) { return p.claim(false) }
+
+func (p *Producer) claim(long bool) (Claimed, bool) {
 	r := p.r
 	storeAnn(p.ann, 0) // after a failed TryClaimFast
 	for {
 		pos := r.tail.Load()
-		if pos-p.cached > r.mask {
+		need := units(pos, long)
+		if pos+need-1-p.cached > r.mask {
 			p.cached = r.head.Load()
-			if pos-p.cached > r.mask {
+			if pos+need-1-p.cached > r.mask {
 				if r.tail.Load() == pos {
 					return Claimed{}, false
 				}
@@ -186,48 +303,88 @@ func (p *Producer) TryClaim() (Claimed, bool) {
 		}
 		// The announcement must be visible before the claim: the CAS is
 		// a full fence, so a plain release store ahead of it is enough.
-		spin.StoreRelease64((*uint64)(unsafe.Pointer(p.ann)), p.r.announce(pos))
-		if r.tail.CompareAndSwap(pos, pos+1) {
-			spin.PrefetchWrite(unsafe.Pointer(r.word(pos + prefetchAhead)))
-			return Claimed{r.word(pos), written | ((pos+1)&seqMask)<<seqShift | p.id}, true
+		storeAnn(p.ann, p.announcement(pos, long))
+		if r.tail.CompareAndSwap(pos, pos+need) {
+			return p.claimed(pos, need), true
 		}
-		spin.StoreRelease64((*uint64)(unsafe.Pointer(p.ann)), 0)
+		storeAnn(p.ann, 0)
 	}
 }
 
 // TryClaimFast is TryClaim's common case: room known from the cached
 // head and no competing producer. If it fails, the caller must call
 // TryClaim, which withdraws the announcement this may have left.
-func (p *Producer) TryClaimFast() (Claimed, bool) {
+func (p *Producer) TryClaimFast() (Claimed, bool) { return p.claimFast(true) }
+
+// TryClaimShortFast is TryClaimFast for a short record; after a failure
+// the caller must call TryClaimShort.
+func (p *Producer) TryClaimShortFast() (Claimed, bool) { return p.claimFast(false) }
+
+func (p *Producer) claimFast(long bool) (Claimed, bool) {
 	r := p.r
 	pos := r.tail.Load()
-	if pos-p.cached <= r.mask {
-		storeAnn(p.ann, p.annTop|pos&annPosMask)
-		if r.tail.CompareAndSwap(pos, pos+1) {
-			spin.PrefetchWrite(unsafe.Pointer(r.word(pos + prefetchAhead)))
-			return Claimed{r.word(pos), p.full | ((pos+1)&seqMask)<<seqShift}, true
+	need := units(pos, long)
+	if pos+need-1-p.cached <= r.mask {
+		storeAnn(p.ann, p.announcement(pos, long))
+		if r.tail.CompareAndSwap(pos, pos+need) {
+			return p.claimed(pos, need), true
 		}
 	}
-	return Claimed{}, false // TryClaim withdraws the announcement
+	return Claimed{}, false // the slow path withdraws the announcement
 }
 
-// prefetchAhead is how far past its claim a producer asks for
-// ownership of a slot line (PREFETCHW), so that when it writes that slot
+// units is how many units a claim at pos takes: one for a short record,
+// two for a full one, three for a full one behind a pad.
+func units(pos uint64, long bool) uint64 {
+	if !long {
+		return 1
+	}
+	return 2 + pos&1
+}
+
+// claimed is the claim of need units at pos.
+func (p *Producer) claimed(pos, need uint64) Claimed {
+	r := p.r
+	spin.PrefetchWrite(unsafe.Pointer(r.word(pos + prefetchAhead)))
+	c := Claimed{}
+	switch need {
+	case 1:
+		c.word, c.ctl = r.word(pos), p.control(pos, formShort)
+	case 2:
+		c.word, c.ctl = r.word(pos), p.control(pos, formFull)
+	default:
+		c.pad, c.padV = r.word(pos), p.control(pos, formPad)
+		c.word, c.ctl = r.word(pos+1), p.control(pos+1, formFull)
+	}
+	return c
+}
+
+func (p *Producer) control(pos uint64, form uint64) uint64 {
+	return written | ((pos+1)&seqMask)<<seqShift | form<<formShift | p.id
+}
+
+func (p *Producer) announcement(pos uint64, long bool) uint64 {
+	a := p.annTop | pos&annPosMask
+	if long {
+		a |= annLong
+	}
+	return a
+}
+
+// prefetchAhead is how far past its claim (in units) a producer asks for
+// ownership of a line (PREFETCHW), so that when it writes a record there
 // later its publishing fence does not wait for the line to come from the
 // consumer, which read it a lap ago. Consumers never read past the tail,
 // so the line is idle when it moves (unless another producer is about to
-// claim that slot: one extra move then). osu_mbw_mr 1 B, one pair, 2026-11-25:
-// 5.6-7.1 million messages/s without it, 8.0-9.3 with 4 (2 to 8 alike,
-// 16 less).
-const prefetchAhead = 4
+// claim there: one extra move then). osu_mbw_mr 1 B, one pair, 2026-11-25:
+// 5.6-7.1 million messages/s without it, 8.0-9.3 with 4 slots ahead (2 to
+// 8 alike, 16 less).
+const prefetchAhead = 8
 
 func storeAnn(w *atomic.Uint64, v uint64) { spin.StoreRelease64((*uint64)(unsafe.Pointer(w)), v) }
 
-// announce is the announcement of position pos of r.
-func (r *Ring) announce(pos uint64) uint64 { return annValid | r.id<<annPosBits | pos&annPosMask }
-
-// expect is the control word of a published slot at position pos, but for
-// the producer id.
+// expect is the control word of a published record at position pos, but
+// for the form, hiBit and producer id.
 func expect(pos uint64) uint64 { return (written | ((pos+1)&seqMask)<<seqShift) >> seqShift }
 
 // Consumer is the single reader of a ring; it is not safe for concurrent
@@ -238,6 +395,8 @@ type Consumer struct {
 	r         *Ring
 	pos       uint64
 	published uint64
+	size      uint64    // units of the record Peek returned
+	copy      [7]uint64 // a full record's payload with its guard bit restored
 }
 
 // NewConsumer starts reading r at its current head.
@@ -249,22 +408,55 @@ func NewConsumer(r *Ring) *Consumer {
 	return c
 }
 
-// Ready reports whether the slot at the head is published: two loads.
+// Ready reports whether the record at the head is published (or is a
+// pad, which Peek passes over): two loads.
 func (c *Consumer) Ready() bool {
 	h := c.pos
 	return c.r.word(h).Load()>>seqShift == expect(h)
 }
 
-// Peek returns the producer id and payload of the slot at the head, or
-// ok false if it is not published yet.
+// Peek returns the producer id and payload of the record at the head, or
+// ok false if it is not published yet. It passes over pads. The payload
+// is valid until Release; it is PayloadSize bytes unless short.
 func (c *Consumer) Peek() (id uint32, payload unsafe.Pointer, ok bool) {
+	id, payload, _, ok = c.PeekRecord()
+	return
+}
+
+// PeekRecord is Peek, and says whether the record is short.
+func (c *Consumer) PeekRecord() (id uint32, payload unsafe.Pointer, short, ok bool) {
 	h := c.pos
 	w := c.r.word(h)
 	v := w.Load()
-	if v>>seqShift == expect(h) {
-		return uint32(v & idMask), unsafe.Add(unsafe.Pointer(w), 8), true
+	if v>>seqShift != expect(h) {
+		return 0, nil, false, false
 	}
-	return 0, nil, false
+	f := v & (formMask<<formShift | hiBit)
+	if f > formShort<<formShift {
+		return c.peekRare(v)
+	}
+	c.size = 2 - f>>formShift // formFull 0, formShort 1
+	return uint32(v & idMask), unsafe.Add(unsafe.Pointer(w), 8), f != 0, true
+}
+
+// peekRare is PeekRecord at a pad, or at a full record whose guard bit
+// the producer moved into the control word v.
+//
+//go:noinline
+func (c *Consumer) peekRare(v uint64) (id uint32, payload unsafe.Pointer, short, ok bool) {
+	if v>>formShift&formMask == formPad {
+		c.pos++
+		return c.PeekRecord() // a pad is never followed by another
+	}
+	// Restore the guard word's bit 63 in a private copy: the consumer
+	// never writes a record.
+	p := unsafe.Add(unsafe.Pointer(c.r.word(c.pos)), 8)
+	for i := range c.copy {
+		c.copy[i] = *(*uint64)(unsafe.Add(p, i*8))
+	}
+	c.copy[(guardOff-8)/8] |= written
+	c.size = 2
+	return uint32(v & idMask), unsafe.Pointer(&c.copy), false, true
 }
 
 // Claimed reports whether a producer has claimed the head position (it
@@ -272,10 +464,10 @@ func (c *Consumer) Peek() (id uint32, payload unsafe.Pointer, ok bool) {
 // tail line, taking it from them: call it only on a slow path.
 func (c *Consumer) Claimed() bool { return c.r.tail.Load() > c.pos }
 
-// Release consumes the head slot, which Peek returned (published) and
+// Release consumes the head record, which Peek returned (published) and
 // the caller has fully read.
 func (c *Consumer) Release() {
-	c.pos++
+	c.pos += c.size
 	if c.pos-c.published > c.r.mask/4 {
 		c.Flush()
 	}
@@ -294,13 +486,22 @@ func (c *Consumer) Flush() {
 // Announced reports whether announcement word v says its producer is
 // claiming (or owns) the consumer's current position.
 func (c *Consumer) Announced(v uint64) bool {
-	return v == c.r.announce(c.pos)
+	return v&^annLong == c.r.announce(c.pos)
 }
 
-// Skip passes over the head position, whose owner died before
-// publishing it. The caller has checked that the position is Claimed,
-// still not published, and that every producer announcing it is dead.
-func (c *Consumer) Skip() {
-	c.pos++
+// Skip passes over the claim at the head position, whose owner died
+// before publishing it. The caller has checked that the position is
+// Claimed, still not published, and that every producer announcing it is
+// dead; ann is the announcement of one of them (it says how long the
+// claim is), or 0 if none announced it (one unit is skipped then).
+func (c *Consumer) Skip(ann uint64) {
+	if ann&annLong != 0 && c.Announced(ann) {
+		c.pos += units(c.pos, true)
+	} else {
+		c.pos++
+	}
 	c.Flush()
 }
+
+// announce is the announcement of a short claim at position pos of r.
+func (r *Ring) announce(pos uint64) uint64 { return annValid | r.id<<annRingPos | pos&annPosMask }

@@ -54,31 +54,51 @@ func newTestRing(capacity, id int) *testRing {
 func (r *testRing) tailWord() *uint64 { return (*uint64)(r.mem) }
 func (r *testRing) headWord() *uint64 { return (*uint64)(unsafe.Add(r.mem, 128)) }
 func (r *testRing) slotWord(pos uint64) *uint64 {
-	return (*uint64)(unsafe.Add(r.mem, HeaderSize+int(pos&uint64(r.Capacity()-1))*SlotSize))
+	return (*uint64)(unsafe.Add(r.mem, HeaderSize+int(pos&uint64(2*r.Capacity()-1))*UnitSize))
 }
 
-// Message format in the 56-byte payload, shared with the stress test:
+// Message format in the payload (56 bytes, or 24 in a short record),
+// shared with the stress test:
 //
 //	+0  producer id uint32
 //	+4  sequence    uint32
-//	+8  length      uint8 (0..maxBody)
+//	+8  length      uint8 (0..maxBody, or maxShortBody)
 //	+9  length bytes, each a function of (id, sequence, index)
 //
 // Bytes after the body are not written: a slot keeps whatever an earlier
 // message left there, so a reader that trusts a stale length would see
 // the wrong bytes.
-const maxBody = PayloadSize - 9
+const (
+	maxBody      = PayloadSize - 9
+	maxShortBody = ShortPayloadSize - 9
+)
 
 func msgLen(id, seq int) int {
-	return int((uint32(id)*2654435761 ^ uint32(seq)*40503 ^ uint32(seq)>>7) % (maxBody + 1))
+	n := int((uint32(id)*2654435761 ^ uint32(seq)*40503 ^ uint32(seq)>>7) % (maxBody + 1))
+	if isShort(id, seq) {
+		n %= maxShortBody + 1
+	}
+	return n
 }
+
+// isShort says which messages travel in short records: about one in
+// three of producers with ids from mixedBase (sendMixed); tests that
+// count positions use smaller ids, whose messages are all full records.
+func isShort(id, seq int) bool { return id >= mixedBase && (id*7+seq*5)%3 == 0 }
+
+const mixedBase = 1 << 20
 
 func msgByte(id, seq, i int) byte { return byte(id*131 + seq*7 + i*29 + seq>>8) }
 
 func payload(p unsafe.Pointer) []byte { return unsafe.Slice((*byte)(p), PayloadSize) }
 
+func shortPayload(p unsafe.Pointer) []byte { return unsafe.Slice((*byte)(p), ShortPayloadSize) }
+
 func writeMsg(p unsafe.Pointer, id, seq int) {
 	b := payload(p)
+	if isShort(id, seq) {
+		b = shortPayload(p)
+	}
 	*(*uint32)(unsafe.Pointer(&b[0])) = uint32(id)
 	*(*uint32)(unsafe.Pointer(&b[4])) = uint32(seq)
 	n := msgLen(id, seq)
@@ -91,10 +111,16 @@ func writeMsg(p unsafe.Pointer, id, seq int) {
 // readMsg decodes and checks a message: it returns the producer id and
 // sequence it carries, and an error if its length or a body byte is not
 // what that producer wrote for that sequence.
-func readMsg(p unsafe.Pointer) (id, seq int, err error) {
+func readMsg(p unsafe.Pointer, short bool) (id, seq int, err error) {
 	b := payload(p)
+	if short {
+		b = shortPayload(p)
+	}
 	id = int(*(*uint32)(unsafe.Pointer(&b[0])))
 	seq = int(*(*uint32)(unsafe.Pointer(&b[4])))
+	if isShort(id, seq) != short {
+		return id, seq, fmt.Errorf("producer %d message %d: short record %v, sent as short %v", id, seq, short, isShort(id, seq))
+	}
 	n := int(b[8])
 	if want := msgLen(id, seq); n != want {
 		return id, seq, fmt.Errorf("producer %d message %d: length %d, want %d", id, seq, n, want)
@@ -107,9 +133,26 @@ func readMsg(p unsafe.Pointer) (id, seq int, err error) {
 	return id, seq, nil
 }
 
-// send claims, fills and publishes one message; false if the ring is full.
+// send claims, fills and publishes one message in a full record; false
+// if the ring is full. Producer ids of such messages must not be mixed
+// ids (isShort must say false for them): see sendMixed.
 func send(p *Producer, id, seq int) bool {
 	c, ok := p.TryClaim()
+	if !ok {
+		return false
+	}
+	writeMsg(c.Payload(), id, seq)
+	c.Publish()
+	return true
+}
+
+// sendMixed is send with a short record where isShort says so.
+func sendMixed(p *Producer, id, seq int) bool {
+	claim := p.TryClaim
+	if isShort(id, seq) {
+		claim = p.TryClaimShort
+	}
+	c, ok := claim()
 	if !ok {
 		return false
 	}
@@ -121,11 +164,11 @@ func send(p *Producer, id, seq int) bool {
 // recv checks and releases the head message; ok false if none is ready.
 func recv(t testing.TB, c *Consumer) (id, seq int, ok bool) {
 	t.Helper()
-	pid, p, ok := c.Peek()
+	pid, p, short, ok := c.PeekRecord()
 	if !ok {
 		return 0, 0, false
 	}
-	id, seq, err := readMsg(p)
+	id, seq, err := readMsg(p, short)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +206,7 @@ func TestConstructorChecks(t *testing.T) {
 	}
 	mem, keep := alignedMem(Bytes(8) + 128)
 	defer runtime.KeepAlive(keep)
-	for _, capacity := range []int{0, -4, 3, 6, 12} {
+	for _, capacity := range []int{0, -4, 1, 3, 6, 12} {
 		expectPanic(t, fmt.Sprintf("New with capacity %d", capacity), func() { New(mem, capacity, 0) })
 	}
 	expectPanic(t, "New on memory aligned to 64 only", func() { New(unsafe.Add(mem, 64), 8, 0) })
@@ -185,7 +228,7 @@ func TestConstructorChecks(t *testing.T) {
 	if id, _, ok := c.Peek(); !ok || id != MaxProducer {
 		t.Fatalf("peek: id %d ok %v", id, ok)
 	}
-	if ann.Load() != r.announce(0) || ann.Load()>>annPosBits&(1<<24-1) != MaxRing {
+	if ann.Load() != r.announce(0)|annLong || ann.Load()>>annRingPos&(1<<24-1) != MaxRing {
 		t.Fatalf("announcement %#x, want ring %d position 0", ann.Load(), MaxRing)
 	}
 }
@@ -277,7 +320,7 @@ func TestPublishPeekReleaseOrder(t *testing.T) {
 // Many laps of a small ring, with every depth of backlog from 1 to the
 // capacity, every payload byte checked.
 func TestWrapAround(t *testing.T) {
-	for _, capacity := range []int{1, 2, 4, 8} {
+	for _, capacity := range []int{2, 4, 8} {
 		t.Run(fmt.Sprint(capacity), func(t *testing.T) {
 			r := newTestRing(capacity, 3)
 			var ann atomic.Uint64
@@ -302,8 +345,8 @@ func TestWrapAround(t *testing.T) {
 					t.Fatalf("ready after draining %d messages", got)
 				}
 			}
-			if tail := *r.tailWord(); tail != total {
-				t.Fatalf("tail %d after %d messages", tail, total)
+			if tail := *r.tailWord(); tail != 2*total {
+				t.Fatalf("tail %d after %d full records", tail, total)
 			}
 		})
 	}
@@ -312,7 +355,7 @@ func TestWrapAround(t *testing.T) {
 // TryClaim fails exactly when capacity messages are outstanding (claimed
 // and not yet released and flushed), whether published or not.
 func TestFullExactly(t *testing.T) {
-	for _, capacity := range []int{1, 2, 4, 8, 64} {
+	for _, capacity := range []int{2, 4, 8, 64} {
 		t.Run(fmt.Sprint(capacity), func(t *testing.T) {
 			r := newTestRing(capacity, 1)
 			var ann atomic.Uint64
@@ -352,12 +395,12 @@ func TestFullExactly(t *testing.T) {
 				// released slots are free.
 				expectMsg(t, c, 5, next)
 				next++
-				autoFlushed := *r.headWord() == uint64(next)
+				autoFlushed := *r.headWord() == 2*uint64(next)
 				if !autoFlushed && send(p, 5, seq) {
 					t.Fatalf("lap %d: claim succeeded before the consumer flushed", lap)
 				}
 				c.Flush()
-				if *r.headWord() != uint64(next) {
+				if *r.headWord() != 2*uint64(next) {
 					t.Fatalf("head %d after Flush, consumer at %d", *r.headWord(), next)
 				}
 				if !send(p, 5, seq) {
@@ -391,7 +434,7 @@ func TestReleaseFlushesEveryQuarterLap(t *testing.T) {
 	for i := range capacity {
 		expectMsg(t, c, 1, i)
 		head := *r.headWord()
-		if want := uint64(i+1) / 16 * 16; head != want {
+		if want := 2 * (uint64(i+1) / 16 * 16); head != want {
 			t.Fatalf("after %d releases head is %d, want %d", i+1, head, want)
 		}
 	}
@@ -404,8 +447,8 @@ func TestReleaseFlushesEveryQuarterLap(t *testing.T) {
 func ringNear(t *testing.T, capacity int, start uint64) (*testRing, *Consumer) {
 	t.Helper()
 	r := newTestRing(capacity, 6)
-	*r.tailWord() = start - uint64(capacity)
-	*r.headWord() = start - uint64(capacity)
+	*r.tailWord() = start - 2*uint64(capacity)
+	*r.headWord() = start - 2*uint64(capacity)
 	var ann atomic.Uint64
 	prev := r.NewProducer(54321, &ann)
 	c := NewConsumer(r.Ring)
@@ -424,12 +467,12 @@ func ringNear(t *testing.T, capacity int, start uint64) (*testRing, *Consumer) {
 	return r, c
 }
 
-// Slot words carry the position modulo a power of two (2^39 or 2^40): a
-// ring whose counters cross such a power keeps working, full and empty
-// detection included.
+// Control words carry the position modulo 2^36, announcements modulo
+// 2^38: a ring whose counters cross such a power keeps working, full and
+// empty detection included. (Full records only: positions stay even.)
 func TestSequenceWrap(t *testing.T) {
-	for _, start := range []uint64{1<<39 - 1, 1<<39 - 3, 1<<40 - 1, 1<<40 - 3, 1<<40 - 100, 1<<41 - 2, 1<<63 - 5} {
-		for _, capacity := range []int{1, 4} {
+	for _, start := range []uint64{1<<36 - 2, 1<<36 - 4, 1<<38 - 2, 1<<38 - 4, 1<<38 - 100, 1<<41 - 2, 1<<63 - 6} {
+		for _, capacity := range []int{2, 4} {
 			t.Run(fmt.Sprintf("%#x/%d", start, capacity), func(t *testing.T) {
 				r, c := ringNear(t, capacity, start)
 				var ann atomic.Uint64
@@ -438,18 +481,18 @@ func TestSequenceWrap(t *testing.T) {
 				for lap := range 100 {
 					for range capacity {
 						if c.Ready() != (next < seq) {
-							t.Fatalf("lap %d: position %#x ready %v with %d messages outstanding", lap, start+uint64(next), c.Ready(), seq-next)
+							t.Fatalf("lap %d: position %#x ready %v with %d messages outstanding", lap, start+2*uint64(next), c.Ready(), seq-next)
 						}
 						if !send(p, 9, seq) {
-							t.Fatalf("lap %d: claim at %#x failed", lap, start+uint64(seq))
+							t.Fatalf("lap %d: claim at %#x failed", lap, start+2*uint64(seq))
 						}
 						seq++
-						if ann.Load() != r.announce(start+uint64(seq)-1) {
+						if ann.Load() != r.announce(start+2*uint64(seq)-2)|annLong {
 							t.Fatalf("announcement %#x", ann.Load())
 						}
 					}
 					if send(p, 9, seq) {
-						t.Fatalf("lap %d: claim succeeded on a full ring at %#x", lap, start+uint64(seq))
+						t.Fatalf("lap %d: claim succeeded on a full ring at %#x", lap, start+2*uint64(seq))
 					}
 					for next < seq {
 						expectMsg(t, c, 9, next)
@@ -460,8 +503,8 @@ func TestSequenceWrap(t *testing.T) {
 						t.Fatalf("lap %d: not empty after draining", lap)
 					}
 				}
-				if *r.tailWord() != start+uint64(seq) {
-					t.Fatalf("tail %#x, want %#x", *r.tailWord(), start+uint64(seq))
+				if *r.tailWord() != start+2*uint64(seq) {
+					t.Fatalf("tail %#x, want %#x", *r.tailWord(), start+2*uint64(seq))
 				}
 			})
 		}
@@ -473,26 +516,26 @@ func TestSequenceWrap(t *testing.T) {
 // (position 2^k-1): a ring is only ever there after 2^k messages, but
 // its slots' zero must not depend on that.
 func TestUntouchedSlotNotReadyAtWrap(t *testing.T) {
-	for k := 36; k <= 44; k++ {
-		for _, capacity := range []int{1, 4} {
+	for k := 34; k <= 44; k++ {
+		for _, capacity := range []int{2, 4} {
 			r := newTestRing(capacity, 2)
 			start := uint64(1)<<k - 1
 			*r.tailWord() = start
 			*r.headWord() = start
 			c := NewConsumer(r.Ring)
-			for i := range capacity {
+			for i := range 2 * capacity {
 				if c.Ready() {
 					t.Fatalf("zeroed ring of %d at %#x (+%d): an untouched slot is ready", capacity, start, i)
 				}
 				if _, _, ok := c.Peek(); ok {
 					t.Fatalf("zeroed ring at %#x (+%d): peek returned an untouched slot", start, i)
 				}
-				// Move on by a dead claim, leaving the slot untouched.
+				// Move on by a dead short claim, leaving the unit untouched.
 				var ann atomic.Uint64
-				if _, ok := r.NewProducer(1, &ann).TryClaim(); !ok {
+				if _, ok := r.NewProducer(1, &ann).TryClaimShort(); !ok {
 					t.Fatal("claim failed")
 				}
-				c.Skip()
+				c.Skip(ann.Load())
 			}
 		}
 	}
@@ -509,7 +552,7 @@ func TestMultiProducer(t *testing.T) {
 	for _, tc := range []struct{ producers, per, capacity int }{
 		{6, 20000, 16},
 		{4, 20000, 2},
-		{3, 5000, 1},
+		{3, 5000, 2},
 	} {
 		t.Run(fmt.Sprintf("%dx%d/cap%d", tc.producers, tc.per, tc.capacity), func(t *testing.T) {
 			multiProducer(t, tc.producers, tc.per, tc.capacity)
@@ -527,9 +570,9 @@ func multiProducer(t *testing.T, producers, per, capacity int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p := r.NewProducer(id+100, &anns[id*8])
+			p := r.NewProducer(mixedBase+id, &anns[id*8])
 			for seq := 0; seq < per && !stop.Load(); {
-				if send(p, id+100, seq) {
+				if sendMixed(p, mixedBase+id, seq) {
 					seq++
 					sent[id].Store(int64(seq))
 				} else {
@@ -556,7 +599,7 @@ func multiProducer(t *testing.T, producers, per, capacity int) {
 			runtime.Gosched()
 			continue
 		}
-		q := id - 100
+		q := id - mixedBase
 		if q < 0 || q >= producers {
 			t.Fatalf("message from unknown producer %d", id)
 		}
@@ -572,8 +615,8 @@ func multiProducer(t *testing.T, producers, per, capacity int) {
 	if c.Ready() || c.Claimed() {
 		t.Fatal("ring not empty after every message")
 	}
-	if tail := *r.tailWord(); tail != uint64(producers*per) {
-		t.Fatalf("tail %d, want %d", tail, producers*per)
+	if tail := *r.tailWord(); tail != c.pos {
+		t.Fatalf("tail %d, consumer at %d", tail, c.pos)
 	}
 }
 
@@ -633,8 +676,8 @@ func TestSkipDeadClaimer(t *testing.T) {
 	if c.Announced(otherAnn.Load()) {
 		t.Fatalf("an announcement of ring 4 position 1 (%#x) matched ring 3 position 1", otherAnn.Load())
 	}
-	c.Skip()
-	if *r.headWord() != 2 {
+	c.Skip(deadAnn.Load())
+	if *r.headWord() != 4 {
 		t.Fatalf("Skip did not publish the consumer's position: head %d", *r.headWord())
 	}
 	expectMsg(t, c, 2, 1)
@@ -690,14 +733,16 @@ func TestSkipPatterns(t *testing.T) {
 			if c.Announced(liveAnn.Load()) {
 				t.Fatal("stuck at a position the live producer announces")
 			}
-			found := false
+			var ann uint64
 			for i := range nDead {
-				found = found || c.Announced(deadAnns[i].Load())
+				if v := deadAnns[i].Load(); c.Announced(v) {
+					ann = v
+				}
 			}
-			if !found {
+			if ann == 0 {
 				t.Fatal("a claimed, unpublished position announced by nobody")
 			}
-			c.Skip()
+			c.Skip(ann)
 			skipped++
 		}
 	}
@@ -950,4 +995,130 @@ func BenchmarkProducerConsumerGoroutines(b *testing.B) {
 		}
 	}
 	<-done
+}
+
+// Two short records share a line; a full record claimed at an odd
+// position goes behind a pad, which the consumer passes over.
+func TestShortRecordsAndPads(t *testing.T) {
+	r := newTestRing(4, 1)
+	var ann atomic.Uint64
+	id := mixedBase + 2 // isShort(id, 0) and (id, 3) hold, (id, 1) and (id, 2) do not
+	if !isShort(id, 0) || isShort(id, 1) || isShort(id, 2) || !isShort(id, 3) {
+		t.Fatal("test setup: isShort changed")
+	}
+	p := r.NewProducer(id, &ann)
+	c := NewConsumer(r.Ring)
+	for seq, wantTail := range []uint64{1, 4, 6, 7} {
+		if !sendMixed(p, id, seq) {
+			t.Fatalf("claim %d failed", seq)
+		}
+		if *r.tailWord() != wantTail {
+			t.Fatalf("after message %d the tail is %d, want %d", seq, *r.tailWord(), wantTail)
+		}
+	}
+	if v := *r.slotWord(0)>>formShift&formMask | *r.slotWord(1)>>formShift&formMask<<4; v != formShort|formPad<<4 {
+		t.Fatalf("units 0 and 1: forms %#x, want a short record and a pad", v)
+	}
+	for seq := range 4 {
+		expectMsg(t, c, id, seq)
+	}
+	if c.Ready() || c.Claimed() || c.pos != 7 {
+		t.Fatalf("consumer at %d after the last message, ready %v", c.pos, c.Ready())
+	}
+}
+
+// A full record's guard word (the first word of its second unit, payload
+// bytes 24..31) is an odd position's control word in other laps. Even
+// when its payload there is exactly the control word a later short
+// record at that position will have, the consumer must not take it for
+// one, and the payload must still arrive intact.
+func TestGuardWordNeverReadAsControl(t *testing.T) {
+	const capacity = 2 // four units
+	r := newTestRing(capacity, 1)
+	var ann atomic.Uint64
+	const id = 7
+	p := r.NewProducer(id, &ann)
+	c := NewConsumer(r.Ring)
+	// Lap 0: full records at units 0 and 2, whose guard words forge the
+	// short records of lap 1 at units 5 and 7.
+	for _, pos := range []uint64{0, 2} {
+		cl, ok := p.TryClaim()
+		if !ok {
+			t.Fatal("claim failed")
+		}
+		b := payload(cl.Payload())
+		for i := range b {
+			b[i] = byte(i)
+		}
+		forged := p.control(pos+1+2*capacity, formShort)
+		*(*uint64)(unsafe.Pointer(&b[guardOff-8])) = forged
+		cl.Publish()
+		_, got, short, ok := c.PeekRecord()
+		if !ok || short {
+			t.Fatalf("full record at %d: ok %v short %v", pos, ok, short)
+		}
+		if g := *(*uint64)(unsafe.Add(got, guardOff-8)); g != forged {
+			t.Fatalf("guard word arrived as %#x, want %#x", g, forged)
+		}
+		for i, v := range payload(got) {
+			if (i < guardOff-8 || i >= guardOff) && v != byte(i) {
+				t.Fatalf("payload byte %d is %#x", i, v)
+			}
+		}
+		c.Release()
+	}
+	// Lap 1: short records; each odd unit must stay unready until its
+	// own record is published.
+	for pos := uint64(4); pos < 8; pos++ {
+		if c.Ready() {
+			t.Fatalf("unit %d ready before anything was claimed there (word %#x)", pos, *r.slotWord(pos))
+		}
+		cl, ok := p.TryClaimShort()
+		if !ok {
+			t.Fatal("short claim failed")
+		}
+		if c.Ready() {
+			t.Fatalf("unit %d ready while claimed and unpublished", pos)
+		}
+		*(*uint64)(cl.Payload()) = pos
+		cl.Publish()
+		_, got, short, ok := c.PeekRecord()
+		if !ok || !short || *(*uint64)(got) != pos {
+			t.Fatalf("short record at %d: ok %v short %v", pos, ok, short)
+		}
+		c.Release()
+	}
+}
+
+// A producer that dies holding a full record claimed at an odd position
+// (a pad and the record) is skipped whole, and the live producer's
+// messages after it arrive.
+func TestSkipDeadClaimBehindPad(t *testing.T) {
+	r := newTestRing(8, 2)
+	var liveAnn, deadAnn atomic.Uint64
+	live := r.NewProducer(1, &liveAnn)
+	dead := r.NewProducer(2, &deadAnn)
+	c := NewConsumer(r.Ring)
+	cl, ok := live.TryClaimShort()
+	if !ok {
+		t.Fatal("claim failed")
+	}
+	*(*uint64)(cl.Payload()) = 11
+	cl.Publish()
+	if _, ok := dead.TryClaim(); !ok { // units 1 (pad) to 3
+		t.Fatal("claim failed")
+	}
+	send(live, 1, 0) // units 4 and 5
+	if _, p, short, ok := c.PeekRecord(); !ok || !short || *(*uint64)(p) != 11 {
+		t.Fatal("first short record")
+	}
+	c.Release()
+	if c.Ready() || !c.Claimed() || !c.Announced(deadAnn.Load()) || c.Announced(liveAnn.Load()) {
+		t.Fatalf("at unit %d: ready %v claimed %v, dead announces %#x", c.pos, c.Ready(), c.Claimed(), deadAnn.Load())
+	}
+	c.Skip(deadAnn.Load())
+	if c.pos != 4 {
+		t.Fatalf("skip of a padded full claim at 1 moved the consumer to %d, want 4", c.pos)
+	}
+	expectMsg(t, c, 1, 0)
 }

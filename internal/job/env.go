@@ -49,6 +49,11 @@ const (
 	EnvChunkSize = "SHMPI_CHUNK_SIZE"
 	// EnvChunkCount: read by launchers, the number of chunks per rank.
 	EnvChunkCount = "SHMPI_CHUNK_COUNT"
+	// EnvFenceSends: "1" makes this rank fence between publishing a
+	// message and reading the receiver's doorbell even where the
+	// kernel's global membarrier makes that fence unnecessary (to
+	// measure what it costs).
+	EnvFenceSends = "SHMPI_FENCE_SENDS"
 	// EnvKill: fault injection, read by every rank at Init: a comma-
 	// separated list of RANK@DURATION (SIGKILL that long after Init) and
 	// RANK@op=N (SIGKILL at the N-th entry into the engine, that is

@@ -1,0 +1,47 @@
+package shm
+
+import "golang.org/x/sys/unix"
+
+// membarrier(2) commands (linux/membarrier.h).
+const (
+	membarrierQuery                    = 0
+	membarrierGlobalExpedited          = 1 << 1
+	membarrierRegisterGlobalExpedited  = 1 << 2
+	membarrierPrivateExpedited         = 1 << 3
+	membarrierRegisterPrivateExpedited = 1 << 4
+)
+
+func membarrier(cmd int) error {
+	if _, _, errno := unix.Syscall(unix.SYS_MEMBARRIER, uintptr(cmd), 0, 0); errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// RegisterPrivateBarrier registers this process for PrivateBarrier. It
+// reports whether the kernel allows it.
+func RegisterPrivateBarrier() bool { return membarrier(membarrierRegisterPrivateExpedited) == nil }
+
+// PrivateBarrier makes every running thread of this process execute a
+// full memory barrier before it returns.
+func PrivateBarrier() { membarrier(membarrierPrivateExpedited) }
+
+// HaveGlobalBarrier reports whether the kernel has GlobalBarrier.
+func HaveGlobalBarrier() bool {
+	mask, _, errno := unix.Syscall(unix.SYS_MEMBARRIER, membarrierQuery, 0, 0)
+	return errno == 0 && mask&membarrierGlobalExpedited != 0
+}
+
+// RegisterGlobalBarrier registers this process as a target of
+// GlobalBarrier. It reports whether the kernel allows it: only then may
+// the process leave out the fences that GlobalBarrier stands in for.
+func RegisterGlobalBarrier() bool { return membarrier(membarrierRegisterGlobalExpedited) == nil }
+
+// GlobalBarrier makes every running thread of every process registered
+// with RegisterGlobalBarrier execute a full memory barrier before it
+// returns: a store such a thread made before is then visible, and a load
+// it makes after sees what the caller stored before the call. It is the
+// heavy half of an asymmetric Dekker pair whose light half (a store then
+// a load, no fence) runs on every message (ranks' sleep protocol). About
+// 0.3 µs here (2026-11-25, 2 vCPUs, a registered peer spinning).
+func GlobalBarrier() error { return membarrier(membarrierGlobalExpedited) }
