@@ -272,6 +272,9 @@ func (e *engine) recvFast(c *Comm, p unsafe.Pointer, n, esize, src, tag int, st 
 			// PAUSE spares the pipeline flush that leaving a tight load
 			// loop costs when the line changes (osu_latency shows it).
 			spin.Pause()
+			if i&63 == 63 {
+				offerP()
+			}
 			continue
 		}
 		kind := (*desc)(d).kind
