@@ -85,7 +85,7 @@ func TestRequestFreedPendingSend(t *testing.T) {
 }
 
 // In steady state Isend/Irecv/Wait allocate only their 16-byte handles,
-// in blocks of 256: fresh memory is what costs (page faults).
+// in blocks of 1024: fresh memory is what costs (page faults).
 func TestRequestAllocs(t *testing.T) {
 	c0, c1 := twoEngines(t)
 	buf := make([]byte, 8)
