@@ -15,7 +15,8 @@
 # default level (ThreadMultiple), and the same loop against the system MPI
 # if mpicc and mpirun are installed (benchmarks/ref/osu_latency.c), each
 # between two hand-offs; then osu_bw at 1 to 64 B and the 1-byte message
-# rate (osu_mbw_mr, one pair), ours and the system MPI's; and once,
+# rate (osu_mbw_mr, one pair; 1,000 and 20,000 windows of 64), ours and
+# the system MPI's; and once,
 # line_protocols with 0 and 20 ns of work between receive and reply. With
 # -json it prints every run and the summary as one JSON object, for
 # plotting (small_messages: bandwidth in MB/s, rate in messages/s).
@@ -62,9 +63,11 @@ for r in $(seq "$ROUNDS"); do
 	fi
 	bin/shmrun -n 2 bin/osu_bw -m 1:64 | awk '$1 ~ /^[0-9]+$/ {print "ours_bw", $1, $2}' >>"$tmp/bw"
 	bin/shmrun -n 2 bin/osu_mbw_mr -m 1:1 -i 1000 | awk '$1==1 {print "ours_rate", 1, $3}' >>"$tmp/bw"
+	bin/shmrun -n 2 bin/osu_mbw_mr -m 1:1 -i 20000 | awk '$1==1 {print "ours_rate20k", 1, $3}' >>"$tmp/bw"
 	if [ "$ompi" = 1 ]; then
 		run_mpi "$tmp/ompi_bw" 1 64 | awk '$1 ~ /^[0-9]+$/ && $1 >= 1 {print "ompi_bw", $1, $2}' >>"$tmp/bw"
 		run_mpi "$tmp/ompi_mbw" 1 1 1000 | awk '$1==1 {print "ompi_rate", 1, $3}' >>"$tmp/bw"
+		run_mpi "$tmp/ompi_mbw" 1 1 20000 | awk '$1==1 {print "ompi_rate20k", 1, $3}' >>"$tmp/bw"
 	fi
 	log "round $r done"
 done
@@ -107,7 +110,7 @@ if [ "$JSON" = 1 ]; then
 	done
 	printf '],\n "small_messages": ['
 	first=1
-	for k in ours_bw ompi_bw ours_rate ompi_rate; do
+	for k in ours_bw ompi_bw ours_rate ompi_rate ours_rate20k ompi_rate20k; do
 		for s in 1 2 4 8 16 32 64; do
 			v=$(bwmed "$k" "$s")
 			[ "$v" = "-" ] && continue
@@ -140,7 +143,8 @@ for s in 1 2 4 8 16 32 64; do
 	printf "%6s %12s %12s\n" "$s" "$(bwmed ours_bw "$s")" "$(bwmed ompi_bw "$s")"
 done
 echo
-echo "osu_mbw_mr, 1 pair, 1 B (messages/s, median over rounds): ours $(bwmed ours_rate 1), system MPI $(bwmed ompi_rate 1)"
+echo "osu_mbw_mr, 1 pair, 1 B (messages/s, median over rounds), 1,000 windows: ours $(bwmed ours_rate 1), system MPI $(bwmed ompi_rate 1)"
+echo "  20,000 windows (past the first garbage collection): ours $(bwmed ours_rate20k 1), system MPI $(bwmed ompi_rate20k 1)"
 echo
 echo "line_protocols, one-way ns with work between receive and reply (two pinned threads):"
 printf "%6s %8s %9s %8s %8s %12s\n" work work_ns handoff box rings handoff_0
