@@ -74,6 +74,7 @@ type engine struct {
 	chunkHint int
 
 	// Streaming detection for short records (streamsTo).
+	doubles  bool   // inboxes are large enough for double records
 	rx       uint64 // inbox messages handled so far
 	rxAtSend uint64 // rx at the last small send
 	lastDest int    // world rank of the last small send, or -1
@@ -238,6 +239,7 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	}
 	e.db = e.dbs[me]
 	e.lastDest = -1
+	e.doubles = lay.InboxSlots >= 4 // a double record may need 7 units
 	e.csz = lay.ChunkSize
 	e.eager = e.csz
 	if v, err := strconv.Atoi(os.Getenv(job.EnvEagerMax)); err == nil && v >= 0 {

@@ -77,7 +77,7 @@ func (e *engine) trySend(r *request) bool {
 	n := r.nbytes
 	var kind uint8
 	switch {
-	case n <= inlineMax:
+	case n <= inlineMax || n <= doubleMax && e.doubles:
 		kind = kInline
 	case n <= e.eager:
 		kind = kChunk
@@ -138,7 +138,14 @@ func (e *engine) trySend(r *request) bool {
 		e.complete(r, nil)
 		return true
 	}
-	cl, ok := e.prods[w].TryClaim()
+	double := kind == kInline && n > inlineMax
+	var cl ring.Claimed
+	var ok bool
+	if double {
+		cl, ok = e.prods[w].TryClaimDouble()
+	} else {
+		cl, ok = e.prods[w].TryClaim()
+	}
 	if !ok {
 		if hs >= 0 {
 			e.freeHS(hs)
@@ -154,8 +161,8 @@ func (e *engine) trySend(r *request) bool {
 		flags = fSync
 	}
 	writeDesc(d, r.c.ctx, r.tag, kind, flags, max(hs, 0), gen)
-	clearGuard(d)
-	hi := false
+	clearGuards(d, double)
+	var hi uint64
 	switch kind {
 	case kInline:
 		(*desc)(d).len = uint32(n)
@@ -190,28 +197,38 @@ func (e *engine) trySend(r *request) bool {
 	return true
 }
 
-// The guard word of a full inbox record (ring.GuardOffset) holds bytes
-// 4 to 11 of a descriptor's data. The hot paths keep its bit 63 clear
-// themselves rather than let the ring load it back (ring.PublishGuarded):
-// clearGuard zeroes the word before the data go in, so that bytes a
-// short message leaves unwritten are not stale, and guardData moves the
-// top bit of the data byte that lands last in the word out of it.
-const guardData11 = int(ring.GuardOffset + 7 - dData) // 11: that data byte
+// The guard words of a full inbox record (ring.GuardOffset; a double
+// record has three, ring.GuardStride apart) hold bytes 4 to 11 (and 36 to
+// 43, 68 to 75) of a descriptor's data. The hot paths keep their bit 63
+// clear themselves rather than let the ring load them back
+// (ring.PublishGuarded): clearGuards zeroes the words before the data go
+// in, so that bytes a short message leaves unwritten are not stale, and
+// guardData moves the top bit of the data byte that lands last in each
+// word out of it.
+const (
+	guardData11 = int(ring.GuardOffset + 7 - dData) // 11: guard 0's top data byte
+	guardStride = ring.GuardStride
+)
 
-func clearGuard(d unsafe.Pointer) { *(*uint64)(unsafe.Add(d, ring.GuardOffset)) = 0 }
+func clearGuards(d unsafe.Pointer, double bool) {
+	*(*uint64)(unsafe.Add(d, ring.GuardOffset)) = 0
+	if double {
+		*(*uint64)(unsafe.Add(d, ring.GuardOffset+guardStride)) = 0
+		*(*uint64)(unsafe.Add(d, ring.GuardOffset+2*guardStride)) = 0
+	}
+}
 
 // guardData runs after n bytes from src were copied to d's data; it
-// reports the bit it cleared.
-func guardData(d, src unsafe.Pointer, n int) bool {
-	if n <= guardData11 {
-		return false
+// reports the bits it cleared, bit k for guard word k.
+func guardData(d, src unsafe.Pointer, n int) uint64 {
+	var hi uint64
+	for k, at := 0, guardData11; at < n; k, at = k+1, at+guardStride {
+		if b := *(*byte)(unsafe.Add(src, at)); b&0x80 != 0 {
+			*(*byte)(unsafe.Add(d, int(dData)+at)) = b &^ 0x80
+			hi |= 1 << k
+		}
 	}
-	b := *(*byte)(unsafe.Add(src, guardData11))
-	if b&0x80 == 0 {
-		return false
-	}
-	*(*byte)(unsafe.Add(d, int(dData)+guardData11)) = b &^ 0x80
-	return true
+	return hi
 }
 
 // writeShort fills a short record with a message of n <= shortMax bytes
@@ -353,7 +370,7 @@ func (e *engine) sendInline(c *Comm, w int, p unsafe.Pointer, n, tag int) bool {
 	d := cl.Payload()
 	writeDesc(d, c.ctx, tag, kInline, 0, 0, 0)
 	(*desc)(d).len = uint32(n)
-	clearGuard(d)
+	clearGuards(d, false)
 	copySmall(unsafe.Add(d, dData), p, n)
 	// A plain store: the caller's unlock is the fence that must come
 	// between it and the doorbell check (ringAfterUnlock).
@@ -482,7 +499,7 @@ func (e *engine) chunkPtr(r, k int) unsafe.Pointer {
 	return e.t.Chunk(r, k)
 }
 
-// copySmall copies n <= inlineMax bytes without a call: whole words, then
+// copySmall copies n <= doubleMax bytes without a call: whole words, then
 // the tail bytes. It touches exactly n bytes of dst and of src, so either
 // may be a user's buffer ending at a page boundary.
 func copySmall(dst, src unsafe.Pointer, n int) {

@@ -96,10 +96,11 @@ func sleepyPingPong(r *ranktest.R, rounds int) {
 }
 
 // Every byte of small messages arrives, whatever its value: bursts that
-// mix short and full inbox records over many laps of the inbox, every
-// length from 0 to 40 (inline, short, and the first chunk sizes), bytes
-// with the top bit set where a full record keeps its guard word (data
-// byte 11), through blocking and nonblocking sends.
+// mix short, full and double inbox records over many laps of the inbox,
+// every length from 0 to 110 (short, full and double records, and the
+// first chunk sizes), bytes with the top bit set where records keep
+// their guard words (data bytes 11, 43 and 75), through blocking and
+// nonblocking sends.
 func TestSmallMessageBytesIntact(t *testing.T) {
 	ranktest.Run(t, 2, func(r *ranktest.R) {
 		c := r.Comm
@@ -111,12 +112,13 @@ func TestSmallMessageBytesIntact(t *testing.T) {
 				}
 			}
 		}
-		want := make([]byte, 40)
-		got := make([]byte, 40)
+		const maxLen = 110
+		want := make([]byte, maxLen)
+		got := make([]byte, maxLen)
 		for round := range 60 {
 			if r.Rank == 0 {
 				var reqs []*ranks.Request
-				for n := range 41 {
+				for n := range maxLen + 1 {
 					b := make([]byte, n)
 					fill(b, round, n)
 					if n%2 == 0 {
@@ -132,7 +134,7 @@ func TestSmallMessageBytesIntact(t *testing.T) {
 				r.Check(err, "recv ack")
 				continue
 			}
-			for n := range 41 {
+			for n := range maxLen + 1 {
 				fill(want[:n], round, n)
 				st, err := ranks.Recv(c, got, 0, n)
 				r.Check(err, "recv")

@@ -154,6 +154,9 @@ const (
 	shortMax = ring.ShortPayloadSize - 12 // 12 bytes
 
 	inlineMax = ring.PayloadSize - 20 // 36 bytes
+	// doubleMax is the largest message inline in a double record (two
+	// lines): the descriptor's data runs on past the struct.
+	doubleMax = ring.DoublePayloadSize - 20 // 100 bytes
 
 	kInline = 1
 	kChunk  = 2

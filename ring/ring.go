@@ -61,56 +61,73 @@ const MaxProducer = 1<<24 - 1
 const MaxRing = 1<<24 - 1
 
 // Records. A full record is two units starting at an even position: a
-// whole slot, its control word first, then PayloadSize bytes. A short
-// record is one unit at any position: control word, then
-// ShortPayloadSize bytes. Two short records share a line, so a consumer
-// that is behind reads two messages per line it fetches. A full record
-// claimed at an odd position is preceded by a pad unit, which the
-// consumer passes over.
+// whole slot, its control word first, then PayloadSize bytes. A double
+// record is four units (two lines) starting at an even position, with
+// DoublePayloadSize bytes. A short record is one unit at any position:
+// control word, then ShortPayloadSize bytes. Two short records share a
+// line, so a consumer that is behind reads two messages per line it
+// fetches. A full or double record starts at an even position, and a
+// double one does not wrap around the ring's end; a pad of one to three
+// units, which the consumer passes over, fills the gap before it.
 //
 // Only control words are ever read as such, and a consumer must never
-// take stale bytes for one: an odd position is a short or pad record's
-// control word in one lap and the middle of a full record (payload bytes
-// 24..31, the guard word) in another. So a full record's guard word has
-// bit 63 clear when published (Publish moves that bit into the control
-// word's hiBit, and Peek puts it back in a private copy), and every
-// published control word has bit 63 set.
+// take stale bytes for one: any position is a record's control word in
+// one lap and may be inside a full or double record in another (payload
+// bytes 24..31, 56..63 or 88..95: the guard words, the first words of the
+// record's later units). So guard words have bit 63 clear when published
+// (the writer moves those bits into the control word's hi bits, and Peek
+// puts them back in a private copy), and every published control word
+// has bit 63 set.
 //
 // Control word (uint64):
 //
 //	bits  0..23  producer id
-//	bits 24..25  form: formFull, formShort or formPad
-//	bit  26      hiBit: bit 63 of the guard word (full records)
-//	bits 27..62  the record's position plus one, modulo 2^36
+//	bits 24..25  form: formFull, formShort, formPad or formDouble
+//	bits 26..28  hi bits: bit 63 of guard words 0, 1 and 2
+//	bits 29..62  the record's position plus one, modulo 2^34
 //	bit  63      set once the record has been written
 //
 // Zero means never written; bit 63 keeps a position whose sequence wraps
 // to zero from looking like an untouched slot. Positions themselves are
-// 64-bit counters; comparing them modulo 2^36 is exact because a unit is
+// 64-bit counters; comparing them modulo 2^34 is exact because a unit is
 // reused every 2*capacity positions.
 const (
-	seqShift  = 27
-	seqMask   = 1<<36 - 1
-	idMask    = 1<<24 - 1
-	formShift = 24
-	formMask  = 3
-	formFull  = 0
-	formShort = 1
-	formPad   = 2
-	hiBit     = 1 << 26
-	written   = 1 << 63
-	guardOff  = UnitSize // the guard word's offset in a full record's slot
+	seqShift   = 29
+	seqMask    = 1<<34 - 1
+	idMask     = 1<<24 - 1
+	formShift  = 24
+	formMask   = 3
+	formFull   = 0
+	formShort  = 1
+	formPad    = 2
+	formDouble = 3
+	hiShift    = 26
+	hiBit      = 1 << hiShift // guard word 0's
+	hiMask     = 7 << hiShift
+	written    = 1 << 63
+	guardOff   = UnitSize // guard word k is at guardOff*(k+1) from the control word
+)
+
+// Record sizes in units, as claims name them.
+const (
+	sizeShort  = 1
+	sizeFull   = 2
+	sizeDouble = 4
 )
 
 // Announcement word: bit 63 set when it announces anything, the ring id
-// in bits 39..62, annLong (bit 38) when the claim is a full record (with
-// its pad if the position is odd), the claim's first position (mod 2^38)
-// in bits 0..37. Zero, as in fresh shared memory, announces nothing.
+// in bits 39..62, the claim's size (annShort, annFull or annDouble) in
+// bits 37..38 (a full or double claim at an odd position includes its
+// pad), the claim's first position (mod 2^37) in bits 0..36. Zero, as in
+// fresh shared memory, announces nothing.
 const (
 	annValid   = 1 << 63
 	annRingPos = 39
-	annLong    = 1 << 38
-	annPosMask = 1<<38 - 1
+	annSizePos = 37
+	annFull    = 1 << annSizePos
+	annDouble  = 2 << annSizePos
+	annSizes   = 3 << annSizePos
+	annPosMask = 1<<annSizePos - 1
 )
 
 // Bytes returns the size of a ring with capacity slots.
@@ -187,29 +204,34 @@ func (r *Ring) NewProducer(id int, ann *atomic.Uint64) *Producer {
 type Claimed struct {
 	word *atomic.Uint64 // the record's control word
 	ctl  uint64         // its published value
-	pad  *atomic.Uint64 // the pad unit before a full record, or nil
+	pad  *atomic.Uint64 // the pad before a full or double record, or nil
 	padV uint64
 }
 
 // Payload is the record's payload: PayloadSize bytes for a full record,
-// ShortPayloadSize for a short one.
+// DoublePayloadSize for a double one, ShortPayloadSize for a short one.
 func (c Claimed) Payload() unsafe.Pointer { return unsafe.Add(unsafe.Pointer(c.word), 8) }
 
-// GuardOffset is where a full record's guard word starts in its
-// payload (the first word of the record's second unit).
-const GuardOffset = guardOff - 8
+// DoublePayloadSize is what a double record carries after its control
+// word.
+const DoublePayloadSize = 2*SlotSize - 8
+
+// GuardOffset is where a full or double record's first guard word
+// starts in its payload (the first word of the record's second unit);
+// a double record's others start GuardStride and 2*GuardStride later.
+const (
+	GuardOffset = guardOff - 8
+	GuardStride = UnitSize
+)
 
 // PublishGuarded is Publish for a writer that kept bit 63 of the guard
-// word clear itself (payload bytes GuardOffset to GuardOffset+7, the
-// last of them with its top bit clear); hi is that bit's true value,
-// which the consumer puts back. Publish must load the byte to clear it,
-// and a load of a line being written costs the publish a wait (8-byte
-// osu_latency: 15 ns).
-func (c Claimed) PublishGuarded(hi bool) {
-	v := c.ctl
-	if hi {
-		v |= hiBit
-	}
+// words clear itself (for guard k, payload bytes GuardOffset+k*GuardStride
+// to +7, the last of them with its top bit clear); bit k of hi is guard
+// k's true bit, which the consumer puts back. Publish must load the bytes
+// to clear them, and a load of a line being written costs the publish a
+// wait (8-byte osu_latency: 15 ns).
+func (c Claimed) PublishGuarded(hi uint64) {
+	v := c.ctl | hi<<hiShift
 	spin.StoreRelease64((*uint64)(unsafe.Pointer(c.word)), v)
 	if c.pad != nil {
 		spin.StoreRelease64((*uint64)(unsafe.Pointer(c.pad)), c.padV)
@@ -217,11 +239,8 @@ func (c Claimed) PublishGuarded(hi bool) {
 }
 
 // PublishGuardedFence is PublishGuarded with PublishFence's ordering.
-func (c Claimed) PublishGuardedFence(hi bool) {
-	v := c.ctl
-	if hi {
-		v |= hiBit
-	}
+func (c Claimed) PublishGuardedFence(hi uint64) {
+	v := c.ctl | hi<<hiShift
 	if c.pad == nil {
 		c.word.Store(v)
 		return
@@ -237,14 +256,27 @@ func (c Claimed) PublishGuardedFence(hi bool) {
 // from the store buffer and would wait for them to reach the cache.
 func (c Claimed) seal() uint64 {
 	v := c.ctl
-	if v>>formShift&formMask == formFull {
-		g := (*uint8)(unsafe.Add(unsafe.Pointer(c.word), guardOff+7))
+	n := guards(v)
+	for k := range n {
+		g := (*uint8)(unsafe.Add(unsafe.Pointer(c.word), guardOff*(k+1)+7))
 		if *g&0x80 != 0 {
 			*g &^= 0x80
-			v |= hiBit
+			v |= hiBit << k
 		}
 	}
 	return v
+}
+
+// guards is the number of guard words of the record whose control word
+// is v.
+func guards(v uint64) int {
+	switch v >> formShift & formMask {
+	case formFull:
+		return 1
+	case formDouble:
+		return 3
+	}
+	return 0
 }
 
 // Publish hands the record to the consumer. It is a release store; a
@@ -281,17 +313,27 @@ func (c Claimed) publishPadFence() {
 // The announcement is written before each attempt and withdrawn after a
 // failed one: a producer that lost a position to another must not go on
 // naming it, or a consumer could never skip it should the winner die.
-func (p *Producer) TryClaim() (Claimed, bool) { return p.claim(true) }
+func (p *Producer) TryClaim() (Claimed, bool) { return p.claim(sizeFull) }
 
 // TryClaimShort claims a short record, as TryClaim does a full one.
-func (p *Producer) TryClaimShort() (Claimed, bool) { return p.claim(false) }
+func (p *Producer) TryClaimShort() (Claimed, bool) { return p.claim(sizeShort) }
 
-func (p *Producer) claim(long bool) (Claimed, bool) {
+// TryClaimDouble claims a double record, as TryClaim does a full one.
+// The ring must have a capacity of at least 4 slots (with its pads, a
+// double record may need 7 units); it panics otherwise.
+func (p *Producer) TryClaimDouble() (Claimed, bool) {
+	if p.r.mask < 7 {
+		panic("ring: a double record needs a capacity of at least 4")
+	}
+	return p.claim(sizeDouble)
+}
+
+func (p *Producer) claim(size uint64) (Claimed, bool) {
 	r := p.r
 	storeAnn(p.ann, 0) // after a failed TryClaimFast
 	for {
 		pos := r.tail.Load()
-		need := units(pos, long)
+		need := r.units(pos, size)
 		if pos+need-1-p.cached > r.mask {
 			p.cached = r.head.Load()
 			if pos+need-1-p.cached > r.mask {
@@ -303,9 +345,9 @@ func (p *Producer) claim(long bool) (Claimed, bool) {
 		}
 		// The announcement must be visible before the claim: the CAS is
 		// a full fence, so a plain release store ahead of it is enough.
-		storeAnn(p.ann, p.announcement(pos, long))
+		storeAnn(p.ann, p.announcement(pos, size))
 		if r.tail.CompareAndSwap(pos, pos+need) {
-			return p.claimed(pos, need), true
+			return p.claimed(pos, size, need), true
 		}
 		storeAnn(p.ann, 0)
 	}
@@ -314,47 +356,61 @@ func (p *Producer) claim(long bool) (Claimed, bool) {
 // TryClaimFast is TryClaim's common case: room known from the cached
 // head and no competing producer. If it fails, the caller must call
 // TryClaim, which withdraws the announcement this may have left.
-func (p *Producer) TryClaimFast() (Claimed, bool) { return p.claimFast(true) }
+func (p *Producer) TryClaimFast() (Claimed, bool) { return p.claimFast(sizeFull) }
 
 // TryClaimShortFast is TryClaimFast for a short record; after a failure
 // the caller must call TryClaimShort.
-func (p *Producer) TryClaimShortFast() (Claimed, bool) { return p.claimFast(false) }
+func (p *Producer) TryClaimShortFast() (Claimed, bool) { return p.claimFast(sizeShort) }
 
-func (p *Producer) claimFast(long bool) (Claimed, bool) {
+func (p *Producer) claimFast(size uint64) (Claimed, bool) {
 	r := p.r
 	pos := r.tail.Load()
-	need := units(pos, long)
+	need := r.units(pos, size)
 	if pos+need-1-p.cached <= r.mask {
-		storeAnn(p.ann, p.announcement(pos, long))
+		storeAnn(p.ann, p.announcement(pos, size))
 		if r.tail.CompareAndSwap(pos, pos+need) {
-			return p.claimed(pos, need), true
+			return p.claimed(pos, size, need), true
 		}
 	}
 	return Claimed{}, false // the slow path withdraws the announcement
 }
 
-// units is how many units a claim at pos takes: one for a short record,
-// two for a full one, three for a full one behind a pad.
-func units(pos uint64, long bool) uint64 {
-	if !long {
+// units is how many units a claim of a record of size units at pos
+// takes. A full or double record starts at an even position and does not
+// wrap around the ring's end (its payload is one stretch of memory), so
+// a pad of up to 3 units may come first.
+func (r *Ring) units(pos, size uint64) uint64 {
+	if size == sizeShort {
 		return 1
 	}
-	return 2 + pos&1
+	pad := pos & 1
+	if at := (pos + pad) & r.mask; at+size > r.mask+1 {
+		pad = r.mask + 1 - pos&r.mask // to the ring's start
+	}
+	return pad + size
 }
 
-// claimed is the claim of need units at pos.
-func (p *Producer) claimed(pos, need uint64) Claimed {
+// claimed is the claim of a record of size units at pos, need units in
+// all with its pad.
+func (p *Producer) claimed(pos, size, need uint64) Claimed {
 	r := p.r
 	spin.PrefetchWrite(unsafe.Pointer(r.word(pos + prefetchAhead)))
-	c := Claimed{}
-	switch need {
-	case 1:
-		c.word, c.ctl = r.word(pos), p.control(pos, formShort)
-	case 2:
-		c.word, c.ctl = r.word(pos), p.control(pos, formFull)
-	default:
-		c.pad, c.padV = r.word(pos), p.control(pos, formPad)
-		c.word, c.ctl = r.word(pos+1), p.control(pos+1, formFull)
+	if size == sizeDouble {
+		spin.PrefetchWrite(unsafe.Pointer(r.word(pos + prefetchAhead + 2)))
+	}
+	form := uint64(formFull)
+	switch size {
+	case sizeShort:
+		return Claimed{word: r.word(pos), ctl: p.control(pos, formShort)}
+	case sizeDouble:
+		form = formDouble
+	}
+	pad := need - size
+	at := pos + pad
+	c := Claimed{word: r.word(at), ctl: p.control(at, form)}
+	if pad > 0 {
+		// A pad's hi bits hold its length.
+		c.pad, c.padV = r.word(pos), p.control(pos, formPad)|pad<<hiShift
 	}
 	return c
 }
@@ -363,10 +419,13 @@ func (p *Producer) control(pos uint64, form uint64) uint64 {
 	return written | ((pos+1)&seqMask)<<seqShift | form<<formShift | p.id
 }
 
-func (p *Producer) announcement(pos uint64, long bool) uint64 {
+func (p *Producer) announcement(pos, size uint64) uint64 {
 	a := p.annTop | pos&annPosMask
-	if long {
-		a |= annLong
+	switch size {
+	case sizeFull:
+		a |= annFull
+	case sizeDouble:
+		a |= annDouble
 	}
 	return a
 }
@@ -395,8 +454,8 @@ type Consumer struct {
 	r         *Ring
 	pos       uint64
 	published uint64
-	size      uint64    // units of the record Peek returned
-	copy      [7]uint64 // a full record's payload with its guard bit restored
+	size      uint64     // units of the record Peek returned
+	copy      [15]uint64 // a record's payload with its guard bits restored
 }
 
 // NewConsumer starts reading r at its current head.
@@ -431,7 +490,7 @@ func (c *Consumer) PeekRecord() (id uint32, payload unsafe.Pointer, short, ok bo
 	if v>>seqShift != expect(h) {
 		return 0, nil, false, false
 	}
-	f := v & (formMask<<formShift | hiBit)
+	f := v & (formMask<<formShift | hiMask)
 	if f > formShort<<formShift {
 		return c.peekRare(v)
 	}
@@ -439,23 +498,36 @@ func (c *Consumer) PeekRecord() (id uint32, payload unsafe.Pointer, short, ok bo
 	return uint32(v & idMask), unsafe.Add(unsafe.Pointer(w), 8), f != 0, true
 }
 
-// peekRare is PeekRecord at a pad, or at a full record whose guard bit
-// the producer moved into the control word v.
+// peekRare is PeekRecord at a pad, at a double record, or at a full one
+// whose guard bits the producer moved into the control word v.
 //
 //go:noinline
 func (c *Consumer) peekRare(v uint64) (id uint32, payload unsafe.Pointer, short, ok bool) {
-	if v>>formShift&formMask == formPad {
-		c.pos++
+	form := v >> formShift & formMask
+	if form == formPad {
+		c.pos += v & hiMask >> hiShift
 		return c.PeekRecord() // a pad is never followed by another
 	}
-	// Restore the guard word's bit 63 in a private copy: the consumer
-	// never writes a record.
+	c.size = sizeFull
+	n := PayloadSize / 8
+	if form == formDouble {
+		c.size = sizeDouble
+		n = DoublePayloadSize / 8
+	}
 	p := unsafe.Add(unsafe.Pointer(c.r.word(c.pos)), 8)
-	for i := range c.copy {
+	if v&hiMask == 0 {
+		return uint32(v & idMask), p, false, true
+	}
+	// Restore the guard words' bits in a private copy: the consumer
+	// never writes a record.
+	for i := range n {
 		c.copy[i] = *(*uint64)(unsafe.Add(p, i*8))
 	}
-	c.copy[(guardOff-8)/8] |= written
-	c.size = 2
+	for k := range guards(v) {
+		if v&(hiBit<<k) != 0 {
+			c.copy[(guardOff*(k+1)-8)/8] |= written
+		}
+	}
 	return uint32(v & idMask), unsafe.Pointer(&c.copy), false, true
 }
 
@@ -486,7 +558,7 @@ func (c *Consumer) Flush() {
 // Announced reports whether announcement word v says its producer is
 // claiming (or owns) the consumer's current position.
 func (c *Consumer) Announced(v uint64) bool {
-	return v&^annLong == c.r.announce(c.pos)
+	return v&^annSizes == c.r.announce(c.pos)
 }
 
 // Skip passes over the claim at the head position, whose owner died
@@ -495,11 +567,16 @@ func (c *Consumer) Announced(v uint64) bool {
 // dead; ann is the announcement of one of them (it says how long the
 // claim is), or 0 if none announced it (one unit is skipped then).
 func (c *Consumer) Skip(ann uint64) {
-	if ann&annLong != 0 && c.Announced(ann) {
-		c.pos += units(c.pos, true)
-	} else {
-		c.pos++
+	size := uint64(sizeShort)
+	if c.Announced(ann) {
+		switch ann & annSizes {
+		case annFull:
+			size = sizeFull
+		case annDouble:
+			size = sizeDouble
+		}
 	}
+	c.pos += c.r.units(c.pos, size)
 	c.Flush()
 }
 

@@ -57,36 +57,54 @@ func (r *testRing) slotWord(pos uint64) *uint64 {
 	return (*uint64)(unsafe.Add(r.mem, HeaderSize+int(pos&uint64(2*r.Capacity()-1))*UnitSize))
 }
 
-// Message format in the payload (56 bytes, or 24 in a short record),
-// shared with the stress test:
+// Message format in the payload (56 bytes; 24 in a short record, 120 in
+// a double one), shared with the stress test:
 //
 //	+0  producer id uint32
 //	+4  sequence    uint32
-//	+8  length      uint8 (0..maxBody, or maxShortBody)
+//	+8  length      uint8 (0..the payload's size less 9)
 //	+9  length bytes, each a function of (id, sequence, index)
 //
 // Bytes after the body are not written: a slot keeps whatever an earlier
 // message left there, so a reader that trusts a stale length would see
 // the wrong bytes.
-const (
-	maxBody      = PayloadSize - 9
-	maxShortBody = ShortPayloadSize - 9
-)
+const maxBody = PayloadSize - 9
 
-func msgLen(id, seq int) int {
-	n := int((uint32(id)*2654435761 ^ uint32(seq)*40503 ^ uint32(seq)>>7) % (maxBody + 1))
-	if isShort(id, seq) {
-		n %= maxShortBody + 1
+// recordSize says which record a message travels in: with producer ids
+// from mixedBase about one in three is short, and from doubleBase some
+// of the rest are double; tests that count positions use smaller ids,
+// whose messages are all full records.
+func recordSize(id, seq int) uint64 {
+	switch {
+	case id >= mixedBase && (id*7+seq*5)%3 == 0:
+		return sizeShort
+	case id >= doubleBase && (id+seq)%4 == 1:
+		return sizeDouble
 	}
-	return n
+	return sizeFull
 }
 
-// isShort says which messages travel in short records: about one in
-// three of producers with ids from mixedBase (sendMixed); tests that
-// count positions use smaller ids, whose messages are all full records.
-func isShort(id, seq int) bool { return id >= mixedBase && (id*7+seq*5)%3 == 0 }
+func isShort(id, seq int) bool { return recordSize(id, seq) == sizeShort }
 
-const mixedBase = 1 << 20
+const (
+	mixedBase  = 1 << 20
+	doubleBase = mixedBase + 1000
+)
+
+func payloadSize(size uint64) int {
+	switch size {
+	case sizeShort:
+		return ShortPayloadSize
+	case sizeDouble:
+		return DoublePayloadSize
+	}
+	return PayloadSize
+}
+
+func msgLen(id, seq int) int {
+	max := payloadSize(recordSize(id, seq)) - 9
+	return int((uint32(id)*2654435761 ^ uint32(seq)*40503 ^ uint32(seq)>>7) % uint32(max+1))
+}
 
 func msgByte(id, seq, i int) byte { return byte(id*131 + seq*7 + i*29 + seq>>8) }
 
@@ -95,10 +113,7 @@ func payload(p unsafe.Pointer) []byte { return unsafe.Slice((*byte)(p), PayloadS
 func shortPayload(p unsafe.Pointer) []byte { return unsafe.Slice((*byte)(p), ShortPayloadSize) }
 
 func writeMsg(p unsafe.Pointer, id, seq int) {
-	b := payload(p)
-	if isShort(id, seq) {
-		b = shortPayload(p)
-	}
+	b := unsafe.Slice((*byte)(p), payloadSize(recordSize(id, seq)))
 	*(*uint32)(unsafe.Pointer(&b[0])) = uint32(id)
 	*(*uint32)(unsafe.Pointer(&b[4])) = uint32(seq)
 	n := msgLen(id, seq)
@@ -108,18 +123,16 @@ func writeMsg(p unsafe.Pointer, id, seq int) {
 	}
 }
 
-// readMsg decodes and checks a message: it returns the producer id and
-// sequence it carries, and an error if its length or a body byte is not
-// what that producer wrote for that sequence.
-func readMsg(p unsafe.Pointer, short bool) (id, seq int, err error) {
-	b := payload(p)
-	if short {
-		b = shortPayload(p)
-	}
+// readMsg decodes and checks a message found in a record of size units:
+// it returns the producer id and sequence it carries, and an error if its
+// record, its length or a body byte is not what that producer wrote for
+// that sequence.
+func readMsg(p unsafe.Pointer, size uint64) (id, seq int, err error) {
+	b := unsafe.Slice((*byte)(p), payloadSize(size))
 	id = int(*(*uint32)(unsafe.Pointer(&b[0])))
 	seq = int(*(*uint32)(unsafe.Pointer(&b[4])))
-	if isShort(id, seq) != short {
-		return id, seq, fmt.Errorf("producer %d message %d: short record %v, sent as short %v", id, seq, short, isShort(id, seq))
+	if want := recordSize(id, seq); want != size {
+		return id, seq, fmt.Errorf("producer %d message %d: a record of %d units, sent in one of %d", id, seq, size, want)
 	}
 	n := int(b[8])
 	if want := msgLen(id, seq); n != want {
@@ -146,13 +159,9 @@ func send(p *Producer, id, seq int) bool {
 	return true
 }
 
-// sendMixed is send with a short record where isShort says so.
+// sendMixed is send in the record recordSize says.
 func sendMixed(p *Producer, id, seq int) bool {
-	claim := p.TryClaim
-	if isShort(id, seq) {
-		claim = p.TryClaimShort
-	}
-	c, ok := claim()
+	c, ok := claimFor(p, id, seq)
 	if !ok {
 		return false
 	}
@@ -161,14 +170,25 @@ func sendMixed(p *Producer, id, seq int) bool {
 	return true
 }
 
+// claimFor claims the record recordSize says for a message.
+func claimFor(p *Producer, id, seq int) (Claimed, bool) {
+	switch recordSize(id, seq) {
+	case sizeShort:
+		return p.TryClaimShort()
+	case sizeDouble:
+		return p.TryClaimDouble()
+	}
+	return p.TryClaim()
+}
+
 // recv checks and releases the head message; ok false if none is ready.
 func recv(t testing.TB, c *Consumer) (id, seq int, ok bool) {
 	t.Helper()
-	pid, p, short, ok := c.PeekRecord()
+	pid, p, _, ok := c.PeekRecord()
 	if !ok {
 		return 0, 0, false
 	}
-	id, seq, err := readMsg(p, short)
+	id, seq, err := readMsg(p, c.size)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +248,7 @@ func TestConstructorChecks(t *testing.T) {
 	if id, _, ok := c.Peek(); !ok || id != MaxProducer {
 		t.Fatalf("peek: id %d ok %v", id, ok)
 	}
-	if ann.Load() != r.announce(0)|annLong || ann.Load()>>annRingPos&(1<<24-1) != MaxRing {
+	if ann.Load() != r.announce(0)|annFull || ann.Load()>>annRingPos&(1<<24-1) != MaxRing {
 		t.Fatalf("announcement %#x, want ring %d position 0", ann.Load(), MaxRing)
 	}
 }
@@ -487,7 +507,7 @@ func TestSequenceWrap(t *testing.T) {
 							t.Fatalf("lap %d: claim at %#x failed", lap, start+2*uint64(seq))
 						}
 						seq++
-						if ann.Load() != r.announce(start+2*uint64(seq)-2)|annLong {
+						if ann.Load() != r.announce(start+2*uint64(seq)-2)|annFull {
 							t.Fatalf("announcement %#x", ann.Load())
 						}
 					}
@@ -551,8 +571,8 @@ func TestMultiProducer(t *testing.T) {
 	}
 	for _, tc := range []struct{ producers, per, capacity int }{
 		{6, 20000, 16},
-		{4, 20000, 2},
-		{3, 5000, 2},
+		{4, 20000, 4},
+		{3, 5000, 4},
 	} {
 		t.Run(fmt.Sprintf("%dx%d/cap%d", tc.producers, tc.per, tc.capacity), func(t *testing.T) {
 			multiProducer(t, tc.producers, tc.per, tc.capacity)
@@ -570,9 +590,9 @@ func multiProducer(t *testing.T, producers, per, capacity int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p := r.NewProducer(mixedBase+id, &anns[id*8])
+			p := r.NewProducer(doubleBase+id, &anns[id*8])
 			for seq := 0; seq < per && !stop.Load(); {
-				if sendMixed(p, mixedBase+id, seq) {
+				if sendMixed(p, doubleBase+id, seq) {
 					seq++
 					sent[id].Store(int64(seq))
 				} else {
@@ -599,7 +619,7 @@ func multiProducer(t *testing.T, producers, per, capacity int) {
 			runtime.Gosched()
 			continue
 		}
-		q := id - mixedBase
+		q := id - doubleBase
 		if q < 0 || q >= producers {
 			t.Fatalf("message from unknown producer %d", id)
 		}
@@ -1121,4 +1141,139 @@ func TestSkipDeadClaimBehindPad(t *testing.T) {
 		t.Fatalf("skip of a padded full claim at 1 moved the consumer to %d, want 4", c.pos)
 	}
 	expectMsg(t, c, 1, 0)
+}
+
+// Double records (two lines): behind a pad of one unit at an odd
+// position, behind a pad of two at the ring's end (a double record never
+// wraps), their guard words' top bits restored, and a dead double claim
+// skipped whole.
+func TestDoubleRecords(t *testing.T) {
+	const capacity = 4 // eight units
+	r := newTestRing(capacity, 1)
+	var ann, deadAnn atomic.Uint64
+	p := r.NewProducer(3, &ann)
+	dead := r.NewProducer(4, &deadAnn)
+	c := NewConsumer(r.Ring)
+	sendDouble := func(fill byte, guarded bool) {
+		t.Helper()
+		cl, ok := p.TryClaimDouble()
+		if !ok {
+			t.Fatal("double claim failed")
+		}
+		b := unsafe.Slice((*byte)(cl.Payload()), DoublePayloadSize)
+		for i := range b {
+			b[i] = fill
+		}
+		if !guarded {
+			cl.Publish()
+			return
+		}
+		var hi uint64
+		for k := range 3 {
+			top := GuardOffset + k*GuardStride + 7
+			if b[top]&0x80 != 0 {
+				b[top] &^= 0x80
+				hi |= 1 << k
+			}
+		}
+		cl.PublishGuarded(hi)
+	}
+	expectDouble := func(fill byte, wantPos uint64) {
+		t.Helper()
+		_, got, short, ok := c.PeekRecord()
+		if !ok || short || c.size != sizeDouble {
+			t.Fatalf("at %d: ok %v short %v size %d", c.pos, ok, short, c.size)
+		}
+		for i, v := range unsafe.Slice((*byte)(got), DoublePayloadSize) {
+			if v != fill {
+				t.Fatalf("payload byte %d is %#x, want %#x", i, v, fill)
+			}
+		}
+		c.Release()
+		if c.pos != wantPos {
+			t.Fatalf("consumer at %d after the double record, want %d", c.pos, wantPos)
+		}
+	}
+	cl, _ := p.TryClaimShort()
+	cl.Publish()
+	sendDouble(0xff, false) // a pad at 1, the record at 2 to 5
+	if *r.tailWord() != 6 {
+		t.Fatalf("tail %d, want 6", *r.tailWord())
+	}
+	c.PeekRecord()
+	c.Release()
+	expectDouble(0xff, 6)
+	c.Flush()
+	sendDouble(0x9c, true) // a pad at 6 and 7, the record at 8 to 11
+	if *r.tailWord() != 12 {
+		t.Fatalf("tail %d, want 12 (a pad to the ring's end)", *r.tailWord())
+	}
+	expectDouble(0x9c, 12)
+	c.Flush()
+	// A producer dies holding a double record claimed at 13: 14 is the
+	// ring's unit 6, where it would wrap, so a pad 13 to 15 and the
+	// record 16 to 19.
+	cl, _ = p.TryClaimShort() // 12
+	cl.Publish()
+	if _, ok := dead.TryClaimDouble(); !ok {
+		t.Fatal("dead producer's claim failed")
+	}
+	if *r.tailWord() != 20 {
+		t.Fatalf("tail %d, want 20", *r.tailWord())
+	}
+	c.PeekRecord()
+	c.Release()
+	if c.Ready() || !c.Claimed() || !c.Announced(deadAnn.Load()) {
+		t.Fatalf("at %d: ready %v claimed %v", c.pos, c.Ready(), c.Claimed())
+	}
+	c.Skip(deadAnn.Load())
+	if c.pos != 20 {
+		t.Fatalf("skip of the dead double claim moved the consumer to %d, want 20", c.pos)
+	}
+	c.Flush()
+	sendDouble(0x41, true)
+	expectDouble(0x41, 24)
+}
+
+// A double record's later guard words (payload bytes 56..63 and 88..95,
+// the first words of its third and fourth units) forge the control words
+// of the short records the next lap puts there: the consumer must not
+// take them for published ones.
+func TestDoubleGuardWordsNeverReadAsControl(t *testing.T) {
+	const capacity = 4
+	r := newTestRing(capacity, 1)
+	var ann atomic.Uint64
+	p := r.NewProducer(7, &ann)
+	c := NewConsumer(r.Ring)
+	for _, pos := range []uint64{0, 4} {
+		cl, ok := p.TryClaimDouble()
+		if !ok {
+			t.Fatal("claim failed")
+		}
+		b := unsafe.Slice((*byte)(cl.Payload()), DoublePayloadSize)
+		for k := range 3 {
+			*(*uint64)(unsafe.Pointer(&b[GuardOffset+k*GuardStride])) = p.control(pos+uint64(k)+1+2*capacity, formShort)
+		}
+		cl.Publish()
+		c.PeekRecord()
+		c.Release()
+	}
+	for pos := uint64(8); pos < 16; pos++ {
+		if c.Ready() {
+			t.Fatalf("unit %d ready before anything was claimed there (word %#x)", pos, *r.slotWord(pos))
+		}
+		cl, ok := p.TryClaimShort()
+		if !ok {
+			t.Fatal("short claim failed")
+		}
+		if c.Ready() {
+			t.Fatalf("unit %d ready while claimed and unpublished", pos)
+		}
+		*(*uint64)(cl.Payload()) = pos
+		cl.Publish()
+		if _, got, short, ok := c.PeekRecord(); !ok || !short || *(*uint64)(got) != pos {
+			t.Fatalf("short record at %d", pos)
+		}
+		c.Release()
+	}
 }

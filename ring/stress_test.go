@@ -119,9 +119,9 @@ func stressChild(spec string) {
 		fail("attach: %v", err)
 	}
 	v := viewStress(seg, capacity)
-	// Messages carry producer id mixedBase+id: a mix of short and full
-	// records.
-	p := v.ring.NewProducer(mixedBase+id, v.ann(id))
+	// Messages carry producer id doubleBase+id: a mix of short, full and
+	// double records.
+	p := v.ring.NewProducer(doubleBase+id, v.ann(id))
 	os.Stdout.WriteString("ready\n")
 	for v.start.Load() == 0 {
 		shm.FutexWait(v.start, 0, time.Second)
@@ -140,11 +140,7 @@ func stressChild(spec string) {
 				time.Sleep(time.Hour)
 			}
 		}
-		claim := p.TryClaim
-		if isShort(mixedBase+id, seq) {
-			claim = p.TryClaimShort
-		}
-		c, ok := claim()
+		c, ok := claimFor(p, doubleBase+id, seq)
 		if !ok {
 			// Full: the consumer is behind. Spin a little, then give the
 			// CPU away (producers outnumber the CPUs).
@@ -164,7 +160,7 @@ func stressChild(spec string) {
 				time.Sleep(time.Hour)
 			}
 		}
-		writeMsg(c.Payload(), mixedBase+id, seq)
+		writeMsg(c.Payload(), doubleBase+id, seq)
 		c.Publish()
 		seq++
 	}
@@ -204,7 +200,7 @@ func TestStressCrossProcessSmallRing(t *testing.T) {
 	for i := range ps {
 		ps[i] = stressProducer{count: 50000, dieAt: -1, holdAt: -1, mode: dieNever}
 	}
-	runStress(t, 2, ps)
+	runStress(t, 4, ps)
 }
 
 // A producer claims a slot and SIGKILLs itself before publishing it.
@@ -341,16 +337,16 @@ func runStress(t *testing.T, capacity int, ps []stressProducer) {
 		t.Fatal(b.String())
 	}
 	for got < total {
-		_, p, short, ok := c.PeekRecord()
+		_, p, _, ok := c.PeekRecord()
 		if ok {
-			id, seq, err := readMsg(p, short)
+			id, seq, err := readMsg(p, c.size)
 			if err != nil {
 				report(err.Error())
 			}
 			if pid, _, _ := c.Peek(); int(pid) != id {
 				report(fmt.Sprintf("slot says producer %d, payload says %d", pid, id))
 			}
-			id -= mixedBase
+			id -= doubleBase
 			if id < 0 || id >= len(ps) {
 				report(fmt.Sprintf("message from unknown producer %d", id))
 			}
