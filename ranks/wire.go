@@ -101,8 +101,10 @@ func coopPieceLen(n int) int {
 	return max(coopMinPiece, ((n+coopPieces-1)/coopPieces+page-1)&^(page-1))
 }
 
-// desc is a message descriptor, the payload of an inbox ring slot (56
-// bytes):
+// desc is a message descriptor, the payload of a full inbox record (56
+// bytes), or the start of a double record's (120 bytes: an inline
+// message of up to doubleMax bytes, its data running on past the
+// struct):
 //
 //	+0   ctx   uint32  communicator context id
 //	+4   tag   int32
