@@ -1089,7 +1089,15 @@ func TestGuardWordNeverReadAsControl(t *testing.T) {
 	}
 	// Lap 1: short records; each odd unit must stay unready until its
 	// own record is published.
-	for pos := uint64(4); pos < 8; pos++ {
+	shortLap(t, r, p, c, 4, 8)
+}
+
+// shortLap sends short records at units from to to-1, one at a time:
+// each unit must be unready until its record is claimed and published,
+// whatever an earlier lap left there.
+func shortLap(t *testing.T, r *testRing, p *Producer, c *Consumer, from, to uint64) {
+	t.Helper()
+	for pos := from; pos < to; pos++ {
 		if c.Ready() {
 			t.Fatalf("unit %d ready before anything was claimed there (word %#x)", pos, *r.slotWord(pos))
 		}
@@ -1102,8 +1110,7 @@ func TestGuardWordNeverReadAsControl(t *testing.T) {
 		}
 		*(*uint64)(cl.Payload()) = pos
 		cl.Publish()
-		_, got, short, ok := c.PeekRecord()
-		if !ok || !short || *(*uint64)(got) != pos {
+		if _, got, short, ok := c.PeekRecord(); !ok || !short || *(*uint64)(got) != pos {
 			t.Fatalf("short record at %d: ok %v short %v", pos, ok, short)
 		}
 		c.Release()
@@ -1258,22 +1265,5 @@ func TestDoubleGuardWordsNeverReadAsControl(t *testing.T) {
 		c.PeekRecord()
 		c.Release()
 	}
-	for pos := uint64(8); pos < 16; pos++ {
-		if c.Ready() {
-			t.Fatalf("unit %d ready before anything was claimed there (word %#x)", pos, *r.slotWord(pos))
-		}
-		cl, ok := p.TryClaimShort()
-		if !ok {
-			t.Fatal("short claim failed")
-		}
-		if c.Ready() {
-			t.Fatalf("unit %d ready while claimed and unpublished", pos)
-		}
-		*(*uint64)(cl.Payload()) = pos
-		cl.Publish()
-		if _, got, short, ok := c.PeekRecord(); !ok || !short || *(*uint64)(got) != pos {
-			t.Fatalf("short record at %d", pos)
-		}
-		c.Release()
-	}
+	shortLap(t, r, p, c, 8, 16)
 }
