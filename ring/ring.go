@@ -476,7 +476,8 @@ func (c *Consumer) Ready() bool {
 
 // Peek returns the producer id and payload of the record at the head, or
 // ok false if it is not published yet. It passes over pads. The payload
-// is valid until Release; it is PayloadSize bytes unless short.
+// is valid until Release: PayloadSize bytes for a full record,
+// DoublePayloadSize for a double one, ShortPayloadSize for a short one.
 func (c *Consumer) Peek() (id uint32, payload unsafe.Pointer, ok bool) {
 	id, payload, _, ok = c.PeekRecord()
 	return
