@@ -41,14 +41,17 @@ cores=$(nproc)
 # counts N sets it (iterations of the small tests and of comm_create's
 # loops: ic) and il (iterations at 1 MiB); warm-up is a tenth.
 counts() {
+	# Short runs leave start-up effects in the means: 200 iterations at
+	# 16 ranks gave barrier 34-45 us against 17-27 with 2000
+	# (2026-11-24); 10,000 at 2 ranks gave allreduce 8 B 0.26-0.44 us
+	# against 0.22-0.29 with 100,000, and 2,000 at 8 ranks once a
+	# barrier of 12.7 us against 5-7 (2026-11-25).
 	if [ "$1" -le 2 ]; then
-		it=10000 il=100 ic=1000
+		it=100000 il=100 ic=1000
 	elif [ "$1" -le 8 ]; then
-		it=2000 il=50 ic=500
+		it=20000 il=50 ic=500
 	elif [ "$1" -le 16 ]; then
-		# 200 iterations at 16 ranks left start-up effects in the means
-		# (barrier 34-45 us against 17-27 with 2000, 2026-11-24).
-		it=2000 il=20 ic=200
+		it=5000 il=20 ic=200
 	else
 		it=200 il=10 ic=50
 	fi

@@ -262,6 +262,52 @@ func TestRingExample(t *testing.T) {
 	}
 }
 
+// TestBinding checks where shmrun pins ranks: rank r on CPU r while ranks
+// do not outnumber CPUs, in blocks of neighbours when they do (with two
+// Ps, so that their sleeps stay out of the Go scheduler), nowhere with
+// --bind-to none.
+func TestBinding(t *testing.T) {
+	pidDir := guard(t)
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		t.Fatal(err)
+	}
+	var cpus []int
+	for c := range 1024 {
+		if set.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	nc := len(cpus)
+	// GOMAXPROCS= (empty) is as if unset: the runtime and Init decide.
+	env := []string{"GOMAXPROCS="}
+	for _, tc := range []struct {
+		n    int
+		bind string
+	}{{nc, ""}, {3*nc + 1, ""}, {3*nc + 1, "core"}, {3*nc + 1, "none"}} {
+		flags := []string{"-n", strconv.Itoa(tc.n)}
+		if tc.bind != "" {
+			flags = append(flags, "--bind-to", tc.bind)
+		}
+		r := shmrun(t, pidDir, env, "", cmdline(flags, behave("affinity"))...)
+		if r.code != 0 || r.stderr != "" {
+			t.Fatalf("%v: exit code %d, stderr:\n%s", flags, r.code, r.stderr)
+		}
+		var want []string
+		for rk := range tc.n {
+			switch {
+			case tc.bind == "none":
+				want = append(want, fmt.Sprintf("rank %d cpus %v gomaxprocs %d", rk, cpus, max(nc, 2)))
+			case tc.n <= nc:
+				want = append(want, fmt.Sprintf("rank %d cpus [%d] gomaxprocs 1", rk, cpus[rk]))
+			default:
+				want = append(want, fmt.Sprintf("rank %d cpus [%d] gomaxprocs 2", rk, cpus[rk*nc/tc.n]))
+			}
+		}
+		sameLines(t, fmt.Sprint(flags), lines(t, "stdout", r.stdout), want)
+	}
+}
+
 func TestTagOutput(t *testing.T) {
 	pidDir := guard(t)
 	const n = 3

@@ -19,11 +19,13 @@ import (
 	"strconv"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"shmpi/ranks"
 )
 
 func main() {
-	mode := flag.String("mode", "hello", "hello|stdin|env|ft|die|abandon|finalize-exit1|block|catch-signals|neighbours")
+	mode := flag.String("mode", "hello", "hello|stdin|env|ft|die|abandon|finalize-exit1|block|catch-signals|neighbours|affinity")
 	how := flag.String("how", "exit", "for -mode die and finalize-exit1: how rank 1 ends, exit (os.Exit(3), or 1 after Finalize) or kill (SIGKILL)")
 	after := flag.String("after", "report", "for -mode die: what survivors do once rank 1 is gone, report (print and finalize) or block (wait to be killed)")
 	failures := flag.Int("failures", 1, "for -mode neighbours: how many failed ranks a survivor waits to know of")
@@ -51,6 +53,19 @@ func main() {
 		fmt.Printf("rank %d env %q\n", me, os.Getenv("SHMRUN_TEST_VAR"))
 	case "ft":
 		fmt.Printf("rank %d ft %v\n", me, w.FT())
+	case "affinity":
+		// After Init, which may have raised GOMAXPROCS.
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &set); err != nil {
+			log.Fatal(err)
+		}
+		var cpus []int
+		for c := range 1024 {
+			if set.IsSet(c) {
+				cpus = append(cpus, c)
+			}
+		}
+		fmt.Printf("rank %d cpus %v gomaxprocs %d\n", me, cpus, runtime.GOMAXPROCS(0))
 	case "die":
 		die(c, me, n, *how, *after)
 	case "neighbours":
