@@ -136,7 +136,8 @@ func newHandleBlock() []Request {
 	const page = 4096
 	start := uintptr(unsafe.Pointer(&b[0])) &^ (page - 1)
 	end := (uintptr(unsafe.Pointer(&b[0])) + handleBlock*unsafe.Sizeof(Request{}) + page - 1) &^ (page - 1)
-	unix.Syscall(unix.SYS_MADVISE, start, end-start, unix.MADV_POPULATE_WRITE) // best effort: else faults later
+	// Raw: short, and announced it could wake sysmon (shm's membarrier).
+	unix.RawSyscall(unix.SYS_MADVISE, start, end-start, unix.MADV_POPULATE_WRITE) // best effort: else faults later
 	return b
 }
 
