@@ -54,7 +54,7 @@ type Config struct {
 	Env []string
 	Dir string // working directory; "" means the launcher's
 
-	// Bind pins each rank to one CPU (BindCPU says which).
+	// Bind pins each rank to one CPU (bindCPU says which).
 	Bind  bool
 	Cores int // CPUs the job runs on; 0 means runtime.NumCPU()
 
@@ -199,7 +199,7 @@ func (j *Job) keeper(started chan<- error) {
 	for r := range j.cfg.N {
 		if bind {
 			var set unix.CPUSet
-			set.Set(cpus[BindCPU(r, j.cfg.N, len(cpus))])
+			set.Set(cpus[bindCPU(r, j.cfg.N, len(cpus))])
 			unix.SchedSetaffinity(0, &set) // the child inherits it
 		}
 		if err := j.startRank(r); err != nil {
@@ -517,14 +517,14 @@ func sizeString(b uint64) string {
 	return fmt.Sprintf("%d B", b)
 }
 
-// BindCPU is the index, among cpus CPUs, of the CPU that rank r of an
+// bindCPU is the index, among cpus CPUs, of the CPU that rank r of an
 // n-rank job is pinned to: r itself while ranks do not outnumber CPUs,
 // else blocks of neighbouring ranks (r*cpus/n). Blocks keep a chain of
 // neighbours (a ring, a halo exchange) on one CPU, where a wake-up is a
 // local switch: round robin made every hop of examples/ring at 64 ranks
 // on 2 CPUs wake the other CPU, 52 µs a hop against 10 µs in blocks
 // (2026-11-25).
-func BindCPU(r, n, cpus int) int {
+func bindCPU(r, n, cpus int) int {
 	if n <= cpus {
 		return r % cpus
 	}
