@@ -522,8 +522,9 @@ func sizeString(b uint64) string {
 // else blocks of neighbouring ranks (r*cpus/n). Blocks keep a chain of
 // neighbours (a ring, a halo exchange) on one CPU, where a wake-up is a
 // local switch: round robin made every hop of examples/ring at 64 ranks
-// on 2 CPUs wake the other CPU, 52 µs a hop against 10 µs in blocks
-// (2026-11-25).
+// on 2 CPUs wake the other CPU, 52 µs a hop against 20-23 µs in blocks
+// (both with one P a rank; 10 µs in blocks with two, ranks' engine.go;
+// 2026-11-25).
 func bindCPU(r, n, cpus int) int {
 	if n <= cpus {
 		return r % cpus
