@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"shmpi/ranks/launch"
 	"shmpi/shm"
 )
 
@@ -272,12 +273,7 @@ func TestBinding(t *testing.T) {
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		t.Fatal(err)
 	}
-	var cpus []int
-	for c := range 1024 {
-		if set.IsSet(c) {
-			cpus = append(cpus, c)
-		}
-	}
+	cpus := launch.CPUList(&set)
 	nc := len(cpus)
 	// GOMAXPROCS= (empty) is as if unset: the runtime and Init decide.
 	env := []string{"GOMAXPROCS="}

@@ -188,11 +188,7 @@ func (j *Job) keeper(started chan<- error) {
 	bind := j.cfg.Bind && unix.SchedGetaffinity(0, &orig) == nil
 	var cpus []int
 	if bind {
-		for c := range 1024 {
-			if orig.IsSet(c) {
-				cpus = append(cpus, c)
-			}
-		}
+		cpus = CPUList(&orig)
 		bind = len(cpus) > 0
 	}
 	j.started = time.Now()
@@ -515,6 +511,17 @@ func sizeString(b uint64) string {
 		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", b)
+}
+
+// CPUList lists the CPUs in set, in ascending order.
+func CPUList(set *unix.CPUSet) []int {
+	var cpus []int
+	for c := range len(set) * 64 {
+		if set.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus
 }
 
 // bindCPU is the index, among cpus CPUs, of the CPU that rank r of an

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"shmpi/ranks"
+	"shmpi/ranks/launch"
 )
 
 func main() {
@@ -59,13 +60,7 @@ func main() {
 		if err := unix.SchedGetaffinity(0, &set); err != nil {
 			log.Fatal(err)
 		}
-		var cpus []int
-		for c := range 1024 {
-			if set.IsSet(c) {
-				cpus = append(cpus, c)
-			}
-		}
-		fmt.Printf("rank %d cpus %v gomaxprocs %d\n", me, cpus, runtime.GOMAXPROCS(0))
+		fmt.Printf("rank %d cpus %v gomaxprocs %d\n", me, launch.CPUList(&set), runtime.GOMAXPROCS(0))
 	case "die":
 		die(c, me, n, *how, *after)
 	case "neighbours":
