@@ -1,4 +1,4 @@
-module shmpi
+module github.com/shmpi/shmpi
 
 go 1.26.0
 

@@ -7,9 +7,9 @@ import (
 	"github.com/klauspost/cpuid/v2"
 	"golang.org/x/sys/unix"
 
-	"shmpi/internal/ext"
-	"shmpi/internal/spin"
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/internal/ext"
+	"github.com/shmpi/shmpi/internal/spin"
+	"github.com/shmpi/shmpi/shm"
 )
 
 // Large reductions through shared memory.

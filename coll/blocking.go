@@ -1,6 +1,6 @@
 package coll
 
-import "shmpi/ranks"
+import "github.com/shmpi/shmpi/ranks"
 
 // The blocking collectives. Each runs at once, or after the nonblocking
 // collectives this rank started before on the same communicator (ordered).

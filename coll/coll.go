@@ -30,8 +30,8 @@ import (
 	"errors"
 	"unsafe"
 
-	"shmpi/internal/ext"
-	"shmpi/ranks"
+	"github.com/shmpi/shmpi/internal/ext"
+	"github.com/shmpi/shmpi/ranks"
 )
 
 func errf(class error, op string, detail string) error {

@@ -10,10 +10,10 @@ import (
 	"sync"
 	"testing"
 
-	"shmpi/coll"
-	"shmpi/internal/ext"
-	"shmpi/ranks"
-	"shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/internal/ext"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/ranktest"
 )
 
 // value is member r's element i of a test vector.

@@ -4,8 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"shmpi/internal/ext"
-	"shmpi/ranks"
+	"github.com/shmpi/shmpi/internal/ext"
+	"github.com/shmpi/shmpi/ranks"
 )
 
 // Nonblocking collectives. Each returns a *ranks.Request at once; Wait,

@@ -3,7 +3,7 @@ package coll_test
 import (
 	"testing"
 
-	"shmpi/coll"
+	"github.com/shmpi/shmpi/coll"
 )
 
 func BenchmarkSumFloat32(b *testing.B) {

@@ -5,11 +5,11 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"shmpi/internal/ext"
-	"shmpi/internal/job"
-	"shmpi/internal/spin"
-	"shmpi/ranks"
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/internal/ext"
+	"github.com/shmpi/shmpi/internal/job"
+	"github.com/shmpi/shmpi/internal/spin"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/shm"
 )
 
 // Small collectives go through the communicator's collective lines in the

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"shmpi/coll"
+	"github.com/shmpi/shmpi/coll"
 )
 
 type myFloat float32

@@ -7,8 +7,8 @@ import (
 	"syscall"
 	"testing"
 
-	"shmpi/ranks"
-	"shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/ranktest"
 )
 
 func TestAllocMem(t *testing.T) {

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"unsafe"
 
-	"shmpi/internal/job"
-	"shmpi/ranks"
-	"shmpi/ranks/ranktest"
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/internal/job"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/shm"
 )
 
 func wantClass(r *ranktest.R, err, class error, what string) {

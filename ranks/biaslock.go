@@ -4,8 +4,8 @@ import (
 	"runtime"
 	"sync/atomic"
 
-	"shmpi/internal/spin"
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/internal/spin"
+	"github.com/shmpi/shmpi/shm"
 )
 
 // The engine lock at ThreadMultiple is biased toward one goroutine.

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"shmpi/internal/spin"
+	"github.com/shmpi/shmpi/internal/spin"
 )
 
 // The biased engine lock excludes like a mutex: the owner takes it by

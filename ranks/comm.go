@@ -3,7 +3,7 @@ package ranks
 import (
 	"sync/atomic"
 
-	"shmpi/internal/ext"
+	"github.com/shmpi/shmpi/internal/ext"
 )
 
 // Comm is a communicator: a group of ranks and a private matching space.

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"testing"
 
-	"shmpi/internal/job"
-	"shmpi/ranks"
-	"shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/internal/job"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/ranktest"
 )
 
 func TestGroups(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"sort"
 
-	"shmpi/internal/job"
+	"github.com/shmpi/shmpi/internal/job"
 )
 
 // Creating communicators: Dup, Split, SplitType, Create, CreateGroup and

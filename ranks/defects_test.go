@@ -11,8 +11,8 @@ import (
 	"testing"
 	"unsafe"
 
-	"shmpi/ranks"
-	"shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/ranktest"
 )
 
 // An AnySource receive matched to a live sender completes normally when

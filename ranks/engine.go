@@ -10,9 +10,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"shmpi/internal/job"
-	"shmpi/ring"
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/internal/job"
+	"github.com/shmpi/shmpi/ring"
+	"github.com/shmpi/shmpi/shm"
 )
 
 // The engine: one rank's communication state and the rules that hold it

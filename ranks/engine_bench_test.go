@@ -3,7 +3,7 @@ package ranks
 import (
 	"testing"
 
-	"shmpi/internal/job"
+	"github.com/shmpi/shmpi/internal/job"
 )
 
 // twoEngines builds a 2-rank segment and both ranks' engines in this

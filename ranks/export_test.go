@@ -4,7 +4,7 @@ import (
 	"syscall"
 	"time"
 
-	"shmpi/internal/job"
+	"github.com/shmpi/shmpi/internal/job"
 )
 
 // KillAtStage makes this rank, the first time one of its receives reaches

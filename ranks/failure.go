@@ -3,8 +3,8 @@ package ranks
 import (
 	"time"
 
-	"shmpi/internal/job"
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/internal/job"
+	"github.com/shmpi/shmpi/shm"
 )
 
 // Failure knowledge: this rank's view of the shared failure table, dead

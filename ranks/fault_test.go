@@ -6,9 +6,9 @@ import (
 	"math/rand"
 	"testing"
 
-	"shmpi/internal/job"
-	"shmpi/ranks"
-	"shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/internal/job"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/ranktest"
 )
 
 var deaths = []struct {

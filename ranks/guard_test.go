@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"shmpi/ring"
+	"github.com/shmpi/shmpi/ring"
 )
 
 // The inbox record of every inline message keeps bit 63 of its guard

@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"time"
 
-	"shmpi/internal/job"
+	"github.com/shmpi/shmpi/internal/job"
 )
 
 // Fault injection for users (job.EnvKill): test a program's recovery

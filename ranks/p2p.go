@@ -3,7 +3,7 @@ package ranks
 import (
 	"unsafe"
 
-	"shmpi/internal/job"
+	"github.com/shmpi/shmpi/internal/job"
 )
 
 // Point-to-point operations. Buffers are slices of any plain element type

@@ -3,9 +3,9 @@ package ranks_test
 import (
 	"testing"
 
-	"shmpi/internal/job"
-	"shmpi/ranks"
-	"shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/internal/job"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/ranktest"
 )
 
 func TestPingPongSizes(t *testing.T) {

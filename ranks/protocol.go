@@ -4,8 +4,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"shmpi/internal/spin"
-	"shmpi/ring"
+	"github.com/shmpi/shmpi/internal/spin"
+	"github.com/shmpi/shmpi/ring"
 )
 
 // Starting sends: inline in the descriptor (up to inlineMax bytes),

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"shmpi/internal/job"
+	"github.com/shmpi/shmpi/internal/job"
 )
 
 // Status describes a completed receive (or probe).

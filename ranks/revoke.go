@@ -3,7 +3,7 @@ package ranks
 import (
 	"unsafe"
 
-	"shmpi/internal/ext"
+	"github.com/shmpi/shmpi/internal/ext"
 )
 
 // The revoke mechanism (the policy, ulfm.Revoke, lives above and calls

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"testing"
 
-	"shmpi/ranks"
-	"shmpi/ranks/launch"
-	"shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/launch"
+	"github.com/shmpi/shmpi/ranks/ranktest"
 )
 
 // Messages from one sender with one tag arrive in the order sent, across

@@ -3,9 +3,9 @@ package ranks_test
 import (
 	"testing"
 
-	"shmpi/ranks"
-	"shmpi/ranks/ranktest"
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/shm"
 )
 
 // Receivers that sleep at once (SHMPI_SPIN=0) are woken by every kind of

@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"shmpi/internal/spin"
+	"github.com/shmpi/shmpi/internal/spin"
 )
 
 // Large messages (above the eager limit) use a rendezvous. The sender

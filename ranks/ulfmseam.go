@@ -4,9 +4,9 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"shmpi/internal/ext"
-	"shmpi/internal/job"
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/internal/ext"
+	"github.com/shmpi/shmpi/internal/job"
+	"github.com/shmpi/shmpi/shm"
 )
 
 // What package ulfm needs of a communicator, through internal/ext.

@@ -5,9 +5,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"shmpi/internal/job"
-	"shmpi/internal/spin"
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/internal/job"
+	"github.com/shmpi/shmpi/internal/spin"
+	"github.com/shmpi/shmpi/shm"
 )
 
 // Waiting: completing requests, and blocking until a predicate holds. A

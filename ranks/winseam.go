@@ -1,6 +1,6 @@
 package ranks
 
-import "shmpi/internal/ext"
+import "github.com/shmpi/shmpi/internal/ext"
 
 // What package win needs of a communicator, through internal/ext.
 

@@ -4,8 +4,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"shmpi/internal/job"
-	"shmpi/ring"
+	"github.com/shmpi/shmpi/internal/job"
+	"github.com/shmpi/shmpi/ring"
 )
 
 // The engine's wire records: the message descriptor of an inbox slot and

@@ -30,8 +30,8 @@ import (
 	"strconv"
 	"sync"
 
-	"shmpi/internal/job"
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/internal/job"
+	"github.com/shmpi/shmpi/shm"
 )
 
 // Special ranks and tags.

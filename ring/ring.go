@@ -31,7 +31,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"shmpi/internal/spin"
+	"github.com/shmpi/shmpi/internal/spin"
 )
 
 // SlotSize is the size of one slot: one cache line. A ring's capacity

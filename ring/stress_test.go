@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/shm"
 )
 
 // The cross-process stress test: producer processes (this test binary,

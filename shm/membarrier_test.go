@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"shmpi/internal/spin"
+	"github.com/shmpi/shmpi/internal/spin"
 )
 
 // The store-buffering litmus test that the ranks' sleep protocol rests

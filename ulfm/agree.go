@@ -5,10 +5,10 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"shmpi/internal/ext"
-	"shmpi/internal/job"
-	"shmpi/internal/spin"
-	"shmpi/ranks"
+	"github.com/shmpi/shmpi/internal/ext"
+	"github.com/shmpi/shmpi/internal/job"
+	"github.com/shmpi/shmpi/internal/spin"
+	"github.com/shmpi/shmpi/ranks"
 )
 
 // Agreement in shared memory.

@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"testing"
 
-	"shmpi/coll"
-	"shmpi/internal/job"
-	"shmpi/ranks"
-	"shmpi/ranks/ranktest"
-	"shmpi/ulfm"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/internal/job"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/ulfm"
 )
 
 // The soak: loops of point-to-point, collectives, agreement and shrink

@@ -23,8 +23,8 @@ import (
 	"slices"
 	"sync"
 
-	"shmpi/internal/ext"
-	"shmpi/ranks"
+	"github.com/shmpi/shmpi/internal/ext"
+	"github.com/shmpi/shmpi/ranks"
 )
 
 // Revoke revokes c at every member (MPI_Comm_revoke): every pending and

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"testing"
 
-	"shmpi/coll"
-	"shmpi/ranks"
-	"shmpi/ranks/ranktest"
-	"shmpi/ulfm"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/ulfm"
 )
 
 // uniform checks that every survivor in live got the same (value, error

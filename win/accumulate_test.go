@@ -5,9 +5,9 @@ import (
 	"testing"
 	"unsafe"
 
-	"shmpi/coll"
-	"shmpi/ranks/ranktest"
-	"shmpi/win"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/win"
 )
 
 // accRounds is how many times each rank applies each op: odd, so that a

@@ -9,11 +9,11 @@ import (
 	"github.com/klauspost/cpuid/v2"
 	"golang.org/x/sys/unix"
 
-	"shmpi/coll"
-	"shmpi/internal/ext"
-	"shmpi/internal/spin"
-	"shmpi/ranks"
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/internal/ext"
+	"github.com/shmpi/shmpi/internal/spin"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/shm"
 )
 
 // Windows over memory the user already has (Create) or attaches later

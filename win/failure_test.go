@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"shmpi/coll"
-	"shmpi/ranks"
-	"shmpi/ranks/ranktest"
-	"shmpi/win"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/win"
 )
 
 // A member killed while the others are in Fence: they get ErrProcFailed,

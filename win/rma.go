@@ -4,9 +4,9 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"shmpi/coll"
-	"shmpi/internal/ext"
-	"shmpi/ranks"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/internal/ext"
+	"github.com/shmpi/shmpi/ranks"
 )
 
 // The RMA operations. Each completes before it returns (the target's

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"unsafe"
 
-	"shmpi/coll"
-	"shmpi/ranks"
-	"shmpi/ranks/ranktest"
-	"shmpi/win"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/win"
 )
 
 // Every operation under every synchronization mode and window kind, at

@@ -3,11 +3,11 @@ package win
 import (
 	"math/bits"
 
-	"shmpi/internal/spin"
+	"github.com/shmpi/shmpi/internal/spin"
 
-	"shmpi/coll"
-	"shmpi/internal/ext"
-	"shmpi/ranks"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/internal/ext"
+	"github.com/shmpi/shmpi/ranks"
 )
 
 // Synchronization. Every wait here goes through ext.Block, which only a

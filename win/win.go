@@ -24,10 +24,10 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"shmpi/coll"
-	"shmpi/internal/ext"
-	"shmpi/ranks"
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/internal/ext"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/shm"
 )
 
 // The window's memory (one memfd for all members):

@@ -10,10 +10,10 @@ import (
 	"time"
 	"unsafe"
 
-	"shmpi/coll"
-	"shmpi/ranks"
-	"shmpi/ranks/ranktest"
-	"shmpi/win"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/win"
 )
 
 func alloc(r *ranktest.R, n, unit int) *win.Win {

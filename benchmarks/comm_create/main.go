@@ -15,9 +15,9 @@ import (
 	"log"
 	"time"
 
-	"shmpi/benchmarks/internal/osu"
-	"shmpi/coll"
-	"shmpi/ranks"
+	"github.com/shmpi/shmpi/benchmarks/internal/osu"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/ranks"
 )
 
 func main() {

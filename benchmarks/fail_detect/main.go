@@ -41,8 +41,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"shmpi/ranks"
-	"shmpi/ranks/launch"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/launch"
 )
 
 // Tags of the two messages: rank 0's "I am about to block", and the one

@@ -22,8 +22,8 @@ import (
 	"strings"
 	"time"
 
-	"shmpi/ranks"
-	"shmpi/ranks/launch"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/launch"
 )
 
 func main() {

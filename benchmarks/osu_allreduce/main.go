@@ -11,8 +11,8 @@ package main
 import (
 	"log"
 
-	"shmpi/benchmarks/internal/osu"
-	"shmpi/coll"
+	"github.com/shmpi/shmpi/benchmarks/internal/osu"
+	"github.com/shmpi/shmpi/coll"
 )
 
 func main() {

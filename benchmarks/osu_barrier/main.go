@@ -9,8 +9,8 @@ package main
 import (
 	"time"
 
-	"shmpi/benchmarks/internal/osu"
-	"shmpi/coll"
+	"github.com/shmpi/shmpi/benchmarks/internal/osu"
+	"github.com/shmpi/shmpi/coll"
 )
 
 func main() {

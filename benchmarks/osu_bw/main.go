@@ -8,8 +8,8 @@ package main
 import (
 	"time"
 
-	"shmpi/benchmarks/internal/osu"
-	"shmpi/ranks"
+	"github.com/shmpi/shmpi/benchmarks/internal/osu"
+	"github.com/shmpi/shmpi/ranks"
 )
 
 const (

@@ -10,8 +10,8 @@ package main
 import (
 	"fmt"
 
-	"shmpi/benchmarks/internal/osu"
-	"shmpi/coll"
+	"github.com/shmpi/shmpi/benchmarks/internal/osu"
+	"github.com/shmpi/shmpi/coll"
 )
 
 func main() {

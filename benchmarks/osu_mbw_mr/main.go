@@ -11,9 +11,9 @@ import (
 	"fmt"
 	"time"
 
-	"shmpi/benchmarks/internal/osu"
-	"shmpi/coll"
-	"shmpi/ranks"
+	"github.com/shmpi/shmpi/benchmarks/internal/osu"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/ranks"
 )
 
 const (

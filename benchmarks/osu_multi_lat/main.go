@@ -10,8 +10,8 @@ import (
 	"os"
 	"time"
 
-	"shmpi/benchmarks/internal/osu"
-	"shmpi/ranks"
+	"github.com/shmpi/shmpi/benchmarks/internal/osu"
+	"github.com/shmpi/shmpi/ranks"
 )
 
 const (

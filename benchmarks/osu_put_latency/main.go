@@ -5,6 +5,6 @@
 //	shmrun -n 2 ./osu_put_latency -s flush
 package main
 
-import "shmpi/benchmarks/internal/osurma"
+import "github.com/shmpi/shmpi/benchmarks/internal/osurma"
 
 func main() { osurma.Run(osurma.PutLatency) }

@@ -8,8 +8,8 @@
 package main
 
 import (
-	"shmpi/benchmarks/internal/osu"
-	"shmpi/coll"
+	"github.com/shmpi/shmpi/benchmarks/internal/osu"
+	"github.com/shmpi/shmpi/coll"
 )
 
 func main() {

@@ -31,8 +31,8 @@ import (
 	"github.com/klauspost/cpuid/v2"
 	"golang.org/x/sys/unix"
 
-	"shmpi/internal/spin"
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/internal/spin"
+	"github.com/shmpi/shmpi/shm"
 )
 
 const envRole = "SHM_LIMITS_ROLE"

@@ -53,10 +53,10 @@ import (
 	"syscall"
 	"time"
 
-	"shmpi/coll"
-	"shmpi/ranks"
-	"shmpi/ranks/launch"
-	"shmpi/ulfm"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/launch"
+	"github.com/shmpi/shmpi/ulfm"
 )
 
 var (

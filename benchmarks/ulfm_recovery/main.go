@@ -21,9 +21,9 @@ import (
 	"log"
 	"time"
 
-	"shmpi/coll"
-	"shmpi/ranks"
-	"shmpi/ulfm"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ulfm"
 )
 
 func main() {

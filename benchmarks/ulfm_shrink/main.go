@@ -18,9 +18,9 @@ import (
 	"slices"
 	"time"
 
-	"shmpi/coll"
-	"shmpi/ranks"
-	"shmpi/ulfm"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ulfm"
 )
 
 func main() {

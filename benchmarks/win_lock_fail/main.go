@@ -27,10 +27,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"shmpi/coll"
-	"shmpi/ranks"
-	"shmpi/ulfm"
-	"shmpi/win"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ulfm"
+	"github.com/shmpi/shmpi/win"
 )
 
 func monotonic() int64 {

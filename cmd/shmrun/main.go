@@ -42,9 +42,9 @@ import (
 	"syscall"
 	"time"
 
-	"shmpi/internal/job"
-	"shmpi/ranks/launch"
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/internal/job"
+	"github.com/shmpi/shmpi/ranks/launch"
+	"github.com/shmpi/shmpi/shm"
 )
 
 const version = "0.1.0"

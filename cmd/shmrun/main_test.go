@@ -19,8 +19,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"shmpi/ranks/launch"
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/ranks/launch"
+	"github.com/shmpi/shmpi/shm"
 )
 
 // The tests run the real shmrun binary on real rank processes. TestMain
@@ -49,8 +49,8 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	// testdata is not part of ./..., so the helper is built here.
-	build := exec.Command(gobin, "build", "-o", dir+"/", "shmpi/cmd/shmrun", "shmpi/examples/ring",
-		"shmpi/benchmarks/fail_detect", "./testdata/behave")
+	build := exec.Command(gobin, "build", "-o", dir+"/", "github.com/shmpi/shmpi/cmd/shmrun", "github.com/shmpi/shmpi/examples/ring",
+		"github.com/shmpi/shmpi/benchmarks/fail_detect", "./testdata/behave")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building the test programs: %v\n%s", err, out)
 		return 2

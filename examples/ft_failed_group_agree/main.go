@@ -31,9 +31,9 @@ import (
 	"os"
 	"slices"
 
-	"shmpi/examples/internal/shares"
-	"shmpi/ranks"
-	"shmpi/ulfm"
+	"github.com/shmpi/shmpi/examples/internal/shares"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ulfm"
 )
 
 // commFailureAllget2 is Example 15.3: the group of the members of c that

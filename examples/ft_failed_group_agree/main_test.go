@@ -4,9 +4,9 @@ import (
 	"slices"
 	"testing"
 
-	"shmpi/examples/internal/fttest"
-	"shmpi/examples/internal/shares"
-	"shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/examples/internal/fttest"
+	"github.com/shmpi/shmpi/examples/internal/shares"
+	"github.com/shmpi/shmpi/ranks/ranktest"
 )
 
 // TestFTFailedGroupAgree runs the example on 8 ranks without a failure,

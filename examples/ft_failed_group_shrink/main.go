@@ -26,10 +26,10 @@ import (
 	"os"
 	"slices"
 
-	"shmpi/coll"
-	"shmpi/examples/internal/shares"
-	"shmpi/ranks"
-	"shmpi/ulfm"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/examples/internal/shares"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ulfm"
 )
 
 // commFailureAllget is Example 15.2: the group of the members of c that

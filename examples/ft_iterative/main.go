@@ -27,9 +27,9 @@ import (
 	"math"
 	"os"
 
-	"shmpi/coll"
-	"shmpi/ranks"
-	"shmpi/ulfm"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ulfm"
 )
 
 const (

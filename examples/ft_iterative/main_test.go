@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"shmpi/examples/internal/fttest"
-	"shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/examples/internal/fttest"
+	"github.com/shmpi/shmpi/ranks/ranktest"
 )
 
 // TestFTIterative runs the example on 8 ranks without a failure, and

@@ -23,7 +23,7 @@ import (
 	"os"
 	"slices"
 
-	"shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks"
 )
 
 const (

@@ -22,9 +22,9 @@ import (
 	"fmt"
 	"os"
 
-	"shmpi/coll"
-	"shmpi/ranks"
-	"shmpi/ulfm"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ulfm"
 )
 
 const (

@@ -9,7 +9,7 @@ import (
 	"log"
 	"time"
 
-	"shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks"
 )
 
 func main() {

@@ -10,7 +10,7 @@ import (
 	"log"
 	"time"
 
-	"shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks"
 )
 
 func main() {

@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/shm"
 )
 
 // The environment protocol: a launcher makes a child process rank r of a

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/shm"
 )
 
 // Exit is what a launcher learned when it reaped a rank's process.

@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"shmpi/ring"
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/ring"
+	"github.com/shmpi/shmpi/shm"
 )
 
 // The segment of a job holds these areas, in this order (shm places them;

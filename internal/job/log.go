@@ -4,7 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/shm"
 )
 
 // The failure log: every failure of the job, once, in one order that

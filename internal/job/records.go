@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/shm"
 )
 
 // Global is the job's global record (256 bytes, at areaGlobal):

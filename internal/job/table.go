@@ -1,7 +1,7 @@
 package job
 
 import (
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/shm"
 	"sync/atomic"
 	"unsafe"
 )

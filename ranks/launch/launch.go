@@ -26,9 +26,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"shmpi/internal/job"
-	"shmpi/ring"
-	"shmpi/shm"
+	"github.com/shmpi/shmpi/internal/job"
+	"github.com/shmpi/shmpi/ring"
+	"github.com/shmpi/shmpi/shm"
 )
 
 // Layout is the set of sizes of a job's segment: ranks, inbox slots,

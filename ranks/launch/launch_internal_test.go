@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"shmpi/internal/job"
+	"github.com/shmpi/shmpi/internal/job"
 )
 
 // minSegmentSize must never exceed the size of the segment

@@ -3,7 +3,7 @@ package launch_test
 import (
 	"testing"
 
-	"shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/ranks/ranktest"
 )
 
 // ranktest starts its jobs through launch without AbortOnFailure: its

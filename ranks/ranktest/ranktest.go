@@ -31,8 +31,8 @@ import (
 	"testing"
 	"time"
 
-	"shmpi/ranks"
-	"shmpi/ranks/launch"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/launch"
 )
 
 // EnvRun names the test (and which Run call in it) a rank process runs.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"shmpi/ranks"
-	"shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/ranktest"
 )
 
 const envVictim = "SHMPI_RANKTEST_VICTIM"

@@ -13,8 +13,8 @@ import (
 	"time"
 	"unsafe"
 
-	"shmpi/coll"
-	"shmpi/ranks"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/ranks"
 )
 
 var (

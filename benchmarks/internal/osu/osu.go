@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks"
 )
 
 // Version is the OSU suite whose table format the programs print.

@@ -13,9 +13,9 @@ import (
 	"log"
 	"time"
 
-	"shmpi/benchmarks/internal/osu"
-	"shmpi/coll"
-	"shmpi/win"
+	"github.com/shmpi/shmpi/benchmarks/internal/osu"
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/win"
 )
 
 // Kind is the operation a program measures.

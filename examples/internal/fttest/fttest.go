@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/ranks/ranktest"
 )
 
 // Victim is the rank the kill points kill.

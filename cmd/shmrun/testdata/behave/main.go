@@ -21,8 +21,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"shmpi/ranks"
-	"shmpi/ranks/launch"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/launch"
 )
 
 func main() {
