@@ -43,14 +43,21 @@ func idle(c *ranks.Comm) bool {
 
 // ordered runs f after the nonblocking collectives queued on c.
 func ordered(c *ranks.Comm, f func() error) error {
+	st := stateOf(c)
+	if st.freed.Load() {
+		return freedErr("collective")
+	}
 	done := make(chan error, 1)
-	stateOf(c).enqueue(func() { done <- f() })
+	st.enqueue(func() { done <- f() })
 	return <-done
 }
 
-// enqueue adds job to the queue, starting its goroutine if needed.
+// enqueue adds job to the queue, starting its goroutine if needed. The
+// communicator is held until the job ends (ext.Hold): a Free meanwhile
+// does not take its resources from under it.
 func (st *state) enqueue(job func()) {
 	q := &st.q
+	ext.Hold(st.c)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.jobs = append(q.jobs, job)
@@ -76,7 +83,10 @@ func (st *state) drain() {
 		q.jobs[0] = nil
 		q.jobs = q.jobs[1:]
 		q.mu.Unlock()
+		st.admitted.Store(true)
 		job()
+		st.admitted.Store(false)
+		ext.Unhold(st.c)
 	}
 }
 
@@ -85,6 +95,9 @@ func post(c *ranks.Comm, op string, f func() error) (*ranks.Request, error) {
 	st := stateOf(c)
 	if st == nil {
 		return nil, &ranks.Error{Class: ranks.ErrComm, Op: op, Rank: -1, Detail: "nil or foreign communicator"}
+	}
+	if st.freed.Load() {
+		return nil, freedErr(op)
 	}
 	req, complete := ext.NewRequest(c, op)
 	st.enqueue(func() { complete(relabel(f(), op)) })

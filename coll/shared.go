@@ -99,6 +99,11 @@ func init() {
 	}
 	ext.OnFree(func(comm any) {
 		if st, _ := ext.SlotsOf(comm)[ext.SlotColl].(*state); st != nil {
+			st.freed.Store(true)
+		}
+	})
+	ext.OnRelease(func(comm any) {
+		if st, _ := ext.SlotsOf(comm)[ext.SlotColl].(*state); st != nil {
 			st.freeBig()
 		}
 	})
@@ -150,6 +155,11 @@ type state struct {
 	k              uint64 // collectives begun (their point-to-point tag)
 	q              queue  // nonblocking collectives (nonblocking.go)
 
+	// freed: the user freed the communicator. Collectives started before
+	// (queued, admitted while they run) still run; new ones fail.
+	freed    atomic.Bool
+	admitted atomic.Bool
+
 	scratch []uint64 // temporary buffers, reused (scratch)
 
 	// A copy of this member's data of the last phase it wrote (write),
@@ -164,19 +174,28 @@ type state struct {
 }
 
 // begin starts a collective op on c: c usable, no member known failed.
+// The collective counts as begun even when it fails here, so that every
+// member's count (the point-to-point tag) stays the same.
 func begin(c *ranks.Comm, op string) (*state, error) {
 	if c == nil {
 		return nil, &ranks.Error{Class: ranks.ErrComm, Op: op, Rank: -1, Detail: "nil communicator"}
-	}
-	if err := ext.Check(c, op); err != nil {
-		return nil, err
 	}
 	st, _ := ext.SlotsOf(c)[ext.SlotColl].(*state)
 	if st == nil {
 		return nil, &ranks.Error{Class: ranks.ErrComm, Op: op, Rank: -1, Detail: "not a communicator of this job"}
 	}
 	st.k++
+	if st.freed.Load() && !st.admitted.Load() {
+		return nil, freedErr(op)
+	}
+	if err := ext.Check(c, op); err != nil {
+		return nil, err
+	}
 	return st, nil
+}
+
+func freedErr(op string) error {
+	return &ranks.Error{Class: ranks.ErrComm, Op: op, Rank: -1, Detail: "the communicator was freed"}
 }
 
 // tag is the point-to-point tag of the current collective.

@@ -58,17 +58,28 @@ func init() {
 	}
 	ext.NewRequest = func(comm any, op string) (any, func(error)) { return comm.(*Comm).genRequest(op) }
 	ext.SleepTimeouts = func(comm any) uint64 { return comm.(*Comm).e.sleepTimeouts.Load() }
+	ext.Hold = func(comm any) { comm.(*Comm).holds.Add(1) }
+	ext.Unhold = func(comm any) {
+		c := comm.(*Comm)
+		if c.holds.Add(-1) == 0 && c.freed {
+			c.e.lock()
+			c.e.reap()
+			c.e.unlock()
+		}
+	}
 
 }
 
 // collCheck is ext.Check under the engine lock: one compare unless the
-// failure epoch moved since the last call.
+// failure epoch moved since the last call. A communicator the user freed
+// passes while it is not released: the operations started before the
+// free still run on it (upper packages refuse new ones themselves).
 func (c *Comm) collCheck(op string) error {
 	e := c.e
-	if e.seenEpoch == c.checkedEpoch && c.checkErr == nil && !c.unusable && !e.closed {
+	if e.seenEpoch == c.checkedEpoch && c.checkErr == nil && !c.released && !c.revoked && !e.closed {
 		return nil
 	}
-	if err := c.live(op); err != nil {
+	if err := c.collLive(op); err != nil {
 		return err
 	}
 	c.checkedEpoch = e.seenEpoch
@@ -92,6 +103,20 @@ func (c *Comm) collCheck(op string) error {
 	return nil
 }
 
+// collLive is live for the operations of upper packages: a communicator
+// freed by the user is usable until it is released (see collCheck).
+func (c *Comm) collLive(op string) error {
+	switch {
+	case c.e.closed:
+		return newErr(ErrFinalized, op, -1, "")
+	case c.released:
+		return newErr(ErrComm, op, -1, "communicator %s was freed", c.label())
+	case c.revoked:
+		return revokedErr(c, op)
+	}
+	return nil
+}
+
 // collWait is ext.Wait (needed nil: any failed member ends the wait, as
 // collCheck says) and ext.WaitNeeding (only a failed member that needed
 // reports ends it).
@@ -109,7 +134,7 @@ func (c *Comm) collWait(op string, word *atomic.Uint32, done func() bool, needed
 			err = c.collCheck(op)
 			return err != nil
 		}
-		if err = c.live(op); err != nil {
+		if err = c.collLive(op); err != nil {
 			return true
 		}
 		for _, w := range c.group {

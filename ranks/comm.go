@@ -1,16 +1,18 @@
 package ranks
 
 import (
+	"fmt"
 	"sync/atomic"
 
 	"github.com/shmpi/shmpi/internal/ext"
+	"github.com/shmpi/shmpi/internal/job"
 )
 
 // Comm is a communicator: a group of ranks and a private matching space.
 // Ranks in a Comm's methods are ranks of that communicator.
 type Comm struct {
 	e      *engine
-	ctx    uint32 // context id of its point-to-point traffic: 2*slot
+	ctx    uint32 // its context on the wire: wireCtx(2*slot, gen); the twin's wireCtx(2*slot+1, gen)
 	slot   uint32 // its context slot (internal/job/context.go)
 	gen    uint32 // the slot's generation when it was created
 	rank   int
@@ -22,10 +24,15 @@ type Comm struct {
 	posted ilist[request] // receives waiting for a message, in posting order
 	unexp  ilist[umsg]    // messages that arrived before their receive
 
-	freed     bool
+	freed     bool         // the user freed it: no new operations (Free)
+	released  bool         // its context slot is given back: nothing of it is left here
 	permanent bool         // the world and self: Free refuses
 	revoked   bool         // set by revoke, locally or seen in the context slot
 	unusable  bool         // freed or revoked: the hot paths check this one flag
+	twin      bool         // the collective twin of a user's communicator
+	collDead  bool         // twin: a member failed, so collective traffic is refused (collDeath)
+	rejecting bool         // arrivals may be refused: revoked, or collDead (route)
+	holds     atomic.Int32 // operations of upper packages still running (ext.Hold)
 	ackCount  int          // how many entries of engine.failedOrder FailureAck covered
 	ackShown  atomic.Int32 // ackCount, readable without the engine lock (ext.Acked)
 
@@ -52,12 +59,54 @@ func identityGroup(n int) []int {
 	return g
 }
 
+// Context ids on the wire. A communicator's messages carry its context id
+// (2*slot, or 2*slot+1 for its collective twin: 11 bits, since there are
+// job.MaxContexts slots) and, above it, the low 21 bits of its owner
+// number in the slot (gen/2: the slot's generation is odd while owned and
+// grows by 2 per owner). A message for a communicator that this rank has
+// freed thus never reaches the next owner of its slot: the receiver finds
+// no communicator with that wire context, sees that its owner number is
+// not newer than the slot's last one here (fresh), and drops it. Owner
+// numbers compare modulo 2^21: a message would have to wait in an inbox
+// while its slot changed owner a million times to be mistaken.
+const (
+	ctxIDBits  = 11
+	ctxIDMask  = 1<<ctxIDBits - 1
+	ownerBits  = 32 - ctxIDBits
+	ownerMask  = 1<<ownerBits - 1
+	numCtxIDs  = 2 * job.MaxContexts
+	ownerNewer = 1 << (ownerBits - 1) // owner numbers at most this far ahead are newer
+)
+
+func init() {
+	if numCtxIDs > 1<<ctxIDBits {
+		panic("ranks: context ids do not fit their wire bits")
+	}
+}
+
+// wireCtx is the wire context of context id id in a slot of generation gen.
+func wireCtx(id, gen uint32) uint32 { return (gen>>1)<<ctxIDBits | id }
+
+// fresh reports whether a message for wire context ctx, which no
+// communicator here has, is for one this rank has not created yet (keep
+// it for then) rather than one it has freed (drop it).
+func (e *engine) fresh(ctx uint32) bool {
+	g := e.slotGen[(ctx&ctxIDMask)>>1]
+	if g == 0 {
+		return true // no communicator of that slot was ever here
+	}
+	d := (ctx>>ctxIDBits - g>>1) & ownerMask
+	return d != 0 && d < ownerNewer
+}
+
 // newComm registers a communicator over group (world ranks in
 // communicator order, including this rank) in context slot slot of
 // generation gen, with its collective twin, and runs the creation hooks.
 func (e *engine) newComm(slot, gen uint32, group []int, name string) *Comm {
+	e.slotGen[slot] = gen
 	c := e.newMatching(2*slot, slot, gen, group, name)
-	c.coll = e.newMatching(2*slot+1, slot, gen, group, name+" (collectives)")
+	c.coll = e.newMatching(2*slot+1, slot, gen, group, "")
+	c.coll.twin = true
 	if e.t.ContextRevoked(slot, gen) {
 		e.revokeLocal(c)
 	}
@@ -65,8 +114,9 @@ func (e *engine) newComm(slot, gen uint32, group []int, name string) *Comm {
 	return c
 }
 
-// newMatching registers one matching space with context id ctx.
-func (e *engine) newMatching(ctx, slot, gen uint32, group []int, name string) *Comm {
+// newMatching registers one matching space with context id id.
+func (e *engine) newMatching(id, slot, gen uint32, group []int, name string) *Comm {
+	ctx := wireCtx(id, gen)
 	c := &Comm{e: e, ctx: ctx, slot: slot, gen: gen, group: group, size: len(group), name: name, rank: -1}
 	c.toComm = make([]int32, e.n)
 	for i := range c.toComm {
@@ -78,22 +128,32 @@ func (e *engine) newMatching(ctx, slot, gen uint32, group []int, name string) *C
 			c.rank = i
 		}
 	}
-	for int(ctx) >= len(e.comms) {
-		e.comms = append(e.comms, nil)
+	e.comms[id] = c
+	if len(e.early) == 0 {
+		return c
 	}
-	e.comms[ctx] = c
-	// Messages that arrived before this communicator existed here.
-	if early := e.early[ctx]; early != nil {
-		for m := early.head; m != nil; {
-			next := m.next
-			early.remove(m)
-			c.unexp.push(m)
-			m = next
+	// Messages that arrived before this communicator existed here; and
+	// any kept for an earlier owner of the slot that this rank never
+	// adopted (its creation failed here): those can never be received.
+	for k, early := range e.early {
+		if k&ctxIDMask != id {
+			continue
 		}
-		delete(e.early, ctx)
+		for m := early.head; m != nil; m = early.head {
+			early.remove(m)
+			if k == ctx {
+				c.unexp.push(m)
+			} else {
+				e.dropUmsg(m, rejDropped)
+			}
+		}
+		delete(e.early, k)
 	}
 	return c
 }
+
+// id is c's context id: its index in engine.comms.
+func (c *Comm) id() uint32 { return c.ctx & ctxIDMask }
 
 // Rank is this process's rank in the communicator.
 func (c *Comm) Rank() int { return c.rank }
@@ -101,8 +161,18 @@ func (c *Comm) Rank() int { return c.rank }
 // Size is the number of ranks in the communicator.
 func (c *Comm) Size() int { return c.size }
 
-// Name is a label for diagnostics.
+// Name is the communicator's name (MPI_Comm_get_name): "MPI_COMM_WORLD"
+// for the world, "MPI_COMM_SELF" for self, and empty for a new
+// communicator until SetName names it (MPI does not copy names).
 func (c *Comm) Name() string { return c.name }
+
+// label names c in error messages.
+func (c *Comm) label() string {
+	if c.name != "" {
+		return c.name
+	}
+	return fmt.Sprintf("context %d", c.slot)
+}
 
 // WorldRank translates a rank of c into a world rank.
 func (c *Comm) WorldRank(r int) int {
@@ -112,8 +182,12 @@ func (c *Comm) WorldRank(r int) int {
 	return c.group[r]
 }
 
-// Free releases the communicator. Later operations on it return ErrComm.
-// The world communicator cannot be freed.
+// Free releases the communicator (MPI_Comm_free). Later calls with it
+// return ErrComm. Operations already started on it complete normally, as
+// in MPI: a pending receive still matches its message, a nonblocking
+// collective still runs; the communicator's resources (its context slot)
+// are given back once they have. The world and self communicators cannot
+// be freed.
 func (c *Comm) Free() error {
 	if c == nil {
 		return newErr(ErrComm, "Free", -1, "nil communicator")
@@ -127,20 +201,50 @@ func (c *Comm) Free() error {
 	if c.permanent {
 		return newErr(ErrComm, "Free", -1, "the %s communicator cannot be freed", c.name)
 	}
+	c.freed, c.unusable = true, true
+	c.okEpoch.Store(0)
 	ext.Freed(c)
-	for _, m := range []*Comm{c, c.coll} {
-		m.freed, m.unusable = true, true
-		m.okEpoch.Store(0)
-		for r := m.posted.head; r != nil; r = m.posted.head {
-			m.posted.remove(r)
-			e.complete(r, newErr(ErrComm, "Free", -1, "communicator freed with the receive pending"))
+	e.freeing = append(e.freeing, c)
+	e.reap()
+	return nil
+}
+
+// reap gives back the resources of every freed communicator that no
+// operation uses any more: no receive posted on it or its twin, and no
+// hold of an upper package (ext.Hold). Called under the engine lock, by
+// Free, by progress while some wait, and when a hold ends.
+func (e *engine) reap() {
+	k := 0
+	for _, c := range e.freeing {
+		if c.holds.Load() != 0 || c.posted.n != 0 || c.coll.posted.n != 0 {
+			e.freeing[k] = c
+			k++
+			continue
 		}
-		if e.comm(m.ctx) == m {
-			e.comms[m.ctx] = nil
+		e.releaseComm(c)
+	}
+	clear(e.freeing[k:])
+	e.freeing = e.freeing[:k]
+}
+
+// releaseComm gives back freed communicator c's context slot. Messages
+// that arrived for it and were never received are dropped (a sender
+// waiting for their match is told: ErrComm); later ones are dropped on
+// arrival (fresh).
+func (e *engine) releaseComm(c *Comm) {
+	ext.Released(c)
+	for _, m := range []*Comm{c, c.coll} {
+		m.released, m.freed, m.unusable = true, true, true
+		m.okEpoch.Store(0)
+		for u := m.unexp.head; u != nil; u = m.unexp.head {
+			m.unexp.remove(u)
+			e.dropUmsg(u, rejDropped)
+		}
+		if e.comms[m.id()] == m {
+			e.comms[m.id()] = nil
 		}
 	}
 	e.t.ReleaseContext(e.me, c.slot)
-	return nil
 }
 
 // usable checks, under the engine lock, that c may be used.
@@ -149,7 +253,7 @@ func (c *Comm) usable(op string) error {
 		return newErr(ErrFinalized, op, -1, "")
 	}
 	if c.freed {
-		return newErr(ErrComm, op, -1, "communicator %q was freed", c.name)
+		return newErr(ErrComm, op, -1, "communicator %s was freed", c.label())
 	}
 	return nil
 }

@@ -59,7 +59,7 @@ func (c *Comm) Dup() (*Comm, error) {
 	for i := range members {
 		members[i] = i
 	}
-	return c.create(members, tagCreate, c.name+" (dup)", "Dup")
+	return c.create(members, tagCreate, "Dup")
 }
 
 // Split partitions c by color (MPI_Comm_split): ranks that pass the same
@@ -87,7 +87,7 @@ func (c *Comm) Split(color, key int) (*Comm, error) {
 		}
 	}
 	sort.SliceStable(members, func(i, j int) bool { return table[2*members[i]+1] < table[2*members[j]+1] })
-	return c.create(members, tagCreate, c.name+" (split)", "Split")
+	return c.create(members, tagCreate, "Split")
 }
 
 // SplitType splits c by kind (MPI_Comm_split_type); with TypeShared all
@@ -132,13 +132,13 @@ func (c *Comm) createGroup(g Group, tag int, op string) (*Comm, error) {
 	if !slices.Contains(members, c.rank) {
 		return nil, nil
 	}
-	return c.create(members, tagCreateUser+tag, c.name+" (create)", op)
+	return c.create(members, tagCreateUser+tag, op)
 }
 
 // create makes the communicator of members (ranks of c, in the new
 // order, this rank among them): members[0] allocates the context slot and
 // sends it to the others on tag.
-func (c *Comm) create(members []int, tag int, name, op string) (*Comm, error) {
+func (c *Comm) create(members []int, tag int, op string) (*Comm, error) {
 	e := c.e
 	e.lock()
 	err := c.live(op)
@@ -196,7 +196,7 @@ func (c *Comm) create(members []int, tag int, name, op string) (*Comm, error) {
 		e.unlock()
 		return nil, newErr(ErrProcFailed, op, -1, "the communicator's creator failed before this rank adopted it")
 	}
-	nc := e.newComm(msg[0], msg[1], world, name)
+	nc := e.newComm(msg[0], msg[1], world, "")
 	e.unlock()
 	if c.rank != leader {
 		if err := Send(c.coll, []uint32{1}, leader, tag|tagAck); err != nil {
@@ -221,7 +221,7 @@ func (c *Comm) abandon(msg [2]uint32, err error, op string) error {
 
 // holdsLocally reports whether this rank has a communicator in slot s.
 // Called under the engine lock.
-func (e *engine) holdsLocally(s uint32) bool { return e.comm(2*s) != nil }
+func (e *engine) holdsLocally(s uint32) bool { return e.comms[2*s] != nil }
 
 // relabel names op in an error of an internal step.
 func relabel(err error, op string) error {
@@ -325,13 +325,13 @@ func (w *World) Self() (*Comm, error) {
 		if !ok {
 			return nil, newErr(ErrNoMem, "Self", -1, "every one of the job's %d context slots is in use", job.MaxContexts)
 		}
-		w.self = e.newComm(slot, gen, []int{e.me}, "self")
+		w.self = e.newComm(slot, gen, []int{e.me}, "MPI_COMM_SELF")
 		w.self.permanent = true
 	}
 	return w.self, nil
 }
 
-// SetName labels c for diagnostics (MPI_Comm_set_name).
+// SetName names c (MPI_Comm_set_name); error messages use the name.
 func (c *Comm) SetName(name string) error {
 	if c == nil {
 		return nilComm("SetName")

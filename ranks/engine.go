@@ -90,8 +90,10 @@ type engine struct {
 	needEval    bool   // a peer ended: pending operations must be re-judged
 	drained     bool   // the last drain emptied the inbox
 
-	comms []*Comm
-	early map[uint32]*ilist[umsg] // messages for communicators not created here yet
+	comms   []*Comm                 // by context id (the wire context's low bits)
+	slotGen []uint32                // per context slot: the generation of its last communicator here
+	early   map[uint32]*ilist[umsg] // by wire context: messages for communicators not created here yet
+	freeing []*Comm                 // freed, with operations still running (reap)
 
 	sendq   []ilist[request] // per destination: sends waiting for ring space, in order
 	queued  []int            // destinations with a non-empty sendq
@@ -256,6 +258,8 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	e.sendq = make([]ilist[request], n)
 	e.fragIn = make([]*fragIn, n)
 	e.early = map[uint32]*ilist[umsg]{}
+	e.comms = make([]*Comm, numCtxIDs)
+	e.slotGen = make([]uint32, job.MaxContexts)
 	e.drained = true
 
 	e.spin = n <= seg.Cores()

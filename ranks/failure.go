@@ -116,6 +116,9 @@ func (e *engine) evaluate() {
 		if c == nil {
 			continue
 		}
+		if c.twin && !c.collDead && c.memberFailed() {
+			e.collDeath(c)
+		}
 		for r := c.posted.head; r != nil; {
 			next := r.next
 			switch {
@@ -151,6 +154,46 @@ func (e *engine) evaluate() {
 	e.dropFrags()
 	if len(e.queued) > 0 {
 		e.flushQueues()
+	}
+}
+
+// memberFailed reports whether a member of c is known here to have failed.
+func (c *Comm) memberFailed() bool {
+	for _, w := range c.group {
+		if c.e.failed[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// collDeath refuses from now on the collective traffic of twin c, a member
+// of which failed. Every later collective on its communicator fails at
+// once (collCheck), and one under way must not wait for a live member
+// that has left it because it learned of the failure first: every wait
+// inside a collective ends with ErrProcFailed when any member fails (spec
+// 15.2.2). So the twin's posted collective receives complete with
+// ErrProcFailed, its collective messages not yet received are dropped
+// (a sender waiting for their match is told: hsDead), and later ones are
+// refused on arrival (refusal). Communicator creation, which also runs on
+// the twin (tags from tagCreateBase), goes on: it judges failures itself.
+func (e *engine) collDeath(c *Comm) {
+	c.collDead, c.rejecting = true, true
+	for r := c.posted.head; r != nil; {
+		next := r.next
+		if r.tag < tagCreateBase {
+			c.posted.remove(r)
+			e.complete(r, refusedErr(c, r.op, -1, rejCollDead))
+		}
+		r = next
+	}
+	for u := c.unexp.head; u != nil; {
+		next := u.next
+		if u.tag < tagCreateBase {
+			c.unexp.remove(u)
+			e.dropUmsg(u, rejCollDead)
+		}
+		u = next
 	}
 }
 

@@ -33,14 +33,14 @@ type fragIn struct {
 	ctx   uint32
 	total int
 	got   int
-	drop  bool // its communicator is revoked: skip the data
+	drop  bool // refused (engine.refusal): skip the data
 }
 
 // ackOut is a kAck to send to world rank dest.
 type ackOut struct {
-	dest    int
-	id      uint32
-	revoked bool
+	dest int
+	id   uint32
+	why  uint8 // 0: matched; else refused (rej*)
 }
 
 // newAckID hands out an id for a synchronous send acknowledged by message.
@@ -62,8 +62,9 @@ func (e *engine) awaitAck(r *request, id uint32) {
 	e.active.push(r)
 }
 
-// handleAck completes the synchronous send that kAck id from src answers.
-func (e *engine) handleAck(src int, id uint32, revoked bool) {
+// handleAck completes the synchronous send that kAck id from src answers
+// (flags: refused, and why).
+func (e *engine) handleAck(src int, id uint32, flags uint8) {
 	r := e.ackWait[id]
 	if r == nil || r.wpeer != src {
 		return
@@ -71,19 +72,22 @@ func (e *engine) handleAck(src int, id uint32, revoked bool) {
 	delete(e.ackWait, id)
 	e.active.remove(r)
 	var err error
-	if revoked {
-		err = revokedErr(r.c, r.op)
+	for why, f := range rejFlag {
+		if f != 0 && flags&f != 0 {
+			err = refusedErr(r.c, r.op, r.peer, uint8(why))
+		}
 	}
 	e.complete(r, err)
 }
 
 // sendAck answers a synchronous message from world rank dest whose match
 // it acknowledges by message.
-func (e *engine) sendAck(dest int, id uint32) { e.queueAck(dest, id, false) }
+func (e *engine) sendAck(dest int, id uint32) { e.queueAck(dest, id, 0) }
 
-// queueAck sends a kAck, revoked or not, or queues it if there is no room.
-func (e *engine) queueAck(dest int, id uint32, revoked bool) {
-	a := ackOut{dest, id, revoked}
+// queueAck sends a kAck, of a match (why 0) or a refusal, or queues it if
+// there is no room.
+func (e *engine) queueAck(dest int, id uint32, why uint8) {
+	a := ackOut{dest, id, why}
 	if len(e.ackq) > 0 || !e.postAck(a) {
 		e.ackq = append(e.ackq, a)
 	}
@@ -95,11 +99,7 @@ func (e *engine) postAck(a ackOut) bool {
 	if !ok {
 		return false
 	}
-	var flags uint8
-	if a.revoked {
-		flags = fRevoked
-	}
-	writeDesc(cl.Payload(), 0, 0, kAck, flags, 0, a.id)
+	writeDesc(cl.Payload(), 0, 0, kAck, rejFlag[a.why], 0, a.id)
 	cl.PublishFence()
 	e.dbs[dest].Ring()
 	return true
@@ -172,9 +172,9 @@ func (e *engine) handleFrag(src int, ctx uint32, tag int, flags uint8, gen uint3
 		f = &fragIn{ctx: ctx, total: total}
 		e.fragIn[src] = f
 		c := e.comm(ctx)
-		if c != nil && c.revoked {
+		if why := e.refusal(c, ctx, tag); why != 0 {
 			f.drop = true
-			e.reject(src, kFrag, flags, 0, gen)
+			e.reject(src, kFrag, flags, 0, gen, why)
 		} else if c != nil {
 			if r := c.matchPosted(src, tag); r != nil {
 				f.r = r
@@ -224,9 +224,9 @@ func (e *engine) handleFrag(src int, ctx uint32, tag int, flags uint8, gen uint3
 	if f.drop {
 		return
 	}
-	if c := e.comm(f.ctx); c != nil && c.revoked {
-		e.reject(src, kFrag, m.flags, 0, m.gen)
-		e.putUmsg(m)
+	c := e.comm(f.ctx)
+	if why := e.refusal(c, f.ctx, m.tag); why != 0 {
+		e.dropUmsg(m, why)
 		return
 	} else if c != nil {
 		if r := c.matchPosted(src, m.tag); r != nil {

@@ -8,12 +8,33 @@ import (
 // Matching: receives posted on a communicator and messages that arrived
 // before their receive (unexpected), each list in arrival order.
 
-// comm is this rank's communicator with context id ctx, or nil.
+// comm is this rank's communicator with wire context ctx, or nil.
 func (e *engine) comm(ctx uint32) *Comm {
-	if int(ctx) < len(e.comms) {
-		return e.comms[ctx]
+	if c := e.comms[ctx&ctxIDMask]; c != nil && c.ctx == ctx {
+		return c
 	}
 	return nil
+}
+
+// refusal says whether c (nil: no communicator here has the message's
+// wire context ctx) must refuse a message with tag, and why: it is
+// revoked, or it is a collective twin whose member failed (collective
+// tags only: communicator creation still runs on it), or the message is
+// for a communicator this rank freed. 0: accept it (c nil: keep it for a
+// communicator not created here yet).
+func (e *engine) refusal(c *Comm, ctx uint32, tag int) uint8 {
+	switch {
+	case c == nil:
+		if !e.fresh(ctx) {
+			return rejDropped
+		}
+	case !c.rejecting:
+	case c.revoked:
+		return rejRevoked
+	case tag < tagCreateBase:
+		return rejCollDead
+	}
+	return 0
 }
 
 // earlyPush keeps a message for a communicator not created here yet.

@@ -26,6 +26,9 @@ func (e *engine) progress() {
 	if e.released && e.drained && e.t.Starving.Load() != 0 {
 		e.relax()
 	}
+	if len(e.freeing) > 0 {
+		e.reap()
+	}
 }
 
 // drain handles up to budget inbox messages. It reports whether the inbox
@@ -83,7 +86,7 @@ func (e *engine) handle(src int, p unsafe.Pointer) {
 		return
 	case kAck:
 		e.release()
-		e.handleAck(src, gen, flags&fRevoked != 0)
+		e.handleAck(src, gen, flags)
 		return
 	default:
 		e.handleExt(src, ctx, tag, kind, flags, gen, data, ln)
@@ -99,9 +102,11 @@ func (e *engine) handle(src int, p unsafe.Pointer) {
 	}
 
 	c := e.comm(ctx)
-	if c != nil && c.revoked {
-		e.rejectDesc(src, p, kind, flags, hs, gen)
-		return
+	if c == nil || c.rejecting {
+		if why := e.refusal(c, ctx, tag); why != 0 {
+			e.rejectDesc(src, p, kind, flags, hs, gen, why)
+			return
+		}
 	}
 	var r *request
 	if c != nil {

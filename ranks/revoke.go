@@ -62,7 +62,7 @@ func (c *Comm) revoke() error {
 		return newErr(ErrFinalized, "Revoke", -1, "")
 	}
 	if c.freed {
-		return newErr(ErrComm, "Revoke", -1, "communicator %q was freed", c.name)
+		return newErr(ErrComm, "Revoke", -1, "communicator %s was freed", c.label())
 	}
 	if c.coll == nil {
 		return newErr(ErrComm, "Revoke", -1, "not a user communicator")
@@ -88,18 +88,14 @@ func (e *engine) revokeLocal(c *Comm) {
 		if m == nil || m.revoked {
 			continue
 		}
-		m.revoked, m.unusable = true, true
+		m.revoked, m.unusable, m.rejecting = true, true, true
 		for r := m.posted.head; r != nil; r = m.posted.head {
 			m.posted.remove(r)
 			e.complete(r, revokedErr(m, r.op))
 		}
 		for u := m.unexp.head; u != nil; u = m.unexp.head {
 			m.unexp.remove(u)
-			e.reject(u.src, u.kind, u.flags, u.hs, u.gen)
-			if u.sender != nil {
-				e.complete(u.sender, revokedErr(m, u.sender.op))
-			}
-			e.putUmsg(u)
+			e.dropUmsg(u, rejRevoked)
 		}
 	}
 	for _, w := range e.queued {
@@ -117,27 +113,40 @@ func (e *engine) revokeLocal(c *Comm) {
 }
 
 func revokedErr(c *Comm, op string) error {
-	return newErr(ErrRevoked, op, -1, "communicator %q", c.name)
+	return newErr(ErrRevoked, op, -1, "communicator %s", c.label())
 }
 
-// reject answers a message from world rank src that arrived for a
-// revoked communicator (or was unexpected there): a sender waiting for
-// the match learns that it will never come.
-func (e *engine) reject(src int, kind, flags uint8, hs int, gen uint32) {
+// refusedErr is the error of an operation on c whose message the
+// receiver refused, for reason why (rej*).
+func refusedErr(c *Comm, op string, peer int, why uint8) error {
+	switch why {
+	case rejRevoked:
+		return revokedErr(c, op)
+	case rejCollDead:
+		return &Error{Class: ErrProcFailed, Op: op, Rank: -1, Failed: c.failedRanks(len(c.e.failedOrder)),
+			Detail: "a member of the communicator failed, and the receiver left the collective"}
+	}
+	return newErr(ErrComm, op, peer, "the receiver freed communicator %s without receiving the message", c.label())
+}
+
+// reject answers a message from world rank src that its receiver refuses
+// (engine.refusal; or drops unreceived, dropUmsg): a sender waiting for
+// the match learns that it will never come, and why.
+func (e *engine) reject(src int, kind, flags uint8, hs int, gen uint32, why uint8) {
 	switch {
 	case kind == kRndv || flags&fSync != 0:
 		p := e.hsPtr(src, hs)
 		if p.gen.Load() == gen {
-			p.state.Store(hsRevoked)
+			p.state.Store(rejState[why])
 			e.dbs[src].Ring()
 		}
 	case flags&fAckMsg != 0:
-		e.queueAck(src, gen, true)
+		e.queueAck(src, gen, why)
 	}
 }
 
-// rejectDesc rejects the descriptor at p and releases its slot.
-func (e *engine) rejectDesc(src int, p unsafe.Pointer, kind, flags uint8, hs int, gen uint32) {
+// rejectDesc refuses the descriptor at p and releases its slot.
+func (e *engine) rejectDesc(src int, p unsafe.Pointer, kind, flags uint8, hs int, gen uint32, why uint8) {
 	if kind == kChunk {
 		k := int(*(*uint32)(unsafe.Add(p, dData)))
 		e.release()
@@ -145,7 +154,17 @@ func (e *engine) rejectDesc(src int, p unsafe.Pointer, kind, flags uint8, hs int
 	} else {
 		e.release()
 	}
-	e.reject(src, kind, flags, hs, gen)
+	e.reject(src, kind, flags, hs, gen, why)
+}
+
+// dropUmsg discards unexpected message m, which can never be received,
+// telling a sender that waits for its match why.
+func (e *engine) dropUmsg(m *umsg, why uint8) {
+	e.reject(m.src, m.kind, m.flags, m.hs, m.gen, why)
+	if s := m.sender; s != nil { // a synchronous send to this rank itself
+		e.complete(s, refusedErr(s.c, s.op, s.peer, why))
+	}
+	e.putUmsg(m)
 }
 
 // handleExt dispatches a descriptor of an upper package's kind to its

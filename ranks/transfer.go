@@ -312,11 +312,12 @@ func (e *engine) advanceSend(r *request) {
 		e.freeHS(r.hs)
 		r.hs = -1
 		e.complete(r, nil)
-	case hsRevoked:
+	case hsRevoked, hsDropped, hsDead:
+		why := refusedWhy(p.state.Load())
 		e.active.remove(r)
 		e.freeHS(r.hs)
 		r.hs = -1
-		e.complete(r, revokedErr(r.c, r.op))
+		e.complete(r, refusedErr(r.c, r.op, r.peer, why))
 	case hsCoop:
 		e.coopSend(r, p)
 	case hsPiped:

@@ -95,8 +95,8 @@ func (c *Comm) blockUntil(op string, word *atomic.Uint32, done func() bool) erro
 	e := c.e
 	e.lock()
 	defer e.unlock()
-	if err := c.usable(op); err != nil {
-		return err
+	if c.e.closed || c.released {
+		return c.usable(op)
 	}
 	e.blockOn(done, job.OpColl, ProcNull, AnyTag, c.ctx, -1, word, e.t.Sleepers(c.slot))
 	return nil

@@ -76,7 +76,9 @@ const (
 	hsPiped   = 2 // matched; the receiver asks for a pipelined copy
 	hsDone    = 3 // the receiver has matched (sync) or copied (rendezvous)
 	hsCoop    = 4 // matched; both sides copy pieces with process_vm_readv/writev
-	hsRevoked = 5 // rejected: the receiver's communicator is revoked
+	hsRevoked = 5 // refused: the receiver's communicator is revoked
+	hsDropped = 6 // refused: the receiver freed the communicator (or never had it)
+	hsDead    = 7 // refused: a collective whose member failed (the receiver left it)
 )
 
 // A cooperative copy splits what follows the probe into coopPieces
@@ -110,7 +112,7 @@ func coopPieceLen(n int) int {
 //	+4   tag   int32
 //	+8   kind  uint8   kInline / kChunk / kRndv / kFrag / kAck, or an
 //	                   upper package's (internal/ext)
-//	+9   flags uint8   fSync, fAckMsg, fFirst, fRevoked
+//	+9   flags uint8   fSync, fAckMsg, fFirst; kAck: fRevoked, fDropped, fDead
 //	+10  hs    uint16  handshake slot index in the sender's table
 //	+12  len   uint32  bytes carried (inline, chunk, frag)
 //	+16  gen   uint32  handshake generation (fAckMsg, kAck: the ack id)
@@ -167,11 +169,36 @@ const (
 	kAck    = 5 // a synchronous send's match, acknowledged by message: gen is its id
 	kShort  = 6 // an inline message in a short record (shortDesc)
 
-	fSync    = 1 // acknowledge the match through handshake slot hs
-	fAckMsg  = 2 // acknowledge the match with a kAck message carrying gen
-	fFirst   = 4 // kFrag: the first fragment; data+8 holds the total length (uint64)
-	fRevoked = 8 // kAck: the message was rejected, its communicator revoked
+	fSync    = 1  // acknowledge the match through handshake slot hs
+	fAckMsg  = 2  // acknowledge the match with a kAck message carrying gen
+	fFirst   = 4  // kFrag: the first fragment; data+8 holds the total length (uint64)
+	fRevoked = 8  // kAck: the message was refused, its communicator revoked
+	fDropped = 16 // kAck: refused, the communicator freed at the receiver
+	fDead    = 32 // kAck: refused, a collective whose member failed
 )
+
+// Why a receiver refuses a message (engine.refusal), and how the sender
+// learns it: a handshake state, or a kAck flag.
+const (
+	rejRevoked  = 1
+	rejDropped  = 2
+	rejCollDead = 3
+)
+
+var (
+	rejState = [...]uint32{rejRevoked: hsRevoked, rejDropped: hsDropped, rejCollDead: hsDead}
+	rejFlag  = [...]uint8{rejRevoked: fRevoked, rejDropped: fDropped, rejCollDead: fDead}
+)
+
+// refusedWhy is the reason a refused handshake state gives.
+func refusedWhy(state uint32) uint8 {
+	for why, s := range rejState {
+		if why != 0 && s == state {
+			return uint8(why)
+		}
+	}
+	return rejRevoked
+}
 
 func init() {
 	// The documented offsets are the contract with other processes.

@@ -129,7 +129,7 @@ func InitThread(level ThreadLevel) (*World, error) {
 	e.level = level
 	e.initBias()
 	w := &World{e: e}
-	w.world = e.newComm(0, job.WorldGen, identityGroup(e.n), "world") // the world owns slot 0
+	w.world = e.newComm(0, job.WorldGen, identityGroup(e.n), "MPI_COMM_WORLD") // the world owns slot 0
 	w.world.permanent = true
 	return w, nil
 }

@@ -143,6 +143,11 @@ func init() {
 		st.agreeDone = st.roundComplete
 		ext.SlotsOf(comm)[ext.SlotULFM] = st
 	})
+	ext.OnFree(func(comm any) {
+		if st, _ := ext.SlotsOf(comm)[ext.SlotULFM].(*state); st != nil {
+			st.freed.Store(true)
+		}
+	})
 }
 
 // state is a communicator's local agreement state (in its ext slot).
@@ -153,6 +158,7 @@ type state struct {
 	base  unsafe.Pointer
 	round uint64
 	q     queue // Iagree, Ishrink
+	freed atomic.Bool
 
 	waitRound uint64      // the Agree round being waited for
 	agreeDone func() bool // st.complete as a predicate, made once
@@ -165,6 +171,11 @@ func stateOf(c *ranks.Comm, op string) (*state, error) {
 	st, _ := ext.SlotsOf(c)[ext.SlotULFM].(*state)
 	if st == nil {
 		return nil, &ranks.Error{Class: ranks.ErrComm, Op: op, Rank: -1, Detail: "not a communicator of this job"}
+	}
+	if st.freed.Load() {
+		// Iagree and Ishrink started before the free still run (they
+		// call st's methods, not this).
+		return nil, &ranks.Error{Class: ranks.ErrComm, Op: op, Rank: -1, Detail: "the communicator was freed"}
 	}
 	return st, nil
 }
@@ -478,6 +489,11 @@ func Agree(c *ranks.Comm, flag int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return st.agreeValue(flag)
+}
+
+func (st *state) agreeValue(flag int) (int, error) {
+	c := st.c
 	out, err := st.agreeLocal(uint64(int64(flag)), "Agree")
 	if err != nil {
 		return 0, err
@@ -518,7 +534,7 @@ func Iagree(c *ranks.Comm, flag *int) (*ranks.Request, error) {
 	req, complete := ext.NewRequest(c, "Iagree")
 	in := *flag
 	st.post(func() {
-		v, err := Agree(c, in)
+		v, err := st.agreeValue(in)
 		*flag = v
 		complete(err)
 	})

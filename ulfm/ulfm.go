@@ -61,6 +61,11 @@ func Shrink(c *ranks.Comm) (*ranks.Comm, error) {
 	if err != nil {
 		return nil, err
 	}
+	return st.shrink()
+}
+
+func (st *state) shrink() (*ranks.Comm, error) {
+	c := st.c
 	out, err := st.agree(0, true, "Shrink")
 	if err != nil {
 		return nil, err
@@ -74,7 +79,7 @@ func Shrink(c *ranks.Comm) (*ranks.Comm, error) {
 			members = append(members, m)
 		}
 	}
-	nc, err := ext.Adopt(c, out.slot, out.gen, members, c.Name()+" (shrunk)")
+	nc, err := ext.Adopt(c, out.slot, out.gen, members, "")
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +95,7 @@ func Ishrink(c *ranks.Comm, out **ranks.Comm) (*ranks.Request, error) {
 	}
 	req, complete := ext.NewRequest(c, "Ishrink")
 	st.post(func() {
-		nc, err := Shrink(c)
+		nc, err := st.shrink()
 		*out = nc
 		complete(err)
 	})
@@ -129,8 +134,11 @@ type queue struct {
 	running bool
 }
 
+// The communicator is held until the job ends (ext.Hold): a Free
+// meanwhile does not take its resources from under it.
 func (st *state) post(job func()) {
 	q := &st.q
+	ext.Hold(st.c)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.jobs = append(q.jobs, job)
@@ -148,6 +156,7 @@ func (st *state) post(job func()) {
 				q.jobs = q.jobs[1:]
 				q.mu.Unlock()
 				j()
+				ext.Unhold(st.c)
 			}
 		}()
 	}

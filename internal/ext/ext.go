@@ -8,8 +8,10 @@
 //     [FirstKind, NumKinds); the progress engine dispatches every inbox
 //     descriptor of such a kind to it. Kinds below FirstKind are ranks'
 //     own (inline, chunk, rendezvous, fragment, ack).
-//   - Communicator hooks: OnCreate and OnFree run, under the rank's
-//     engine lock, for every communicator this rank creates or frees.
+//   - Communicator hooks: OnCreate, OnFree and OnRelease run, under the
+//     rank's engine lock, for every communicator this rank creates, frees
+//     (the user's call: no new operations) and releases (once operations
+//     started before the free have ended: its resources go).
 //   - Per-communicator local state: every communicator carries a Slots
 //     array; each upper package owns one index (SlotColl, SlotULFM,
 //     SlotWin) and keeps its state there.
@@ -50,10 +52,11 @@ const (
 type Slots [NumSlots]any
 
 var (
-	mu       sync.Mutex
-	handlers [NumKinds]Handler
-	onCreate []func(comm any)
-	onFree   []func(comm any)
+	mu        sync.Mutex
+	handlers  [NumKinds]Handler
+	onCreate  []func(comm any)
+	onFree    []func(comm any)
+	onRelease []func(comm any)
 )
 
 // Functions of package ranks, installed by its init.
@@ -116,6 +119,11 @@ var (
 	// with the operation's error: how a nonblocking collective hands its
 	// result to Wait and Test.
 	NewRequest func(comm any, op string) (req any, complete func(error))
+	// Hold keeps comm's resources while an operation of an upper package
+	// runs on it (a nonblocking collective): a Free meanwhile releases
+	// them only after the matching Unhold. Neither blocks.
+	Hold   func(comm any)
+	Unhold func(comm any)
 	// SleepTimeouts counts the sleeps of comm's rank (any communicator)
 	// that ended by their timeout (100 ms) rather than by a wake: with
 	// every member alive, each is a wake-up that a poster missed. For
@@ -198,6 +206,14 @@ func OnFree(f func(comm any)) {
 	onFree = append(onFree, f)
 }
 
+// OnRelease adds a hook that runs when a freed communicator's resources
+// are given back.
+func OnRelease(f func(comm any)) {
+	mu.Lock()
+	defer mu.Unlock()
+	onRelease = append(onRelease, f)
+}
+
 // Created runs the creation hooks; called by ranks.
 func Created(comm any) {
 	for _, f := range onCreate {
@@ -208,6 +224,13 @@ func Created(comm any) {
 // Freed runs the free hooks; called by ranks.
 func Freed(comm any) {
 	for _, f := range onFree {
+		f(comm)
+	}
+}
+
+// Released runs the release hooks; called by ranks.
+func Released(comm any) {
+	for _, f := range onRelease {
 		f(comm)
 	}
 }
