@@ -145,7 +145,6 @@ type Job struct {
 	results []Exit
 	alive   int
 	copies  sync.WaitGroup
-	closers []io.Closer
 }
 
 // Start creates the segment and starts every rank.
