@@ -768,7 +768,12 @@ func TestHelpToStdout(t *testing.T) {
 		if !strings.Contains(r.stdout, "--kill R@op=N") || !strings.Contains(r.stdout, "SHMPI_KILL") {
 			t.Errorf("%s: the help does not explain --kill", flag)
 		}
-		for _, code := range []int{exitUsage, exitNoStart, exitTimeout, exitNotExec, exitNotFound} {
+		// The segment's size as the launcher computes it, not a figure
+		// that drifts from the layout.
+		if need := launch.SegmentNeed(launch.DefaultLayout(2)); !strings.Contains(r.stdout, "("+need+")") {
+			t.Errorf("%s: the help does not say the segment needs %s", flag, need)
+		}
+		for _, code := range []int{exitUsage, exitNoStart, exitTimeout, exitNotExec, exitNotFound, 130, 143} {
 			if !regexp.MustCompile(fmt.Sprintf(`(?m)^  %d  `, code)).MatchString(r.stdout) {
 				t.Errorf("%s: the help does not explain exit status %d", flag, code)
 			}
@@ -1288,6 +1293,8 @@ func TestAbort(t *testing.T) {
 		{5, true, "split", 300, 44},
 		{3, true, "world", 256, 1},
 		{3, false, "split", -1, 255},
+		{4, true, "revoked", 11, 11},
+		{3, false, "freed", 12, 12},
 		{2, false, "world", 0, 0},
 		{1, true, "world", 9, 9},
 	} {

@@ -201,12 +201,14 @@ const (
 // now (wall-clock ns). It runs only when a wait goes to sleep, never on
 // a path that completes without sleeping.
 //
-// The record is read by other processes (OpOf) while it may change: the
-// count goes first, then Op with opWriting, the fields, and last the Op
-// itself. A reader that sees the same count and Op, without opWriting,
-// before and after reading the fields has a consistent record.
+// The record is read by other processes (OpOf) while it may change, as
+// a sequence lock: Op with opWriting goes first, then the fields, the
+// count, and last the Op itself. A reader reads the count, then Op
+// (retrying while opWriting is set), the fields, Op and the count again;
+// if neither changed, no write overlapped its reads (one that began
+// after its first read of Op changed the count before it could restore
+// Op's value).
 func (cb *CtlBlock) RecordOp(op Op, name string, peer, tag int, ctx uint32, now int64) {
-	cb.OpCount.Add(1)
 	cb.Op.Store(uint32(op) | opWriting)
 	cb.OpPeer.Store(uint32(int32(peer)))
 	cb.OpTag.Store(uint32(int32(tag)))
@@ -221,6 +223,7 @@ func (cb *CtlBlock) RecordOp(op Op, name string, peer, tag int, ctx uint32, now 
 			cb.OpName[i].Store(w)
 		}
 	}
+	cb.OpCount.Add(1)
 	cb.Op.Store(uint32(op) | opBlocked)
 }
 
@@ -241,7 +244,8 @@ type OpRecord struct {
 
 // OpOf reads the record. It retries while the rank rewrites it, a few
 // stores' time; after many tries (the rank died or stopped while
-// writing) it returns what it read.
+// writing) it returns what it read, with the Op's own name rather than
+// one that may be torn.
 func (cb *CtlBlock) OpOf() OpRecord {
 	var r OpRecord
 	for try := 0; ; try++ {
@@ -265,7 +269,11 @@ func (cb *CtlBlock) OpOf() OpRecord {
 				r.Name = string(name[:n])
 			}
 		}
-		if (o1&opWriting == 0 && cb.Op.Load() == o1 && cb.OpCount.Load() == c1) || try >= 1000 {
+		if o1&opWriting == 0 && cb.Op.Load() == o1 && cb.OpCount.Load() == c1 {
+			return r
+		}
+		if try >= 1000 {
+			r.Name = r.Op.String()
 			return r
 		}
 		runtime.Gosched()

@@ -6,7 +6,10 @@
 // starts local ranks itself uses it the same way.
 //
 // A rank that calls Comm.Abort ends the job: the launcher kills every
-// rank (Job.Aborted says who called it, with which code).
+// rank (Job.Aborted says who called it, with which code). From the abort
+// on the failure table is frozen, so that no rank reacts to the others'
+// deaths: the ranks it kills stay alive there, and their Exit.Failed is
+// false.
 //
 // Ranks die with the process that started them (a parent-death signal),
 // and the segment file is unlinked as soon as it is created, so nothing is

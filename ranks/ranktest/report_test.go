@@ -82,10 +82,10 @@ func TestDeadlineNamesOperations(t *testing.T) {
 	}
 }
 
-// waitBlocked waits until rank r of the world sleeps in op (a wait is
-// recorded only once it sleeps).
-func waitBlocked(r *ranktest.R, rank int, op string) {
-	for f := r.World.Fates()[rank]; !f.Blocked || f.Op != op; f = r.World.Fates()[rank] {
+// waitBlocked waits until rank r of the world sleeps in op with tag (a
+// wait is recorded only once it sleeps).
+func waitBlocked(r *ranktest.R, rank int, op string, tag int) {
+	for f := r.World.Fates()[rank]; !f.Blocked || f.Op != op || f.OpTag != tag; f = r.World.Fates()[rank] {
 		runtime.Gosched()
 	}
 }
@@ -96,8 +96,8 @@ func abortBody(code int) func(r *ranktest.R) {
 	return func(r *ranktest.R) {
 		switch last := r.Size - 1; r.Rank {
 		case last:
-			waitBlocked(r, 0, "Recv")
-			waitBlocked(r, 1, "Barrier")
+			waitBlocked(r, 0, "Recv", 1)
+			waitBlocked(r, 1, "Barrier", ranks.AnyTag)
 			err := r.Comm.Abort(code)
 			r.Fatalf("Abort returned: %v", err)
 		case 0:

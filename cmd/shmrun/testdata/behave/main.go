@@ -25,6 +25,7 @@ import (
 	"github.com/shmpi/shmpi/coll"
 	"github.com/shmpi/shmpi/ranks"
 	"github.com/shmpi/shmpi/ranks/launch"
+	"github.com/shmpi/shmpi/ulfm"
 )
 
 func main() {
@@ -33,7 +34,7 @@ func main() {
 	after := flag.String("after", "report", "for -mode die: what survivors do once rank 1 is gone, report (print and finalize) or block (wait to be killed)")
 	failures := flag.Int("failures", 1, "for -mode neighbours: how many failed ranks a survivor waits to know of")
 	code := flag.Int("code", 7, "for -mode abort: the code of Abort")
-	on := flag.String("on", "world", "for -mode abort: the communicator of Abort, world, dup or split (one of its own)")
+	on := flag.String("on", "world", "for -mode abort: the communicator of Abort, world, dup, split (one of its own), revoked or freed (a dup)")
 	flag.Parse()
 	log.SetFlags(0)
 	if dir := os.Getenv("SHMRUN_TEST_PIDDIR"); dir != "" {
@@ -285,7 +286,7 @@ func abort(w *ranks.World, c *ranks.Comm, me, n, code int, on string) {
 	ac := c
 	switch on {
 	case "world":
-	case "dup":
+	case "dup", "revoked", "freed":
 		d, err := c.Dup()
 		if err != nil {
 			log.Fatal(err)
@@ -314,9 +315,26 @@ func abort(w *ranks.World, c *ranks.Comm, me, n, code int, on string) {
 				}
 				continue
 			}
-			op := []string{"Recv", "Barrier"}[r]
-			for f := w.Fates()[r]; !f.Blocked || f.Op != op; f = w.Fates()[r] {
+			// Rank 0's Recv from us with tag 99, not one inside Dup or
+			// Split.
+			blocked := func(f ranks.Fate) bool {
+				if r == 0 {
+					return f.Blocked && f.Op == "Recv" && f.OpPeer == aborter && f.OpTag == 99
+				}
+				return f.Blocked && f.Op == "Barrier"
+			}
+			for !blocked(w.Fates()[r]) {
 				runtime.Gosched()
+			}
+		}
+		switch on {
+		case "revoked":
+			if err := ulfm.Revoke(ac); err != nil {
+				log.Fatal(err)
+			}
+		case "freed":
+			if err := ac.Free(); err != nil {
+				log.Fatal(err)
 			}
 		}
 		err := ac.Abort(code)
