@@ -543,7 +543,7 @@ func TestFinalizeAfterCollective(t *testing.T) {
 					if r.Rank == 2 {
 						// Enter last: once rank 1, which needs nothing
 						// from rank 2 here, is done and has finalized.
-						for !r.World.Fates()[1].Finalized {
+						for r.World.Fates()[1].State != ranks.StateFinalized {
 							r.Comm.Iprobe(ranks.AnySource, 999)
 						}
 					}

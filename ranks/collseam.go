@@ -145,7 +145,7 @@ func (c *Comm) collWait(op string, word *atomic.Uint32, done func() bool, needed
 			}
 		}
 		return false
-	}, job.OpColl, ProcNull, AnyTag, c.ctx, -1, word, e.t.Sleepers(c.slot))
+	}, job.OpColl, op, ProcNull, AnyTag, c.ctx, -1, word, e.t.Sleepers(c.slot))
 	return err
 }
 

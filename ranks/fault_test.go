@@ -331,7 +331,7 @@ func TestFinalizeIsNotFailure(t *testing.T) {
 			r.Errorf("GetFailed = %v after a clean finalize", f)
 		}
 		for _, fate := range r.World.Fates() {
-			if fate.Rank == 1 && fate.State != "finalized" {
+			if fate.Rank == 1 && fate.State != ranks.StateFinalized {
 				r.Errorf("rank 1 is %s", fate.State)
 			}
 		}

@@ -98,6 +98,6 @@ func (c *Comm) blockUntil(op string, word *atomic.Uint32, done func() bool) erro
 	if c.e.closed || c.released {
 		return c.usable(op)
 	}
-	e.blockOn(done, job.OpColl, ProcNull, AnyTag, c.ctx, -1, word, e.t.Sleepers(c.slot))
+	e.blockOn(done, job.OpColl, op, ProcNull, AnyTag, c.ctx, -1, word, e.t.Sleepers(c.slot))
 	return nil
 }

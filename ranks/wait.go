@@ -44,7 +44,7 @@ func (e *engine) complete(r *request, err error) {
 // op, peer, tag and ctx describe the wait for deadline reports; wpeer is
 // the world rank it depends on alone, or -1.
 func (e *engine) block(pred func() bool, op job.Op, peer, tag int, ctx uint32, wpeer int) {
-	e.blockOn(pred, op, peer, tag, ctx, wpeer, nil, nil)
+	e.blockOn(pred, op, "", peer, tag, ctx, wpeer, nil, nil)
 }
 
 // blockOn is block that also watches a shared word whose change may end
@@ -53,8 +53,10 @@ func (e *engine) block(pred func() bool, op job.Op, peer, tag int, ctx uint32, w
 // futex wake its writer makes (ext.Release) reaches every sleeper.
 // asleep is the communicator's count of members asleep on such words
 // (job.Map.Sleepers), which the writer reads to skip the wake syscall
-// when nobody sleeps; it must be set when watch is.
-func (e *engine) blockOn(pred func() bool, op job.Op, peer, tag int, ctx uint32, wpeer int, watch, asleep *atomic.Uint32) {
+// when nobody sleeps; it must be set when watch is. name is the
+// operation's name for op job.OpColl ("Barrier", "Win.Lock"), which
+// deadline reports show; it is copied only if the wait sleeps.
+func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int, ctx uint32, wpeer int, watch, asleep *atomic.Uint32) {
 	e.progress()
 	if pred() {
 		return
@@ -122,7 +124,7 @@ func (e *engine) blockOn(pred func() bool, op job.Op, peer, tag int, ctx uint32,
 				continue
 			}
 			if !recorded {
-				e.recordOp(op, peer, tag, ctx)
+				e.recordOp(op, name, peer, tag, ctx)
 				recorded = true
 			}
 			tok := e.db.Arm()
@@ -201,7 +203,7 @@ func (e *engine) blockOn(pred func() bool, op job.Op, peer, tag int, ctx uint32,
 		}
 	}
 	if recorded {
-		e.t.CB(e.me).Op.Store(uint32(op))
+		e.t.CB(e.me).EndOp(op)
 	}
 	e.setStarving(false)
 }
@@ -256,12 +258,6 @@ func (e *engine) setStarving(on bool) {
 }
 
 // recordOp publishes what this rank is blocked in, for deadline reports.
-func (e *engine) recordOp(op job.Op, peer, tag int, ctx uint32) {
-	t := e.t
-	t.CB(e.me).Op.Store(uint32(op) | 1<<31)
-	t.CB(e.me).OpPeer.Store(uint32(int32(peer)))
-	t.CB(e.me).OpTag.Store(uint32(int32(tag)))
-	t.CB(e.me).OpCtx.Store(ctx)
-	t.CB(e.me).OpSince.Store(uint64(time.Now().UnixNano()))
-	t.CB(e.me).OpCount.Add(1)
+func (e *engine) recordOp(op job.Op, name string, peer, tag int, ctx uint32) {
+	e.t.CB(e.me).RecordOp(op, name, peer, tag, ctx, time.Now().UnixNano())
 }

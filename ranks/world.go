@@ -29,6 +29,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/shmpi/shmpi/internal/job"
 	"github.com/shmpi/shmpi/shm"
@@ -149,6 +150,7 @@ func attachFromEnv() (*shm.Segment, int, error) {
 		return nil, 0, &Error{Class: ErrInit, Op: "Init", Rank: -1, Detail: err.Error()}
 	}
 	jobFT = ft
+	launched = true
 	return seg, rank, nil
 }
 
@@ -202,18 +204,145 @@ func (w *World) Finalize() error {
 	return nil
 }
 
+// State is a rank's state in the job's failure table.
+type State int
+
+// The states of a rank, in the order a rank goes through them.
+const (
+	StateUnstarted State = iota // not yet through Init
+	StateAlive                  // through Init; neither finalized nor failed
+	StateFinalized              // called Finalize: its exit is not a failure
+	StateFailed                 // ended without Finalize: a failed process in ULFM's terms
+)
+
+// The failure table stores the same values (compile-time checks).
+var (
+	_ = [1]struct{}{}[StateUnstarted-job.StUnstarted]
+	_ = [1]struct{}{}[StateAlive-job.StAlive]
+	_ = [1]struct{}{}[StateFinalized-job.StFinalized]
+	_ = [1]struct{}{}[StateFailed-job.StFailed]
+)
+
+func (s State) String() string { return job.State(s).String() }
+
 // Fate is what became of a rank, as the job's failure table records it:
 // its state, how and when a failure was detected and by whom, its exit,
 // and the operation it is (or was last) blocked in.
-type Fate = job.Fate
+type Fate struct {
+	Rank  int // world rank
+	Pid   int // process id, set by the rank when it entered Init; 0 before
+	State State
+
+	// For StateFailed: how the failure was detected, "robust-futex" (a
+	// rank's liveness watcher, woken by the kernel), "robust-futex-direct"
+	// (a rank asleep on the dead rank's direct liveness word) or "exit"
+	// (the launcher reaped the process first); "" otherwise.
+	Cause    string
+	Detector int       // world rank that declared the failure; -1 for the launcher, or if none
+	FailedAt time.Time // when the failure was declared (wall clock); zero if never
+
+	// The process's end, recorded by the launcher when it reaped it.
+	Reaped   bool
+	ExitCode int // exit code; -1 if unknown or killed by a signal
+	Signal   int // the signal that killed it, 0 if none
+
+	// The operation the rank sleeps in, or last slept in. A wait is
+	// recorded only when it goes to sleep, never on the fast path.
+	Op      string    // "Recv", "WaitAll", "Barrier", "Win.Lock", "Agree", ...; "" if none yet
+	Blocked bool      // in Op now; otherwise Op is the last one it slept in
+	OpPeer  int       // the peer's rank in the communicator, AnySource, or ProcNull if none
+	OpTag   int       // the tag, or AnyTag
+	OpSince time.Time // when it went to sleep in Op
+	OpCount uint64    // how many waits of the rank have gone to sleep
+
+	// Process is what a launcher sees of the process when the table does
+	// not tell it ("exited with code 3, not reaped", "stopped", "still
+	// running" for a rank that finalized, "killed by signal 9 (SIGKILL)"
+	// for one whose failure nobody declared yet); "" otherwise, and always
+	// in World.Fates. Package ranks/launch fills it in its deadline
+	// reports (launch.Job.Unfinished).
+	Process string
+}
+
+// fateOf converts the failure table's record of a rank.
+func fateOf(f job.Fate) Fate {
+	pf := Fate{Rank: f.Rank, Pid: f.Pid, State: State(f.State), Cause: f.Cause, Detector: f.Detector,
+		FailedAt: f.FailedAt, Reaped: f.Reaped, ExitCode: f.ExitCode, Signal: f.Signal,
+		Blocked: f.Op.Blocked, OpPeer: f.Op.Peer, OpTag: f.Op.Tag, OpCount: f.Op.Count}
+	if f.Op.Op != job.OpNone {
+		pf.Op = f.Op.Name
+	}
+	if f.Op.Since != 0 {
+		pf.OpSince = time.Unix(0, f.Op.Since)
+	}
+	return pf
+}
+
+func init() { job.Public = func(f job.Fate) any { return fateOf(f) } }
 
 // Fates reads every rank's entry in the shared failure table.
 func (w *World) Fates() []Fate {
 	fs := make([]Fate, w.e.n)
 	for r := range fs {
-		fs[r] = job.FateOf(w.e.seg, r)
+		fs[r] = fateOf(job.FateOf(w.e.seg, r))
 	}
 	return fs
+}
+
+// String describes where a rank is, for deadline reports: "rank 2:
+// alive; blocked in Recv(peer=1, tag=5) for 2s", "rank 3: exited with
+// code 3, not reaped (failure table: failed, detected by robust-futex);
+// last blocked in Win.Lock".
+func (f Fate) String() string {
+	detected := ""
+	if f.State == StateFailed && f.Cause != "" {
+		detected = "detected by " + f.Cause
+	}
+	var s string
+	blocked := f.Blocked
+	switch {
+	case f.Process != "":
+		s = fmt.Sprintf("rank %d: %s (failure table: %s", f.Rank, f.Process, f.State)
+		if detected != "" {
+			s += ", " + detected
+		}
+		s += ")"
+		// A process that is not running waits for nothing.
+		blocked = blocked && f.Process == "still running"
+	case detected != "":
+		s = fmt.Sprintf("rank %d: %s (%s)", f.Rank, f.State, detected)
+	default:
+		s = fmt.Sprintf("rank %d: %s", f.Rank, f.State)
+	}
+	if f.Op == "" {
+		return s
+	}
+	if blocked {
+		s += "; blocked in " + f.Op
+	} else {
+		s += "; last blocked in " + f.Op
+	}
+	if f.OpPeer != ProcNull { // many-request waits and collectives record no peer
+		s += fmt.Sprintf("(peer=%s, tag=%s)", peerString(f.OpPeer), tagString(f.OpTag))
+	}
+	if blocked && !f.OpSince.IsZero() {
+		s += fmt.Sprintf(" for %v", time.Since(f.OpSince).Round(time.Millisecond))
+	}
+	return s
+}
+
+func peerString(p int) string {
+	if p == AnySource {
+		return "any"
+	}
+	return strconv.Itoa(p)
+}
+
+func tagString(t int) string {
+	if t == AnyTag {
+		return "any"
+	}
+	return strconv.Itoa(t)
 }
 
 func (e *engine) String() string { return fmt.Sprintf("rank %d/%d", e.me, e.n) }

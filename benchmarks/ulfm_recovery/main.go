@@ -59,7 +59,7 @@ func main() {
 	tDone := time.Now().UnixNano()
 	var failedAt int64
 	for _, f := range w.Fates() {
-		if f.State == "failed" && (failedAt == 0 || f.FailedAt.UnixNano() < failedAt) {
+		if f.State == ranks.StateFailed && (failedAt == 0 || f.FailedAt.UnixNano() < failedAt) {
 			failedAt = f.FailedAt.UnixNano()
 		}
 	}

@@ -11,17 +11,24 @@
 // Without --ft, the first rank to fail (exit without finalizing, or with a
 // non-zero code) ends the job: shmrun kills the rest, says which rank died
 // and how, and exits non-zero. With --ft the survivors are notified
-// through the failure table and go on; shmrun exits 0 when there are
-// survivors and every one exits 0, and ends with a line for each rank
-// that failed: how it died, when, and who detected it. The ranks'
-// World.FT says which of the two applies.
+// through the failure table and go on; shmrun ends with a line for each
+// rank that failed (how it died, when, and who detected it) and one that
+// says how many ranks completed, and exits 0 only if every rank completed
+// (finalized and exited 0) but those that --kill or SHMPI_KILL killed.
+// The ranks' World.FT says which of the two applies.
+//
+// A rank that calls Comm.Abort(code) ends the job with or without --ft:
+// shmrun kills every rank, says "rank R called Abort(code)" and exits
+// with the code.
 //
 // With --ft, --kill RANK@DURATION and --kill RANK@op=N inject failures:
 // they reach every rank as SHMPI_KILL (job.EnvKill), and the named rank
 // SIGKILLs itself that long after Init or inside its N-th shmpi call.
 //
-// A second SIGINT or SIGTERM kills the ranks with SIGKILL, for ranks
-// that ignore the first. The exit codes are listed in the help (usage).
+// SIGINT and SIGTERM are passed on to the ranks, and shmrun says that the
+// job was interrupted (130) or terminated (143); a second one kills the
+// ranks with SIGKILL, for ranks that ignore the first. The exit codes are
+// listed in the help (usage).
 package main
 
 import (
@@ -43,6 +50,7 @@ import (
 	"time"
 
 	"github.com/shmpi/shmpi/internal/job"
+	"github.com/shmpi/shmpi/ranks"
 	"github.com/shmpi/shmpi/ranks/launch"
 	"github.com/shmpi/shmpi/shm"
 )
@@ -59,19 +67,20 @@ const (
 	exitTimeout     = 124 // --timeout expired, as timeout(1)
 	exitNotExec     = 126 // the program exists but cannot be executed, as sh
 	exitNotFound    = 127 // no such program, as sh
-	exitSignalBase  = 128 // + the signal that killed a rank, as sh
+	exitSignalBase  = 128 // + the signal that killed a rank, or that shmrun got, as sh
 	exitRankDefault = 1   // a rank failed with exit code 0 (without Finalize)
 )
 
 func usage(w io.Writer) {
-	fmt.Fprint(w, `usage: shmrun [flags] program [args...]
+	fmt.Fprintf(w, `usage: shmrun [flags] program [args...]
 
 Runs program as an N-rank shmpi job on this node.
 
 flags:
   -n N                 number of ranks (default 1); their shared segment
-                       (about 0.5 MiB a rank) must fit in the free space
-                       of /dev/shm, and N under the process limit (ulimit -u)
+                       (%s)
+                       must fit in the free space of /dev/shm, and N under
+                       the process limit (ulimit -u)
   --bind-to core|none  pin each rank to one core (default: core): rank r
                        to core r when N <= cores, else the ranks in
                        blocks of neighbours (rank r to core r*cores/N)
@@ -80,12 +89,14 @@ flags:
                        (30s, 1m30s, 500ms; 0 is no timeout), and report
                        the ranks still running and where they are blocked
   --ft                 fault tolerant: survivors of a failed rank go on
-                       (World.FT is true); exit 0 if some rank survives
-                       and every survivor exits 0. Without it the first
-                       failure ends the job (World.FT is false). At the
-                       end, a line on stderr for each failed rank: how it
-                       died, when (ms after the job started) and which
-                       rank (or the launcher) detected it
+                       (World.FT is true); without it the first failure
+                       ends the job (World.FT is false). At the end, a
+                       line on stderr for each failed rank (how it died,
+                       when in ms after the start, and which rank or the
+                       launcher detected it) and one that says how many
+                       ranks completed; the status is 0 only if every
+                       rank completed (finalized and exited 0) but those
+                       that --kill or SHMPI_KILL killed
   --kill R@D           with --ft, inject a failure: rank R SIGKILLs
   --kill R@op=N        itself D after its Init (D needs a unit: 20ms,
                        1.5s), or at its N-th entry into the runtime
@@ -96,22 +107,38 @@ flags:
   --version            print the version
   --help               print this help
 
-SIGINT and SIGTERM are forwarded to every rank; a second one kills the
-ranks with SIGKILL.
+A rank that calls Comm.Abort(code) ends the job, with or without --ft:
+shmrun kills every rank and exits with the code.
+
+SIGINT (Ctrl-C) and SIGTERM are passed on to every rank; a second one
+kills the ranks with SIGKILL.
 
 exit status:
-  0      every rank finalized and exited 0 (with --ft: every survivor)
-  N      the exit code of the rank that ended the job, passed on as it is
-         (a Go panic exits 2); 1 for a rank that exited 0 without
-         finalizing. A rank's code may coincide with those below.
+  0      every rank finalized and exited 0 (with --ft, a rank that --kill
+         or SHMPI_KILL killed may fail too, if another rank completed)
+  N      the exit code of the rank that ended the job (with --ft: of the
+         first that failed or exited non-zero), passed on as it is (a Go
+         panic exits 2); 1 for a rank that exited 0 without finalizing;
+         for Comm.Abort(code), the code's low 8 bits (never 0 for a code
+         that is not 0). A rank's code may coincide with those below.
   64     usage error
   71     the job could not be started (too little free space in /dev/shm,
          the process limit, a failed fork)
   124    --timeout expired
   126    the program cannot be executed (permissions, format, a directory)
   127    the program was not found
-  128+S  a rank was killed by signal S (137 after a second SIGINT/SIGTERM)
-`)
+  128+S  a rank was killed by signal S
+  130    interrupted: shmrun got SIGINT (Ctrl-C)
+  143    terminated: shmrun got SIGTERM
+`, launch.SegmentNeed(launch.DefaultLayout(2)))
+}
+
+// usageError reports a usage error: one line, and where the help is,
+// rather than the help itself, which would scroll the error away.
+func usageError(format string, args ...any) int {
+	fmt.Fprintf(os.Stderr, "shmrun: "+format+"\n", args...)
+	fmt.Fprintln(os.Stderr, "Run 'shmrun --help' for usage.")
+	return exitUsage
 }
 
 // timeoutFlag is --timeout. flag.Duration answers "1" with a bare "parse
@@ -247,9 +274,7 @@ func run(args []string) int {
 	help := fs.Bool("help", false, "")
 	fs.BoolVar(help, "h", false, "")
 	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(os.Stderr, "shmrun: %v\n", err)
-		usage(os.Stderr)
-		return exitUsage
+		return usageError("%v", err)
 	}
 	if *help {
 		// To stdout, so that it can be paged: shmrun --help | less.
@@ -261,26 +286,23 @@ func run(args []string) int {
 		return 0
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "shmrun: no program given")
-		usage(os.Stderr)
-		return exitUsage
+		return usageError("no program given")
 	}
 	if *n < 1 {
-		fmt.Fprintf(os.Stderr, "shmrun: -n must be at least 1, got %d\n", *n)
-		return exitUsage
+		return usageError("-n must be at least 1, got %d", *n)
 	}
 	var env []string // nil: shmrun's own
+	killSpec := os.Getenv(job.EnvKill)
 	if len(kills) > 0 {
 		if !*ft {
-			fmt.Fprintln(os.Stderr, "shmrun: --kill needs --ft: without it the first failure ends the job")
-			return exitUsage
+			return usageError("--kill needs --ft: without it the first failure ends the job")
 		}
 		spec, err := kills.check(*n)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "shmrun: %v\n", err)
-			return exitUsage
+			return usageError("%v", err)
 		}
 		env = withEnv(os.Environ(), job.EnvKill, spec)
+		killSpec = spec
 	}
 	cores := runtime.NumCPU()
 	// Pinned, oversubscribed ranks beat the kernel's placement: the
@@ -294,8 +316,7 @@ func run(args []string) int {
 	case "none":
 		bind = false
 	default:
-		fmt.Fprintf(os.Stderr, "shmrun: --bind-to takes core or none, not %q\n", *bindTo)
-		return exitUsage
+		return usageError("--bind-to takes core or none, not %q", *bindTo)
 	}
 	prog, err := exec.LookPath(fs.Arg(0))
 	if err != nil {
@@ -334,64 +355,87 @@ func run(args []string) int {
 	if timeout > 0 {
 		deadline = time.After(time.Duration(timeout))
 	}
+	// ended says what ended the job before its ranks did, if anything:
+	// an abort, a failure (without --ft), a signal or the timeout. The
+	// first decides the status; the ranks' later exits are its effects.
+	const (
+		running = iota
+		aborted
+		failure
+		signalled
+		timedOut
+	)
+	ended := running
 	status := 0
-	aborting := false
-	timedOut := false
-	signalled := false
-	var failed []launch.Exit
+	var (
+		interrupt  os.Signal
+		failed     []launch.Exit // failures, for the --ft summary
+		completed  int           // ranks that finalized (or never were ranks) and exited 0
+		nonZero    int           // ranks that finalized and exited non-zero
+		injected   int           // failures that SHMPI_KILL asked for
+		ftStatus   int           // with --ft: the first unasked-for failure's or non-zero exit's status
+		toBeKilled = killedRanks(killSpec)
+	)
 	for left := *n; left > 0; {
 		select {
 		case x := <-j.Exits():
 			left--
+			if a, ok := j.Aborted(); ok && (ended == running || ended == signalled) {
+				// The launcher is killing every rank already.
+				fmt.Fprintf(os.Stderr, "shmrun: %v; killing the job\n", a)
+				ended, status = aborted, a.Status()
+			}
+			if ended != running {
+				continue
+			}
+			if !x.Abnormal() {
+				completed++
+				continue
+			}
+			if !*ft {
+				fmt.Fprintf(os.Stderr, "shmrun: rank %d (pid %d) %s; killing the job\n", x.Rank, x.Pid, x.How())
+				ended, status = failure, exitStatus(x)
+				j.Kill()
+				continue
+			}
+			switch {
+			case x.Failed() && x.Sig == syscall.SIGKILL && toBeKilled[x.Rank]:
+				injected++
+			case !x.Failed():
+				nonZero++
+			}
 			if x.Failed() {
 				failed = append(failed, x)
 			}
-			if aborting || timedOut {
-				continue
-			}
-			if *ft {
-				if !x.Failed() && x.Code != 0 && status == 0 {
-					// Code is -1 for a signal after Finalize.
-					status = exitStatus(x)
-				}
-				continue
-			}
-			if x.Abnormal() {
-				fmt.Fprintf(os.Stderr, "shmrun: rank %d (pid %d) %s; killing the job\n", x.Rank, x.Pid, x.How())
-				aborting = true
-				status = exitStatus(x)
-				j.Kill()
+			if ftStatus == 0 && !(x.Failed() && x.Sig == syscall.SIGKILL && toBeKilled[x.Rank]) {
+				ftStatus = exitStatus(x)
 			}
 		case s := <-sigs:
 			switch {
-			case aborting || timedOut:
-				// The ranks are being killed already.
-			case !signalled:
-				signalled = true
+			case ended == running:
+				ended, interrupt = signalled, s
+				status = exitSignalBase + int(s.(syscall.Signal))
 				j.SignalAll(s)
-			default:
+			case ended == signalled:
 				// The ranks did not end on the first signal (they may
 				// ignore or handle it); the user insists, as with mpirun.
-				fmt.Fprintf(os.Stderr, "shmrun: second %v: killing the ranks with SIGKILL\n", s)
-				aborting = true
-				if status == 0 {
-					status = exitSignalBase + int(syscall.SIGKILL)
-				}
+				fmt.Fprintf(os.Stderr, "shmrun: second %s: killing the ranks with SIGKILL\n", launch.SignalName(s.(syscall.Signal)))
 				j.Kill()
+			default:
+				// The ranks are being killed already.
 			}
 		case <-deadline:
-			timedOut = true
+			if ended != running {
+				continue
+			}
+			ended, status = timedOut, exitTimeout
 			var b strings.Builder
-			fmt.Fprintf(&b, "shmrun: timeout after %v; still running:\n", time.Duration(timeout))
-			fates := j.Fates()
-			for _, r := range j.Running() {
-				if r < len(fates) {
-					fmt.Fprintf(&b, "  %v (pid %d)\n", fates[r], j.Pid(r))
-				}
+			fmt.Fprintf(&b, "shmrun: timeout after %v; ranks not done:\n", time.Duration(timeout))
+			for _, f := range j.Unfinished() {
+				fmt.Fprintf(&b, "  %v (pid %d)\n", f, j.Pid(f.Rank))
 			}
 			os.Stderr.WriteString(b.String())
 			j.Kill()
-			status = exitTimeout
 		}
 	}
 	// Every rank has exited, so the failure table is final: read it
@@ -399,23 +443,66 @@ func run(args []string) int {
 	// detector's finishing its declaration.)
 	fates := j.Fates()
 	j.Wait()
-	if *ft && !timedOut && status == 0 && len(failed) == *n {
-		// No rank survived (say, all were killed by a forwarded SIGTERM),
-		// so none vouches for the job: fail as without --ft.
-		status = exitStatus(failed[0])
-	}
 	for _, w := range tagged {
 		w.Flush()
 	}
-	if *ft && len(failed) > 0 && !timedOut {
-		os.Stderr.WriteString(failureSummary(failed, fates, j.Started()))
+	switch {
+	case ended == signalled:
+		what := "interrupted"
+		if interrupt == syscall.SIGTERM {
+			what = "terminated"
+		}
+		fmt.Fprintf(os.Stderr, "shmrun: job %s (%s)\n", what, launch.SignalName(interrupt.(syscall.Signal)))
+	case ended == running && *ft:
+		if len(failed) > 0 {
+			os.Stderr.WriteString(failureSummary(failed, fates, j.Started()))
+		}
+		status = ftStatus
+		if completed == 0 && status == 0 {
+			// Every rank failed, as asked (or not): none vouches for the job.
+			status = exitStatus(failed[0])
+		}
+		if len(failed) > 0 || nonZero > 0 {
+			os.Stderr.WriteString(completion(*n, completed, len(failed)-injected, injected, nonZero))
+		}
 	}
 	return status
 }
 
+// completion is the line that ends a --ft job in which not every rank
+// completed: "shmrun: 3 of 4 ranks completed (finalized and exited 0);
+// 1 failed".
+func completion(n, completed, failed, injected, nonZero int) string {
+	s := fmt.Sprintf("shmrun: %d of %d ranks completed (finalized and exited 0)", completed, n)
+	var more []string
+	if failed > 0 {
+		more = append(more, fmt.Sprintf("%d failed", failed))
+	}
+	if injected > 0 {
+		more = append(more, fmt.Sprintf("%d killed by SHMPI_KILL as asked", injected))
+	}
+	if nonZero > 0 {
+		more = append(more, fmt.Sprintf("%d exited non-zero after finalizing", nonZero))
+	}
+	return s + "; " + strings.Join(more, ", ") + "\n"
+}
+
+// killedRanks lists the ranks that a job.EnvKill value (from --kill or
+// the environment) asks to die.
+func killedRanks(spec string) map[int]bool {
+	m := map[int]bool{}
+	for _, ent := range strings.Split(spec, ",") {
+		rank, _, ok := strings.Cut(strings.TrimSpace(ent), "@")
+		if r, err := strconv.Atoi(rank); ok && err == nil {
+			m[r] = true
+		}
+	}
+	return m
+}
+
 // failureSummary has a line for each failed rank, in the order of their
 // failures: how it died, when (ms after start), and who detected it.
-func failureSummary(failed []launch.Exit, fates []job.Fate, start time.Time) string {
+func failureSummary(failed []launch.Exit, fates []ranks.Fate, start time.Time) string {
 	type line struct {
 		at   time.Duration
 		rank int
@@ -446,7 +533,7 @@ func failureSummary(failed []launch.Exit, fates []job.Fate, start time.Time) str
 }
 
 // detector says who declared a failure and how.
-func detector(f job.Fate) string {
+func detector(f ranks.Fate) string {
 	switch {
 	case f.Cause == "exit":
 		return "the launcher (exit)"

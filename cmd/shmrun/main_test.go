@@ -532,22 +532,27 @@ func TestFailureEndsJob(t *testing.T) {
 	}
 }
 
-// With --ft the survivors see ErrProcFailed, finish, and shmrun exits 0
-// with a one-line summary.
+// With --ft the survivors see ErrProcFailed and finish; shmrun says how
+// the rank failed and how many completed, and exits with the failed
+// rank's status: a failure nobody asked for fails the job.
 func TestFaultTolerantJob(t *testing.T) {
-	for _, tc := range []struct{ how, says string }{
-		{"exit", "exited with code 3 without finalizing"},
-		{"kill", `killed by signal 9 \(SIGKILL\)`},
+	for _, tc := range []struct {
+		how, says string
+		code      int
+	}{
+		{"exit", "exited with code 3 without finalizing", 3},
+		{"kill", `killed by signal 9 \(SIGKILL\)`, 128 + 9},
 	} {
 		t.Run(tc.how, func(t *testing.T) {
 			pidDir := guard(t)
 			r := shmrun(t, pidDir, nil, "", cmdline([]string{"-n", "4", "--ft"}, behave("die", "-how", tc.how))...)
-			if r.code != 0 {
-				t.Errorf("exit code %d, want 0", r.code)
+			if r.code != tc.code {
+				t.Errorf("exit code %d, want %d", r.code, tc.code)
 			}
 			sameLines(t, "stdout", lines(t, "stdout", r.stdout),
 				[]string{"rank 0 got ErrProcFailed", "rank 2 got ErrProcFailed", "rank 3 got ErrProcFailed"})
-			want := "^" + summaryLine("1", tc.says, anyDetector) + "\n$"
+			want := "^" + summaryLine("1", tc.says, anyDetector) + "\n" +
+				regexp.QuoteMeta("shmrun: 3 of 4 ranks completed (finalized and exited 0); 1 failed") + "\n$"
 			if !regexp.MustCompile(want).MatchString(r.stderr) {
 				t.Errorf("stderr does not match %s:\n%s", want, r.stderr)
 			}
@@ -577,8 +582,8 @@ func TestNonZeroAfterFinalize(t *testing.T) {
 				}
 				want := `^shmrun: rank 1 \(pid \d+\) ` + tc.says + `; killing the job\n$`
 				if ft {
-					// Nobody failed, so there is nothing to summarise.
-					want = `^$`
+					// Nobody failed: no failure to list.
+					want = "^" + regexp.QuoteMeta("shmrun: 2 of 3 ranks completed (finalized and exited 0); 1 exited non-zero after finalizing") + "\n$"
 				}
 				if !regexp.MustCompile(want).MatchString(r.stderr) {
 					t.Errorf("stderr does not match %s:\n%s", want, r.stderr)
@@ -606,7 +611,7 @@ func TestTimeout(t *testing.T) {
 		pids[rk] = pid
 	}
 	errLines := lines(t, "stderr", r.stderr)
-	if len(errLines) != n+1 || errLines[0] != "shmrun: timeout after 2s; still running:" {
+	if len(errLines) != n+1 || errLines[0] != "shmrun: timeout after 2s; ranks not done:" {
 		t.Fatalf("stderr:\n%s", r.stderr)
 	}
 	var got []string
@@ -623,9 +628,9 @@ func TestTimeout(t *testing.T) {
 }
 
 // SIGINT and SIGTERM sent to shmrun reach every rank; shmrun reaps them
-// all and exits with the status of a rank killed by the signal. Without
-// --ft it names the first rank killed; with --ft every rank has failed,
-// and no survivor is left to make the job a success.
+// all, says that the job was interrupted (or terminated), rather than
+// that a rank was killed, and exits 130 (143), as a shell does for a
+// command that the signal ended.
 func TestSignalForwarding(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		for _, ft := range []bool{false, true} {
@@ -644,16 +649,10 @@ func TestSignalForwarding(t *testing.T) {
 				if code := s.wait(); code != 128+int(sig) {
 					t.Errorf("exit code %d, want %d", code, 128+int(sig))
 				}
-				killed := fmt.Sprintf(`killed by signal %d \(%s\)`, int(sig), unix.SignalName(sig))
-				want := `^shmrun: rank [01] \(pid \d+\) ` + killed + `; killing the job\n$`
-				if ft {
-					// Killed by shmrun's signal, each one's death may
-					// be seen first by the other or by shmrun.
-					line := summaryLine("[01]", killed, anyDetector)
-					want = "^" + line + `\n` + line + `\n$`
-				}
-				if !regexp.MustCompile(want).MatchString(s.stderr.String()) {
-					t.Errorf("stderr does not match %s:\n%s", want, s.stderr.String())
+				want := map[syscall.Signal]string{syscall.SIGINT: "shmrun: job interrupted (SIGINT)\n",
+					syscall.SIGTERM: "shmrun: job terminated (SIGTERM)\n"}[sig]
+				if got := s.stderr.String(); got != want {
+					t.Errorf("stderr %q, want %q", got, want)
 				}
 				// shmrun reaps its ranks before it exits: they must be
 				// gone now, not merely soon.
@@ -681,7 +680,7 @@ func TestNoSurvivors(t *testing.T) {
 			if ft {
 				flags = append(flags, "--ft")
 				line := summaryLine("[01]", "exited with code 0 without finalizing", anyDetector)
-				want = "^" + line + `\n` + line + `\n$`
+				want = "^" + line + `\n` + line + `\n` + regexp.QuoteMeta("shmrun: 0 of 2 ranks completed (finalized and exited 0); 2 failed") + "\n$"
 			}
 			r := shmrun(t, pidDir, nil, "", cmdline(flags, behave("abandon"))...)
 			if r.code != 1 {
@@ -769,7 +768,12 @@ func TestHelpToStdout(t *testing.T) {
 		if !strings.Contains(r.stdout, "--kill R@op=N") || !strings.Contains(r.stdout, "SHMPI_KILL") {
 			t.Errorf("%s: the help does not explain --kill", flag)
 		}
-		for _, code := range []int{exitUsage, exitNoStart, exitTimeout, exitNotExec, exitNotFound} {
+		// The segment's size as the launcher computes it, not a figure
+		// that drifts from the layout.
+		if need := launch.SegmentNeed(launch.DefaultLayout(2)); !strings.Contains(r.stdout, "("+need+")") {
+			t.Errorf("%s: the help does not say the segment needs %s", flag, need)
+		}
+		for _, code := range []int{exitUsage, exitNoStart, exitTimeout, exitNotExec, exitNotFound, 130, 143} {
 			if !regexp.MustCompile(fmt.Sprintf(`(?m)^  %d  `, code)).MatchString(r.stdout) {
 				t.Errorf("%s: the help does not explain exit status %d", flag, code)
 			}
@@ -797,11 +801,13 @@ func TestUsage(t *testing.T) {
 		{[]string{"-n", "-3", "true"}, exitUsage, "shmrun: -n must be at least 1, got -3"},
 		{[]string{"--bind-to", "bogus", "true"}, exitUsage, `shmrun: --bind-to takes core or none, not "bogus"`},
 	} {
+		// The error and where the help is: not the help, which would
+		// scroll the error away.
 		r := shmrun(t, pidDir, nil, "", tc.args...)
-		first, _, _ := strings.Cut(r.stderr, "\n")
-		if r.code != tc.code || first != tc.says || r.stdout != "" {
-			t.Errorf("shmrun %q: code %d, stdout %q, stderr %q; want code %d, stderr starting %q",
-				tc.args, r.code, r.stdout, r.stderr, tc.code, tc.says)
+		want := tc.says + "\nRun 'shmrun --help' for usage.\n"
+		if r.code != tc.code || r.stderr != want || r.stdout != "" {
+			t.Errorf("shmrun %q: code %d, stdout %q, stderr %q; want code %d, stderr %q",
+				tc.args, r.code, r.stdout, r.stderr, tc.code, want)
 		}
 	}
 }
@@ -857,7 +863,7 @@ func TestTimeoutFlag(t *testing.T) {
 }
 
 // A second SIGINT or SIGTERM kills ranks that survived the first with
-// SIGKILL, and shmrun says so.
+// SIGKILL, and shmrun says so; the status is still the first signal's.
 func TestSecondSignalKills(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		for _, ft := range []bool{false, true} {
@@ -883,16 +889,14 @@ func TestSecondSignalKills(t *testing.T) {
 				if err := s.cmd.Process.Signal(sig); err != nil {
 					t.Fatal(err)
 				}
-				if code := s.wait(); code != 128+int(syscall.SIGKILL) {
-					t.Errorf("exit code %d, want %d", code, 128+int(syscall.SIGKILL))
+				if code := s.wait(); code != 128+int(sig) {
+					t.Errorf("exit code %d, want %d", code, 128+int(sig))
 				}
-				want := fmt.Sprintf(`^shmrun: second %v: killing the ranks with SIGKILL\n`, sig)
-				if ft {
-					line := summaryLine("[01]", `killed by signal 9 \(SIGKILL\)`, anyDetector)
-					want += line + `\n` + line + `\n`
-				}
-				if !regexp.MustCompile(want + "$").MatchString(s.stderr.String()) {
-					t.Errorf("stderr does not match %s$:\n%s", want, s.stderr.String())
+				name := unix.SignalName(sig)
+				what := map[syscall.Signal]string{syscall.SIGINT: "interrupted", syscall.SIGTERM: "terminated"}[sig]
+				want := fmt.Sprintf("shmrun: second %s: killing the ranks with SIGKILL\nshmrun: job %s (%s)\n", name, what, name)
+				if got := s.stderr.String(); got != want {
+					t.Errorf("stderr %q, want %q", got, want)
 				}
 				for r, pid := range pids {
 					if ours(pid) {
@@ -938,14 +942,14 @@ func TestSegmentTooLarge(t *testing.T) {
 	if err := unix.Statfs("/dev/shm", &st); err != nil {
 		t.Skipf("statfs /dev/shm: %v", err)
 	}
-	const n = 1 << 20 // at least 0.5 MiB a rank: over 512 GiB
-	if free := st.Bavail * uint64(st.Bsize); free >= n<<19 {
+	const n = 1 << 20
+	if free := st.Bavail * uint64(st.Bsize); free >= launch.SegmentSize(launch.DefaultLayout(n)) {
 		t.Skipf("/dev/shm has %d bytes free", free)
 	}
 	args := []string{"-n", strconv.Itoa(n), notExec(t)}
 	r := shmrun(t, pidDir, nil, "", args...)
-	checkRun(t, args, r, exitNoStart, fmt.Sprintf(`^shmrun: launch: %d ranks need a shared segment of at least [0-9.]+ GiB `+
-		`\([0-9.]+ KiB a rank\), but /dev/shm has [0-9.]+ [KMG]?i?B free$`, n))
+	checkRun(t, args, r, exitNoStart, fmt.Sprintf(`^shmrun: launch: %d ranks need a shared segment of [0-9.]+ GiB `+
+		`\(%s\), but /dev/shm has [0-9.]+ [KMG]?i?B free$`, n, regexp.QuoteMeta(launch.SegmentNeed(launch.DefaultLayout(n)))))
 }
 
 // A job of more ranks than RLIMIT_NPROC allows is refused before any rank
@@ -1037,7 +1041,7 @@ func TestNeverCalledInit(t *testing.T) {
 	// A process that never called Init armed no liveness word: only the
 	// launcher can see it end.
 	line := summaryLine("[01]", "exited with code 1 without calling Init", `the launcher \(exit\)`)
-	if want := "^" + line + "\n" + line + "\n$"; r.code != 1 || r.stdout != "" || !regexp.MustCompile(want).MatchString(r.stderr) {
+	if want := "^" + line + "\n" + line + "\n" + regexp.QuoteMeta("shmrun: 0 of 2 ranks completed (finalized and exited 0); 2 failed") + "\n$"; r.code != 1 || r.stdout != "" || !regexp.MustCompile(want).MatchString(r.stderr) {
 		t.Errorf("shmrun %q: code %d, stdout %q, stderr %q; want code 1 and stderr matching %s", args, r.code, r.stdout, r.stderr, want)
 	}
 }
@@ -1158,7 +1162,7 @@ func checkNeighbours(t *testing.T, stdout string, n int, dead []int) {
 // --kill RANK@DURATION: the rank SIGKILLs itself that long after its
 // Init, in the middle of exchanges with its neighbours, who see
 // ErrProcFailed. shmrun says who died, how, when and who saw it, and
-// exits 0: the survivors finalized.
+// exits 0: the survivors finalized, and the failure was asked for.
 func TestKillAfterDuration(t *testing.T) {
 	pidDir := guard(t)
 	const n = 4
@@ -1166,7 +1170,8 @@ func TestKillAfterDuration(t *testing.T) {
 	if r.code != 0 {
 		t.Errorf("exit code %d, want 0", r.code)
 	}
-	re := regexp.MustCompile("^" + summaryLine("2", `killed by signal 9 \(SIGKILL\)`, anyDetector) + "\n$")
+	re := regexp.MustCompile("^" + summaryLine("2", `killed by signal 9 \(SIGKILL\)`, anyDetector) + "\n" +
+		regexp.QuoteMeta("shmrun: 3 of 4 ranks completed (finalized and exited 0); 1 killed by SHMPI_KILL as asked") + "\n$")
 	if m := re.FindStringSubmatch(r.stderr); m == nil {
 		t.Errorf("stderr does not match %s:\n%s", re, r.stderr)
 	} else if ms, _ := strconv.ParseFloat(m[1], 64); ms < 50 {
@@ -1210,6 +1215,8 @@ func TestKillAtOp(t *testing.T) {
 			for _, d := range tc.dead {
 				want = append(want, summaryLine(strconv.Itoa(d), `killed by signal 9 \(SIGKILL\)`, anyDetector))
 			}
+			want = append(want, regexp.QuoteMeta(fmt.Sprintf("shmrun: %d of %d ranks completed (finalized and exited 0); %d killed by SHMPI_KILL as asked",
+				tc.n-len(tc.dead), tc.n, len(tc.dead))))
 			got := lines(t, "stderr", r.stderr)
 			if len(got) != len(want) {
 				t.Errorf("stderr has %d lines, want %d:\n%s", len(got), len(want), r.stderr)
@@ -1264,4 +1271,94 @@ func TestKillFlag(t *testing.T) {
 	// Good values pass (the program then cannot run: 126).
 	args := []string{"-n", "2", "--ft", "--kill", "0@0s", "--kill", "1@1m30s", "--kill", "1@op=7", "--kill", "0@op=1", prog}
 	checkRun(t, args, shmrun(t, pidDir, nil, "", args...), exitNotExec, `^shmrun: launch: start rank 0: fork/exec .*: exec format error$`)
+}
+
+// Comm.Abort ends the job, with or without --ft, whatever communicator it
+// is called on: shmrun kills every rank at once (one in a Recv, one in a
+// barrier, the others asleep in time.Sleep), says who called it with
+// which code, exits with the code (its low 8 bits, but never 0 for a code
+// that is not 0) and leaves no process and no file. Abort itself waits
+// 10 s for the launcher before it gives up; the whole run must take much
+// less.
+func TestAbort(t *testing.T) {
+	for _, tc := range []struct {
+		n            int
+		ft           bool
+		on           string
+		code, status int
+	}{
+		{4, false, "world", 7, 7},
+		{4, true, "world", 7, 7},
+		{5, false, "dup", 42, 42},
+		{5, true, "split", 300, 44},
+		{3, true, "world", 256, 1},
+		{3, false, "split", -1, 255},
+		{4, true, "revoked", 11, 11},
+		{3, false, "freed", 12, 12},
+		{2, false, "world", 0, 0},
+		{1, true, "world", 9, 9},
+	} {
+		t.Run(fmt.Sprintf("n=%d/ft=%v/%s/%d", tc.n, tc.ft, tc.on, tc.code), func(t *testing.T) {
+			pidDir := guard(t)
+			flags := []string{"-n", strconv.Itoa(tc.n)}
+			if tc.ft {
+				flags = append(flags, "--ft")
+			}
+			began := time.Now()
+			r := shmrun(t, pidDir, nil, "", cmdline(flags, behave("abort", "-on", tc.on, "-code", strconv.Itoa(tc.code)))...)
+			if took := time.Since(began); took > 5*time.Second {
+				t.Errorf("the job took %v to end after Abort", took)
+			}
+			if r.code != tc.status {
+				t.Errorf("exit code %d, want %d", r.code, tc.status)
+			}
+			if want := fmt.Sprintf("shmrun: rank %d called Abort(%d); killing the job\n", tc.n-1, tc.code); r.stderr != want {
+				t.Errorf("stderr %q, want %q", r.stderr, want)
+			}
+			// Every rank got as far as its wait, and no further.
+			var ready []int
+			for _, l := range lines(t, "stdout", r.stdout) {
+				var rk, pid int
+				if _, err := fmt.Sscanf(l, "ready %d pid %d", &rk, &pid); err != nil {
+					t.Errorf("unexpected stdout line %q", l)
+				}
+				ready = append(ready, rk)
+			}
+			if slices.Sort(ready); len(ready) != tc.n || ready[0] != 0 || ready[tc.n-1] != tc.n-1 {
+				t.Errorf("ranks ready: %v, want 0 to %d", ready, tc.n-1)
+			}
+			if pids := recordedPids(t, pidDir); len(pids) != tc.n {
+				t.Errorf("%d ranks recorded their pid, want %d", len(pids), tc.n)
+			}
+			// shmrun reaped its ranks before it exited (guard checks that
+			// none is left, and no file in /dev/shm).
+			for _, pid := range recordedPids(t, pidDir) {
+				if ours(pid) {
+					t.Errorf("rank pid %d still running after shmrun exited", pid)
+				}
+			}
+		})
+	}
+}
+
+// A singleton that calls Abort exits with the code.
+func TestAbortSingleton(t *testing.T) {
+	pidDir := guard(t)
+	for _, tc := range []struct{ code, status int }{{5, 5}, {512, 1}, {0, 0}} {
+		ctx, cancel := context.WithTimeout(context.Background(), deadline)
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, "behave"), "-mode", "abort", "-code", strconv.Itoa(tc.code))
+		cmd.Env = append(os.Environ(), "SHMRUN_TEST_PIDDIR="+pidDir)
+		out, err := cmd.Output()
+		cancel()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.status || !strings.HasPrefix(string(out), "ready 0 pid ") {
+			t.Errorf("singleton Abort(%d): exit code %d, stdout %q; want code %d", tc.code, code, out, tc.status)
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package job
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/shmpi/shmpi/shm"
@@ -13,36 +12,32 @@ type Exit struct {
 	Signal int // the signal that killed it, or 0
 }
 
-// Fate is what became of a rank, as the failure table records it.
+// Fate is what became of a rank, as the failure table records it
+// (package ranks exports it as ranks.Fate, which documents the fields).
 type Fate struct {
-	Rank      int
-	Pid       int    // set by the rank when it entered Init, else 0
-	State     string // "unstarted", "alive", "finalized" or "failed"
-	Cause     string // for a failure: "robust-futex", "robust-futex-direct" or "exit"
-	Detector  int    // rank that declared the failure, -1 for the launcher
-	ExitCode  int    // -1 if unknown or killed by a signal
-	Signal    int
-	Reaped    bool
-	Op        string // the operation it was last blocked in
-	OpPeer    int
-	OpTag     int
-	OpSince   time.Time
-	OpCount   uint64
-	Blocked   bool // in Op now (else Op is the last one it was blocked in)
-	Finalized bool
-	FailedAt  time.Time // when the failure was declared (wall clock), zero if never
+	Rank     int
+	Pid      int
+	State    State
+	Cause    string // "robust-futex", "robust-futex-direct", "exit" or ""
+	Detector int
+	FailedAt time.Time
+	Reaped   bool
+	ExitCode int
+	Signal   int
+	Op       OpRecord
 }
 
 // RecordExit is called by a launcher when rank r's process has exited. An
 // exit without Finalize, for any reason, is a failure: the table is marked
-// and every rank woken. It returns the rank's fate.
+// and every rank woken, unless the job was aborted (abort.go). It returns
+// the rank's fate.
 func RecordExit(seg *shm.Segment, r int, ex Exit) Fate {
 	m := NewMap(seg)
 	cb := m.CB(r)
 	cb.ExitCode.Store(uint32(int32(ex.Code)))
 	cb.Signal.Store(uint32(int32(ex.Signal)))
 	cb.Reaped.Store(1)
-	if st := m.State(r); st == StAlive || (st == StUnstarted && (ex.Code != 0 || ex.Signal != 0)) {
+	if st := m.State(r); !m.aborting() && (st == StAlive || (st == StUnstarted && (ex.Code != 0 || ex.Signal != 0))) {
 		if !m.DeclareFailed(r, CauseExit, -1) {
 			// A rank is declaring it (it holds the claim) and is a few
 			// stores from done: the fate returned must not say alive.
@@ -64,20 +59,10 @@ func DeclareFailed(seg *shm.Segment, r int) { NewMap(seg).DeclareFailed(r, Cause
 // FateOf reads rank r's entry in the failure table.
 func FateOf(seg *shm.Segment, r int) Fate {
 	cb := NewMap(seg).CB(r)
-	f := Fate{Rank: r, Pid: int(cb.Pid.Load()), Detector: int(int32(cb.Detector.Load())),
+	f := Fate{Rank: r, Pid: int(cb.Pid.Load()), State: State(cb.State.Load()),
+		Detector: int(int32(cb.Detector.Load())),
 		ExitCode: int(int32(cb.ExitCode.Load())), Signal: int(int32(cb.Signal.Load())),
-		Reaped: cb.Reaped.Load() == 1}
-	switch cb.State.Load() {
-	case StUnstarted:
-		f.State = "unstarted"
-	case StAlive:
-		f.State = "alive"
-	case StFinalized:
-		f.State = "finalized"
-		f.Finalized = true
-	case StFailed:
-		f.State = "failed"
-	}
+		Reaped: cb.Reaped.Load() == 1, Op: cb.OpOf()}
 	switch cb.Cause.Load() {
 	case CauseRobust:
 		f.Cause = "robust-futex"
@@ -86,56 +71,14 @@ func FateOf(seg *shm.Segment, r int) Fate {
 	case CauseExit:
 		f.Cause = "exit"
 	}
-	op := cb.Op.Load()
-	f.Op = Op(op &^ (1 << 31)).String()
-	f.Blocked = op>>31 == 1
-	f.OpPeer = int(int32(cb.OpPeer.Load()))
-	f.OpTag = int(int32(cb.OpTag.Load()))
-	if ns := int64(cb.OpSince.Load()); ns != 0 {
-		f.OpSince = time.Unix(0, ns)
-	}
-	f.OpCount = cb.OpCount.Load()
 	if ns := int64(cb.FailedAt.Load()); ns != 0 {
 		f.FailedAt = time.Unix(0, ns)
 	}
 	return f
 }
 
-// String describes where a rank is, for deadline reports.
-func (f Fate) String() string {
-	s := fmt.Sprintf("rank %d: %s", f.Rank, f.State)
-	if f.State == "failed" {
-		s += " (detected by " + f.Cause + ")"
-	}
-	if f.Op != "none" && f.Op != "" {
-		if f.Blocked {
-			s += fmt.Sprintf("; blocked in %s", f.Op)
-		} else {
-			s += fmt.Sprintf("; last blocked in %s", f.Op)
-		}
-		if f.OpPeer != NullPeer { // many-request waits record no peer
-			s += fmt.Sprintf("(peer=%s, tag=%s)", peerString(f.OpPeer), tagString(f.OpTag))
-		}
-		if !f.OpSince.IsZero() && f.Blocked {
-			s += fmt.Sprintf(" for %v", time.Since(f.OpSince).Round(time.Millisecond))
-		}
-	}
-	return s
-}
-
-func peerString(p int) string {
-	switch p {
-	case AnyPeer:
-		return "any"
-	case NullPeer:
-		return "null"
-	}
-	return fmt.Sprint(p)
-}
-
-func tagString(t int) string {
-	if t == AnyTag {
-		return "any"
-	}
-	return fmt.Sprint(t)
-}
+// Public converts a Fate to package ranks' exported Fate. Package ranks
+// installs it in its init; launchers import ranks for that type, so it is
+// set before they run. (ranks.Fate must be declared in ranks to show its
+// fields to users, and ranks cannot be imported from here.)
+var Public func(Fate) any

@@ -180,6 +180,7 @@ type Map struct {
 	N        int
 	Epoch    *atomic.Uint64 // Global.epoch
 	Starving *atomic.Uint32 // Global.starving
+	abortRec *atomic.Uint64 // Global.abort (abort.go)
 
 	ctl0, ctx0, holds0      uint64
 	coll0, collStride       uint64
@@ -200,7 +201,7 @@ func NewMap(seg *shm.Segment) *Map {
 	in, hs, cst, cd := seg.Area(areaInbox), seg.Area(areaHS), seg.Area(areaChunkState), seg.Area(areaChunks)
 	return &Map{
 		Seg: seg, Layout: lay, N: seg.Ranks(),
-		Epoch: &g.epoch, Starving: &g.starving,
+		Epoch: &g.epoch, Starving: &g.starving, abortRec: &g.abort,
 		ctl0: seg.Area(areaCtl).Off, ctx0: seg.Area(areaContexts).Off, holds0: seg.Area(areaHolds).Off,
 		coll0: seg.Area(areaColl).Off, collStride: seg.Area(areaColl).Stride,
 		log0: seg.Area(areaLog).Off, logLen: &g.logLen,

@@ -54,23 +54,23 @@ func (m *Map) appendLog(r int) {
 
 // DeclareFailed moves rank r to StFailed unless it already ended, logs
 // it and tells everyone. It reports whether this call made the change.
-// detector is the declaring world rank, -1 for the launcher.
+// detector is the declaring world rank, -1 for the launcher. Once a rank
+// has aborted the job it declares nothing (abort.go).
 func (m *Map) DeclareFailed(r int, cause uint32, detector int) bool {
+	if m.aborting() {
+		return false
+	}
 	cb := m.CB(r)
 	claim := uint32(detector + 2)
-	for {
-		if st := cb.State.Load(); st == StFailed || st == StFinalized {
-			return false
-		}
-		if cb.LogClaim.CompareAndSwap(0, claim) {
-			break
-		}
+	if st := cb.State.Load(); st == StFailed || st == StFinalized {
+		return false
+	}
+	if !cb.LogClaim.CompareAndSwap(0, claim) {
 		// Someone else is declaring r; take over only if it died.
 		holder := cb.LogClaim.Load()
 		if holder < 2 || !m.deadRank(int(holder)-2) || !cb.LogClaim.CompareAndSwap(holder, claim) {
 			return false
 		}
-		break
 	}
 	st := &cb.State
 	for {
@@ -106,6 +106,9 @@ func (m *Map) deadRank(q int) bool {
 // claimer died before moving it to StFailed. me is the repairing rank.
 // It reports whether it changed anything.
 func (m *Map) Repair(me int) bool {
+	if m.aborting() {
+		return false
+	}
 	changed := false
 	for r := range m.N {
 		cb := m.CB(r)

@@ -2,6 +2,8 @@ package job
 
 import (
 	"fmt"
+	"runtime"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 
@@ -17,6 +19,11 @@ import (
 //	                      inbox or for a chunk; receivers that free room
 //	                      read it (normally zero) and wake them
 //	+128 logLen   uint32  entries of the failure log (log.go) filled so far
+//	+192 abort    uint64  a call of Comm.Abort (abort.go): the low half is
+//	                      1 + the caller's world rank (0: none;
+//	                      AbortClosed: the launcher no longer watches),
+//	                      the high half the code; the launcher sleeps on
+//	                      the low half
 //	(the rest pads the lines, read by all and written rarely)
 type Global struct {
 	epoch    atomic.Uint64
@@ -24,7 +31,9 @@ type Global struct {
 	starving atomic.Uint32
 	_        [60]byte
 	logLen   atomic.Uint32
-	_        [124]byte
+	_        [60]byte
+	abort    atomic.Uint64
+	_        [56]byte
 }
 
 const globalStride = 256
@@ -56,9 +65,12 @@ const globalStride = 256
 //	lines 2-3: the doorbell, read by every sender after every message
 //	  +128 Doorbell uint32
 //	  +192 what the rank is blocked in, for deadline reports; only the rank
-//	       writes it, and only when it starts to wait:
-//	       Op uint32 (Op, bit 31 while blocked), OpPeer int32, OpTag int32,
-//	       OpCtx uint32, OpSince int64 (wall-clock ns), OpCount uint64 (+216)
+//	       writes it, and only when a wait goes to sleep (RecordOp):
+//	       Op uint32 (Op, bit 31 while blocked, bit 30 while being
+//	       written), OpPeer int32, OpTag int32, OpCtx uint32, OpSince
+//	       int64 (wall-clock ns), OpCount uint64 (+216: waits recorded),
+//	       OpName [24]byte (+224: for OpColl, the operation's name, such
+//	       as "Barrier" or "Win.Lock", NUL-padded; stored as 3 words)
 //	lines 4-5: the announcement, written by the rank on every send
 //	  +256 Announce uint64  the inbox position this rank is claiming (see
 //	                        package ring); read by a consumer only when a
@@ -94,7 +106,8 @@ type CtlBlock struct {
 	OpCtx    atomic.Uint32
 	OpSince  atomic.Uint64
 	OpCount  atomic.Uint64
-	_        [32]byte
+	OpName   [opNameWords]atomic.Uint64
+	_        [8]byte
 	Announce atomic.Uint64
 	_        [120]byte
 	Direct   [DirectSlots]shm.LivenessEntry
@@ -113,18 +126,30 @@ func init() {
 		unsafe.Offsetof(c.Op) != 192 || unsafe.Offsetof(c.OpCount) != 216 || unsafe.Offsetof(c.Announce) != 256 ||
 		unsafe.Offsetof(c.Direct) != 384 || unsafe.Offsetof(c.FailedAt) != 24 ||
 		unsafe.Sizeof(g) != globalStride || unsafe.Offsetof(g.starving) != 64 || unsafe.Offsetof(g.logLen) != 128 ||
-		unsafe.Offsetof(c.LogIndex) != 44 {
+		unsafe.Offsetof(c.LogIndex) != 44 || unsafe.Offsetof(c.OpName) != 224 || unsafe.Offsetof(g.abort) != 192 {
 		panic("job: CtlBlock or Global drifted from its documentation")
 	}
 }
 
-// Rank states in the failure table.
+// Rank states in the failure table (CtlBlock.State).
 const (
 	StUnstarted = 0
 	StAlive     = 1
 	StFinalized = 2
 	StFailed    = 3
 )
+
+// State is a value of CtlBlock.State (St*).
+type State uint32
+
+var stateNames = [...]string{"unstarted", "alive", "finalized", "failed"}
+
+func (s State) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("state%d", uint32(s))
+}
 
 // How a failure was detected.
 const (
@@ -156,6 +181,103 @@ func (o Op) String() string {
 		return opNames[o]
 	}
 	return fmt.Sprintf("op%d", o)
+}
+
+// The bits of CtlBlock.Op besides the Op.
+const (
+	opBlocked = 1 << 31 // in the operation now
+	opWriting = 1 << 30 // the record is being rewritten (RecordOp)
+)
+
+// OpNameMax is the longest operation name CtlBlock.OpName holds; longer
+// names are cut.
+const (
+	opNameWords = 3
+	OpNameMax   = 8 * opNameWords
+)
+
+// RecordOp publishes that the block's rank sleeps in op (for OpColl,
+// the operation called name) with peer and tag in context ctx, since
+// now (wall-clock ns). It runs only when a wait goes to sleep, never on
+// a path that completes without sleeping.
+//
+// The record is read by other processes (OpOf) while it may change, as
+// a sequence lock: Op with opWriting goes first, then the fields, the
+// count, and last the Op itself. A reader reads the count, then Op
+// (retrying while opWriting is set), the fields, Op and the count again;
+// if neither changed, no write overlapped its reads (one that began
+// after its first read of Op changed the count before it could restore
+// Op's value).
+func (cb *CtlBlock) RecordOp(op Op, name string, peer, tag int, ctx uint32, now int64) {
+	cb.Op.Store(uint32(op) | opWriting)
+	cb.OpPeer.Store(uint32(int32(peer)))
+	cb.OpTag.Store(uint32(int32(tag)))
+	cb.OpCtx.Store(ctx)
+	cb.OpSince.Store(uint64(now))
+	if op == OpColl {
+		for i := range cb.OpName {
+			var w uint64
+			for k := 0; k < 8 && 8*i+k < len(name); k++ {
+				w |= uint64(name[8*i+k]) << (8 * k)
+			}
+			cb.OpName[i].Store(w)
+		}
+	}
+	cb.OpCount.Add(1)
+	cb.Op.Store(uint32(op) | opBlocked)
+}
+
+// EndOp records that the rank no longer waits in op (RecordOp's).
+func (cb *CtlBlock) EndOp(op Op) { cb.Op.Store(uint32(op)) }
+
+// OpRecord is a consistent copy of a rank's record of the operation it
+// sleeps (or last slept) in.
+type OpRecord struct {
+	Op      Op
+	Name    string // the name for OpColl ("Barrier", "Win.Lock", ...), else Op's
+	Blocked bool
+	Peer    int
+	Tag     int
+	Since   int64 // wall-clock ns, 0 if never
+	Count   uint64
+}
+
+// OpOf reads the record. It retries while the rank rewrites it, a few
+// stores' time; after many tries (the rank died or stopped while
+// writing) it returns what it read, with the Op's own name rather than
+// one that may be torn.
+func (cb *CtlBlock) OpOf() OpRecord {
+	var r OpRecord
+	for try := 0; ; try++ {
+		c1, o1 := cb.OpCount.Load(), cb.Op.Load()
+		r = OpRecord{Op: Op(o1 &^ (opBlocked | opWriting)), Blocked: o1&opBlocked != 0,
+			Peer: int(int32(cb.OpPeer.Load())), Tag: int(int32(cb.OpTag.Load())),
+			Since: int64(cb.OpSince.Load()), Count: c1}
+		var name [OpNameMax]byte
+		for i := range cb.OpName {
+			w := cb.OpName[i].Load()
+			for k := range 8 {
+				name[8*i+k] = byte(w >> (8 * k))
+			}
+		}
+		r.Name = r.Op.String()
+		if r.Op == OpColl {
+			if n := strings.IndexByte(string(name[:]), 0); n != 0 {
+				if n < 0 {
+					n = len(name)
+				}
+				r.Name = string(name[:n])
+			}
+		}
+		if o1&opWriting == 0 && cb.Op.Load() == o1 && cb.OpCount.Load() == c1 {
+			return r
+		}
+		if try >= 1000 {
+			r.Name = r.Op.String()
+			return r
+		}
+		runtime.Gosched()
+	}
 }
 
 // Peer and tag values that CtlBlock.OpPeer and OpTag share with package

@@ -5,12 +5,19 @@
 // survivors. shmrun and ranktest are built on it; a node agent that
 // starts local ranks itself uses it the same way.
 //
+// A rank that calls Comm.Abort ends the job: the launcher kills every
+// rank (Job.Aborted says who called it, with which code). From the abort
+// on the failure table is frozen, so that no rank reacts to the others'
+// deaths: the ranks it kills stay alive there, and their Exit.Failed is
+// false.
+//
 // Ranks die with the process that started them (a parent-death signal),
 // and the segment file is unlinked as soon as it is created, so nothing is
 // left behind even when the launcher is killed with SIGKILL.
 package launch
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,6 +35,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/shmpi/shmpi/internal/job"
+	"github.com/shmpi/shmpi/ranks"
 	"github.com/shmpi/shmpi/ring"
 	"github.com/shmpi/shmpi/shm"
 )
@@ -83,18 +92,21 @@ type Exit struct {
 	Pid   int
 	Code  int // exit code, or -1 if killed by a signal
 	Sig   syscall.Signal
-	Fate  job.Fate // the failure table's entry after the exit was recorded
-	Error error    // the wait error, if the process could not be waited for
+	Fate  ranks.Fate // the failure table's entry after the exit was recorded
+	Error error      // the wait error, if the process could not be waited for
 	// NoInit: the process ended without completing ranks.Init, so it
 	// never was a rank of the job (a program that is not an MPI program,
 	// or that failed before or in Init).
 	NoInit bool
 	At     time.Time // when the launcher reaped the process
+	// Abort is set for the rank whose Comm.Abort ended the job (the
+	// launcher killed it with the others, so Sig is SIGKILL).
+	Abort *Abort
 }
 
 // Failed reports whether the rank ended without finalizing (a failure in
 // ULFM terms).
-func (x Exit) Failed() bool { return x.Fate.State == "failed" }
+func (x Exit) Failed() bool { return x.Fate.State == ranks.StateFailed }
 
 // Abnormal reports whether the rank failed or exited non-zero.
 func (x Exit) Abnormal() bool { return x.Failed() || x.Code != 0 }
@@ -106,6 +118,8 @@ func (x Exit) How() string {
 	switch {
 	case x.Error != nil:
 		return x.Error.Error()
+	case x.Abort != nil:
+		return fmt.Sprintf("called Abort(%d)", x.Abort.Code)
 	case x.Sig != 0 && x.NoInit && x.Fate.Pid != 0:
 		return fmt.Sprintf("killed by signal %d (%s) during Init", int(x.Sig), SignalName(x.Sig))
 	case x.NoInit && x.Fate.Pid != 0:
@@ -116,7 +130,7 @@ func (x Exit) How() string {
 		return fmt.Sprintf("killed by signal %d (%s)", int(x.Sig), SignalName(x.Sig))
 	case x.NoInit:
 		return fmt.Sprintf("exited with code %d without calling Init", x.Code)
-	case x.Fate.State == "failed":
+	case x.Fate.State == ranks.StateFailed:
 		return fmt.Sprintf("exited with code %d without finalizing", x.Code)
 	default:
 		return fmt.Sprintf("exited with code %d", x.Code)
@@ -132,20 +146,35 @@ func SignalName(sig syscall.Signal) string {
 	return sig.String()
 }
 
+// Abort is a call of Comm.Abort that ended a job.
+type Abort struct {
+	Rank int // the caller's world rank
+	Code int // the code it passed
+}
+
+// Status is the exit status that the code asks of the launcher: its low
+// 8 bits, as exit(3) takes them, except that a code that is not 0 never
+// gives 0 (256 gives 1).
+func (a Abort) Status() int { return job.AbortStatus(a.Code) }
+
+func (a Abort) String() string { return fmt.Sprintf("rank %d called Abort(%d)", a.Rank, a.Code) }
+
 // Job is a running job.
 type Job struct {
-	cfg     Config
-	seg     *shm.Segment
-	procs   []*os.Process
-	exits   chan Exit
-	done    chan struct{}
-	started time.Time // just before rank 0 was started
+	cfg       Config
+	seg       *shm.Segment
+	m         *job.Map
+	procs     []*os.Process
+	exits     chan Exit
+	done      chan struct{}
+	abortDone chan struct{} // closed when watchAbort returns
+	started   time.Time     // just before rank 0 was started
 
 	mu      sync.Mutex
 	results []Exit
 	alive   int
+	abort   *Abort // set once a rank's Abort is seen
 	copies  sync.WaitGroup
-	closers []io.Closer
 }
 
 // Start creates the segment and starts every rank.
@@ -168,8 +197,8 @@ func Start(cfg Config) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &Job{cfg: cfg, seg: seg, procs: make([]*os.Process, cfg.N), exits: make(chan Exit, cfg.N),
-		done: make(chan struct{}), results: make([]Exit, cfg.N), alive: cfg.N}
+	j := &Job{cfg: cfg, seg: seg, m: job.NewMap(seg), procs: make([]*os.Process, cfg.N), exits: make(chan Exit, cfg.N),
+		done: make(chan struct{}), abortDone: make(chan struct{}), results: make([]Exit, cfg.N), alive: cfg.N}
 	started := make(chan error, 1)
 	// The parent-death signal is tied to the thread that forks, so every
 	// rank is started from one locked thread that lives until the job
@@ -216,6 +245,7 @@ func (j *Job) keeper(started chan<- error) {
 	if bind {
 		unix.SchedSetaffinity(0, &orig)
 	}
+	go j.watchAbort()
 	for r := range j.cfg.N {
 		go j.reap(r)
 	}
@@ -302,7 +332,7 @@ func (j *Job) reap(r int) {
 	// Read before RecordExit, which turns a non-zero exit of an unstarted
 	// rank into a failure. Nothing else moves a rank out of unstarted: it
 	// has no liveness word armed for a watcher to see die.
-	x.NoInit = job.FateOf(j.seg, r).State == "unstarted"
+	x.NoInit = job.FateOf(j.seg, r).State == job.StUnstarted
 	if err != nil {
 		x.Error = err
 	} else if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
@@ -312,18 +342,59 @@ func (j *Job) reap(r int) {
 			x.Code = ws.ExitStatus()
 		}
 	}
-	x.Fate = job.RecordExit(j.seg, r, job.Exit{Code: x.Code, Signal: int(x.Sig)})
+	// An abort is recorded before the launcher kills anyone, so every
+	// exit it causes finds it here.
+	a, aborted := j.Aborted()
+	if aborted && a.Rank == r {
+		x.Abort = &a
+	}
+	x.Fate = public(job.RecordExit(j.seg, r, job.Exit{Code: x.Code, Signal: int(x.Sig)}))
 	j.mu.Lock()
 	j.results[r] = x
 	j.alive--
 	last := j.alive == 0
 	j.mu.Unlock()
+	if last {
+		// Nobody is left to abort: stop the watcher before the segment
+		// it sleeps in goes away (Wait unmaps it after done).
+		j.m.CloseAbort()
+		<-j.abortDone
+	}
 	j.exits <- x
 	if last {
 		j.seg.MarkClosed()
 		close(j.done)
 	}
 }
+
+// watchAbort sleeps until a rank calls Comm.Abort, then kills every rank;
+// it returns without doing anything once every rank has exited.
+func (j *Job) watchAbort() {
+	defer close(j.abortDone)
+	if _, _, ok := j.m.WaitAbort(); ok {
+		j.Aborted() // remember it before the kills, whose exits report it
+		j.Kill()
+	}
+}
+
+// Aborted reports whether a rank's Comm.Abort ended the job, and which.
+func (j *Job) Aborted() (Abort, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.abort == nil && j.seg != nil {
+		if r, code, ok := j.m.Aborted(); ok {
+			j.abort = &Abort{Rank: r, Code: code}
+		}
+	}
+	if j.abort == nil {
+		return Abort{}, false
+	}
+	return *j.abort, true
+}
+
+// public converts a failure table record to ranks.Fate (through package
+// ranks, which owns that conversion).
+func public(f job.Fate) ranks.Fate { return job.Public(f).(ranks.Fate) }
 
 // Started is when the job started: the moment before its first rank was
 // started. Failure times are reported relative to it.
@@ -340,6 +411,7 @@ func (j *Job) Done() <-chan struct{} { return j.done }
 func (j *Job) Wait() []Exit {
 	<-j.done
 	j.copies.Wait()
+	j.Aborted() // read the record while the segment is there
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.seg != nil {
@@ -387,17 +459,97 @@ func (j *Job) Pid(r int) int { return j.procs[r].Pid }
 
 // Fates reads the failure table: what each rank is doing or how it ended.
 // It is valid until Wait returns.
-func (j *Job) Fates() []job.Fate {
+func (j *Job) Fates() []ranks.Fate {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.seg == nil {
 		return nil
 	}
-	fs := make([]job.Fate, j.cfg.N)
+	fs := make([]ranks.Fate, j.cfg.N)
 	for r := range fs {
-		fs[r] = job.FateOf(j.seg, r)
+		fs[r] = public(job.FateOf(j.seg, r))
 	}
 	return fs
+}
+
+// Unfinished lists, for a report of a job that did not end in time, the
+// ranks that keep it from ending and those whose end the failure table
+// does not show yet: every rank not reaped, and every reaped one that the
+// table still calls alive or unstarted. Their Fate.Process says what the
+// launcher sees of the process when the table does not: "exited with
+// code 3, not reaped" (a zombie), "stopped", "still running" (for a rank
+// the table calls finalized or failed), or how a reaped one ended. It is
+// valid until Wait returns.
+func (j *Job) Unfinished() []ranks.Fate {
+	fs := j.Fates()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []ranks.Fate
+	for r, f := range fs {
+		ended := f.State == ranks.StateFinalized || f.State == ranks.StateFailed
+		if x := j.results[r]; x.Pid != 0 { // reaped
+			if ended {
+				continue
+			}
+			f.Process = x.How()
+		} else {
+			f.Process = procState(j.procs[r].Pid)
+			if f.Process == "" && ended {
+				f.Process = "still running"
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// procState says what /proc shows of process pid when it is not running
+// or sleeping normally: a zombie (exited, not reaped), a process that is
+// exiting, a stopped one; "" otherwise.
+func procState(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "gone"
+	}
+	// "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// Fields from state (stat's field 3) on: flags is field 9,
+	// num_threads 20, exit_code (as waitpid reports it) 52.
+	field := func(k int) int64 {
+		if k-3 >= len(f) {
+			return 0
+		}
+		v, _ := strconv.ParseInt(f[k-3], 10, 64)
+		return v
+	}
+	if len(f) == 0 {
+		return ""
+	}
+	const pfExiting = 0x4
+	ws := syscall.WaitStatus(field(52))
+	ended := fmt.Sprintf("exited with code %d", ws.ExitStatus())
+	if ws.Signaled() {
+		ended = fmt.Sprintf("killed by signal %d (%s)", int(ws.Signal()), SignalName(ws.Signal()))
+	}
+	switch f[0] {
+	case "Z", "X":
+		if n := field(20); n > 1 {
+			return fmt.Sprintf("main thread exited, %d threads still running", n-1)
+		}
+		return ended + ", not reaped"
+	case "T":
+		return "stopped"
+	case "t":
+		return "stopped by a debugger"
+	}
+	if field(9)&pfExiting != 0 {
+		return ended + ", exiting"
+	}
+	return ""
 }
 
 // Running lists the ranks that have not exited.
@@ -416,6 +568,42 @@ func (j *Job) Running() []int {
 // SegmentSize is the size of the job's shared segment in bytes.
 func (j *Job) SegmentSize() int { return j.seg.Size() }
 
+// SegmentSize is the size in bytes of the shared segment of a job of
+// layout l, or a lower bound of it for layouts too large for shm to size
+// exactly (math.MaxUint64 if it overflows).
+func SegmentSize(l Layout) uint64 {
+	if size, err := l.Spec(1).Size(); err == nil {
+		return size
+	}
+	return minSegmentSize(l)
+}
+
+// SegmentCost splits the segment of layout l into what each rank adds and
+// what the job needs whatever its size (the header, the context slots):
+// SegmentSize(l) = fixed + perRank × l.Ranks, give or take the rounding
+// of a few per-rank bitmaps to whole cache lines.
+func SegmentCost(l Layout) (perRank, fixed uint64) {
+	one := l
+	one.Ranks = 1
+	s1 := SegmentSize(one)
+	if l.Ranks <= 1 {
+		two := l
+		two.Ranks = 2
+		perRank = SegmentSize(two) - s1
+	} else {
+		perRank = (SegmentSize(l) - s1) / uint64(l.Ranks-1)
+	}
+	return perRank, s1 - min(perRank, s1)
+}
+
+// SegmentNeed says in words what a job of layout l needs of /dev/shm,
+// "700 KiB a rank and 396 KiB for the job", as shmrun's help and the
+// launcher's refusals say it.
+func SegmentNeed(l Layout) string {
+	perRank, fixed := SegmentCost(l)
+	return fmt.Sprintf("%s a rank and %s for the job", sizeString(perRank), sizeString(fixed))
+}
+
 // The segment is made in /dev/shm (package shm).
 const shmDir = "/dev/shm"
 
@@ -426,13 +614,13 @@ const shmDir = "/dev/shm"
 func checkResources(l Layout, cores int) error {
 	var st unix.Statfs_t
 	if unix.Statfs(shmDir, &st) == nil {
-		size := minSegmentSize(l)
-		if exact, err := l.Spec(max(cores, 1)).Size(); err == nil {
-			size = exact
+		size, exact := minSegmentSize(l), "at least "
+		if s, err := l.Spec(max(cores, 1)).Size(); err == nil {
+			size, exact = s, ""
 		}
 		if free := st.Bavail * uint64(st.Bsize); size > free {
-			return fmt.Errorf("launch: %d ranks need a shared segment of at least %s (%s a rank), but %s has %s free",
-				l.Ranks, sizeString(size), sizeString(size/uint64(l.Ranks)), shmDir, sizeString(free))
+			return fmt.Errorf("launch: %d ranks need a shared segment of %s%s (%s), but %s has %s free",
+				l.Ranks, exact, sizeString(size), SegmentNeed(l), shmDir, sizeString(free))
 		}
 	}
 	var lim unix.Rlimit
@@ -500,17 +688,17 @@ func addSat(a, b uint64) uint64 {
 	return s
 }
 
-// sizeString prints a byte count in binary units.
+// sizeString prints a byte count in binary units, to a tenth: "700 KiB",
+// "44.2 MiB".
 func sizeString(b uint64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+	v, unit := float64(b), "B"
+	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
+		if v < 1024 {
+			break
+		}
+		v, unit = v/1024, u
 	}
-	return fmt.Sprintf("%d B", b)
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", v), ".0") + " " + unit
 }
 
 // CPUList lists the CPUs in set, in ascending order.

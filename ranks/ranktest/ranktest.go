@@ -12,7 +12,9 @@
 // (the same binary, started with -test.run naming this test), Run calls
 // ranks.Init, runs the body, finalizes and exits; nothing else of the test
 // runs there. Past the deadline the test fails and says which rank is
-// blocked in which operation.
+// blocked in which operation. A rank that calls Comm.Abort ends the job
+// (every rank is killed) and fails the test, unless Options.ExpectAbort
+// says it should.
 package ranktest
 
 import (
@@ -78,6 +80,11 @@ type Options struct {
 	// Quiet suppresses the per-rank output on success (it is always
 	// shown on failure).
 	Quiet bool
+	// ExpectAbort says that a rank ends the job with Comm.Abort(AbortCode):
+	// the test fails if none does, or with another code. The other ranks
+	// are killed, so neither Dies nor their exits are checked then.
+	ExpectAbort bool
+	AbortCode   int
 }
 
 // R is what a rank's body gets.
@@ -277,15 +284,13 @@ func runParent(t testing.TB, o Options, id string, body func(r *R)) {
 	}
 	exits, ok := job.WaitTimeout(timeout)
 	if !ok {
-		fates := job.Fates()
+		fates := job.Unfinished()
 		job.Kill()
 		job.Wait()
 		var b strings.Builder
-		fmt.Fprintf(&b, "ranktest: deadline of %v passed; ranks still running:\n", timeout)
+		fmt.Fprintf(&b, "ranktest: deadline of %v passed; ranks not done:\n", timeout)
 		for _, f := range fates {
-			if f.State != "finalized" && f.State != "failed" {
-				fmt.Fprintf(&b, "  %v\n", f)
-			}
+			fmt.Fprintf(&b, "  %v\n", f)
 		}
 		for r, out := range outs {
 			if s := out.String(); s != "" {
@@ -296,6 +301,21 @@ func runParent(t testing.TB, o Options, id string, body func(r *R)) {
 		return
 	}
 	checkLeaks(t, job, o.N)
+	if a, aborted := job.Aborted(); aborted || o.ExpectAbort {
+		switch {
+		case !aborted:
+			t.Errorf("ranktest: no rank called Abort; want Abort(%d)", o.AbortCode)
+		case !o.ExpectAbort:
+			t.Errorf("ranktest: %v, which killed every rank", a)
+		case a.Code != o.AbortCode:
+			t.Errorf("ranktest: %v; want Abort(%d)", a, o.AbortCode)
+		default:
+			logOutputs(t, outs, !o.Quiet && testing.Verbose())
+			return
+		}
+		logOutputs(t, outs, true)
+		return
+	}
 	dies := map[int]bool{}
 	for _, r := range o.Dies {
 		dies[r] = true
@@ -314,8 +334,14 @@ func runParent(t testing.TB, o Options, id string, body func(r *R)) {
 			bad = true
 		}
 	}
+	logOutputs(t, outs, bad || !o.Quiet && testing.Verbose())
+}
+
+// logOutputs logs each rank's captured output, if show.
+func logOutputs(t testing.TB, outs []*syncBuf, show bool) {
+	t.Helper()
 	for r, out := range outs {
-		if s := out.String(); s != "" && (bad || !o.Quiet && testing.Verbose()) {
+		if s := out.String(); s != "" && show {
 			t.Logf("--- output of rank %d:\n%s", r, s)
 		}
 	}

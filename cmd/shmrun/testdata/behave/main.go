@@ -18,18 +18,23 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/shmpi/shmpi/coll"
 	"github.com/shmpi/shmpi/ranks"
 	"github.com/shmpi/shmpi/ranks/launch"
+	"github.com/shmpi/shmpi/ulfm"
 )
 
 func main() {
-	mode := flag.String("mode", "hello", "hello|stdin|env|ft|die|abandon|finalize-exit1|block|catch-signals|neighbours|affinity")
+	mode := flag.String("mode", "hello", "hello|stdin|env|ft|die|abandon|finalize-exit1|block|catch-signals|neighbours|affinity|abort")
 	how := flag.String("how", "exit", "for -mode die and finalize-exit1: how rank 1 ends, exit (os.Exit(3), or 1 after Finalize) or kill (SIGKILL)")
 	after := flag.String("after", "report", "for -mode die: what survivors do once rank 1 is gone, report (print and finalize) or block (wait to be killed)")
 	failures := flag.Int("failures", 1, "for -mode neighbours: how many failed ranks a survivor waits to know of")
+	code := flag.Int("code", 7, "for -mode abort: the code of Abort")
+	on := flag.String("on", "world", "for -mode abort: the communicator of Abort, world, dup, split (one of its own), revoked or freed (a dup)")
 	flag.Parse()
 	log.SetFlags(0)
 	if dir := os.Getenv("SHMRUN_TEST_PIDDIR"); dir != "" {
@@ -65,6 +70,8 @@ func main() {
 		die(c, me, n, *how, *after)
 	case "neighbours":
 		neighbours(c, me, n, *failures)
+	case "abort":
+		abort(w, c, me, n, *code, *on)
 	case "abandon":
 		os.Exit(0) // without Finalize: a failure despite the code
 	case "finalize-exit1":
@@ -269,4 +276,80 @@ func neighbours(c *ranks.Comm, me, n, want int) {
 		acked = now
 	}
 	fmt.Printf("rank %d sees failed %v\n", me, acked)
+}
+
+// abort: the last rank calls Abort(code) on the communicator -on names
+// once every other rank is blocked: rank 0 in a Recv from it, rank 1 in
+// a barrier it never joins (with 3 or more ranks), the others asleep in
+// time.Sleep. Abort must end them all. A singleton aborts at once.
+func abort(w *ranks.World, c *ranks.Comm, me, n, code int, on string) {
+	ac := c
+	switch on {
+	case "world":
+	case "dup", "revoked", "freed":
+		d, err := c.Dup()
+		if err != nil {
+			log.Fatal(err)
+		}
+		ac = d
+	case "split":
+		s, err := c.Split(me, 0)
+		if err != nil {
+			log.Fatal(err)
+		}
+		ac = s
+	default:
+		log.Fatalf("unknown -on %q", on)
+	}
+	aborter := n - 1
+	fmt.Printf("ready %d pid %d\n", me, os.Getpid())
+	switch {
+	case me == aborter:
+		// Wait until the ranks in Recv and Barrier sleep there (a wait
+		// records itself only when it sleeps) and the others say they
+		// go to sleep.
+		for r := range n - 1 {
+			if r >= 2 {
+				if _, err := ranks.Recv(c, make([]byte, 1), r, 3); err != nil {
+					log.Fatal(err)
+				}
+				continue
+			}
+			// Rank 0's Recv from us with tag 99, not one inside Dup or
+			// Split.
+			blocked := func(f ranks.Fate) bool {
+				if r == 0 {
+					return f.Blocked && f.Op == "Recv" && f.OpPeer == aborter && f.OpTag == 99
+				}
+				return f.Blocked && f.Op == "Barrier"
+			}
+			for !blocked(w.Fates()[r]) {
+				runtime.Gosched()
+			}
+		}
+		switch on {
+		case "revoked":
+			if err := ulfm.Revoke(ac); err != nil {
+				log.Fatal(err)
+			}
+		case "freed":
+			if err := ac.Free(); err != nil {
+				log.Fatal(err)
+			}
+		}
+		err := ac.Abort(code)
+		log.Fatalf("Abort returned: %v", err)
+	case me == 0:
+		_, err := ranks.Recv(c, make([]byte, 1), aborter, 99)
+		log.Fatalf("Recv returned: %v", err)
+	case me == 1:
+		err := coll.Barrier(c)
+		log.Fatalf("Barrier returned: %v", err)
+	default:
+		if err := ranks.Send(c, []byte{1}, aborter, 3); err != nil {
+			log.Fatal(err)
+		}
+		time.Sleep(time.Hour)
+		log.Fatal("slept an hour")
+	}
 }
