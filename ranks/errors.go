@@ -20,6 +20,11 @@ var (
 	// ErrPeerFinalized: the peer finalized, so the operation can never
 	// complete (an erroneous program in MPI terms; reported, not hung).
 	ErrPeerFinalized = errors.New("peer has finalized")
+	// ErrRMASync: a window's RMA call or synchronization out of its
+	// order (MPI_ERR_RMA_SYNC): an operation outside an access epoch to
+	// its target, a flush or unlock of a target this rank has not locked,
+	// an epoch ended that was never started or started twice.
+	ErrRMASync = errors.New("RMA synchronization error")
 
 	ErrRank      = errors.New("invalid rank")
 	ErrTag       = errors.New("invalid tag")

@@ -29,41 +29,83 @@ import (
 // copies a page at a time, so an origin killed during an accumulate
 // leaves each element written or not, never half.
 //
+// A dynamic window's member keeps the list of the regions it attached in
+// its own memory, as many as it likes: the region table in shared memory
+// says where the list is, and peers read it with process_vm_readv when
+// its version changed since they last did.
+//
 // Go never moves heap memory, and every exposed buffer is pinned
 // (runtime.Pinner) while the window exposes it.
 
-// maxRegions bounds the regions a member exposes at once (Attach).
-const maxRegions = 16
-
-// regionTable is a member's table (320 bytes, 64-byte aligned):
+// regionTable is a member's entry (64 bytes, 64-byte aligned):
 //
-//	+0   version uint64  odd while the member rewrites the table (a
+//	+0   version uint64  odd while the member rewrites the entry (a
 //	                     sequence lock: readers retry)
 //	+8   pid     uint32  the member's process, for process_vm_readv/writev
-//	+16  regions [16] {addr, len uint64}: exposed memory, len 0 if unused
+//	+12  count   uint32  dynamic windows: regions in the member's list
+//	+16  list    uint64  dynamic windows: the list's address in the
+//	                     member's process, count regions {addr, len
+//	                     uint64} sorted by address. A published list never
+//	                     changes: Attach and Detach publish a new one.
+//	+24  addr    uint64  Create: the exposed memory's address
+//	+32  len     uint64  and its length
 type regionTable struct {
 	version atomic.Uint64
 	pid     atomic.Uint32
-	_       uint32
-	regions [maxRegions]struct{ addr, len atomic.Uint64 }
-	_       [48]byte
+	count   atomic.Uint32
+	list    atomic.Uint64
+	addr    atomic.Uint64
+	len     atomic.Uint64
+	_       [24]byte
 }
 
-const regionTableBytes = 320
+const regionTableBytes = 64
+
+// region is an entry of a member's list, in the member's process.
+type region struct{ addr, len uint64 }
+
+// regionList is a member's list of regions: this rank's own (with the
+// memory of each), or a peer's as read at version.
+type regionList struct {
+	version uint64
+	r       []region
+	bufs    [][]byte
+}
+
+// find returns the index of the region that holds n bytes at address a,
+// or -1.
+func (l *regionList) find(a uint64, n int) int {
+	if l == nil {
+		return -1
+	}
+	lo, hi := 0, len(l.r) // the regions from hi on start after a
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if l.r[m].addr <= a {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	i := lo - 1
+	if i < 0 {
+		return -1
+	}
+	if g := l.r[i]; a-g.addr > g.len || uint64(n) > g.len-(a-g.addr) {
+		return -1
+	}
+	return i
+}
 
 func init() {
-	if unsafe.Sizeof(regionTable{}) != regionTableBytes || unsafe.Offsetof(regionTable{}.regions) != 16 {
+	if unsafe.Sizeof(regionTable{}) != regionTableBytes || unsafe.Offsetof(regionTable{}.addr) != 24 ||
+		unsafe.Sizeof(region{}) != 16 {
 		panic("win: region table layout drifted from its documentation")
 	}
 }
 
 func (w *Win) table(t int) *regionTable {
 	return (*regionTable)(unsafe.Add(w.regions, t*regionTableBytes))
-}
-
-type pinned struct {
-	runtime.Pinner
-	buf []byte
 }
 
 // Create makes a window over buf, this rank's memory (any []byte: from
@@ -85,16 +127,21 @@ func Create(c *ranks.Comm, buf []byte, dispUnit int) (*Win, error) {
 		return nil, err
 	}
 	if len(buf) > 0 {
-		w.expose(0, buf)
+		w.pin(buf)
+		w.own = buf[:len(buf):len(buf)]
+		tb := w.table(w.rank)
+		tb.addr.Store(uint64(addrOfBytes(buf)))
+		tb.len.Store(uint64(len(buf)))
 	}
 	if err := w.mapAllocMem(buf); err != nil {
 		w.Free()
 		return nil, err
 	}
 	// Every member's region must be in its table before anyone uses it.
-	if err := w.Fence(0); err != nil {
+	// (A barrier, not a Fence: the user's first epoch is the user's.)
+	if err := coll.Barrier(w.c); err != nil {
 		w.Free()
-		return nil, err
+		return nil, w.relabel(err)
 	}
 	return w, nil
 }
@@ -174,20 +221,21 @@ func newRemote(c *ranks.Comm, dispUnit int, dynamic bool) (*Win, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := build(d, 0, dispUnit, true)
+	w, err := build(d, 0, dispUnit, true, 0)
 	if err != nil {
 		d.Free()
 		return nil, err
 	}
 	w.dynamic = dynamic
-	w.pins = map[uintptr]*pinned{}
+	w.pins = map[uintptr]*runtime.Pinner{}
 	return w, nil
 }
 
 // Address is the displacement of b's first byte in a dynamic window.
 func Address(b []byte) int { return int(uintptr(unsafe.Pointer(unsafe.SliceData(b)))) }
 
-// Attach exposes buf in a dynamic window (local).
+// Attach exposes buf in a dynamic window (local). A member may attach
+// any number of regions; they must not overlap (ErrArg).
 func (w *Win) Attach(buf []byte) error {
 	const op = "Win.Attach"
 	if err := w.usable(op); err != nil {
@@ -199,14 +247,36 @@ func (w *Win) Attach(buf []byte) error {
 	if len(buf) == 0 {
 		return nil
 	}
-	tb := w.table(w.rank)
-	for i := range tb.regions {
-		if tb.regions[i].len.Load() == 0 {
-			w.expose(i, buf)
-			return nil
+	w.attachMu.Lock()
+	defer w.attachMu.Unlock()
+	old := w.lists[w.rank].Load()
+	a := uint64(addrOfBytes(buf))
+	var n int // regions before buf
+	if old != nil {
+		n = len(old.r)
+		for i, g := range old.r {
+			if g.addr >= a {
+				n = i
+				break
+			}
+		}
+		if n > 0 && old.r[n-1].addr+old.r[n-1].len > a || n < len(old.r) && a+uint64(len(buf)) > old.r[n].addr {
+			return w.errf(ranks.ErrArg, op, -1, "the memory overlaps memory attached already")
 		}
 	}
-	return w.errf(ranks.ErrNoMem, op, -1, "%d regions attached already", maxRegions)
+	if old != nil && len(old.r) >= 1<<32-1 {
+		return w.errf(ranks.ErrNoMem, op, -1, "%d regions attached already", len(old.r))
+	}
+	l := &regionList{}
+	if old != nil {
+		l.r = append(append(append(make([]region, 0, len(old.r)+1), old.r[:n]...), region{a, uint64(len(buf))}), old.r[n:]...)
+		l.bufs = append(append(append(make([][]byte, 0, len(old.r)+1), old.bufs[:n]...), buf[:len(buf):len(buf)]), old.bufs[n:]...)
+	} else {
+		l.r, l.bufs = []region{{a, uint64(len(buf))}}, [][]byte{buf[:len(buf):len(buf)]}
+	}
+	w.pin(buf)
+	w.publish(l)
+	return nil
 }
 
 // Detach withdraws memory that Attach exposed (local). The caller makes
@@ -216,34 +286,56 @@ func (w *Win) Detach(buf []byte) error {
 	if err := w.usable(op); err != nil {
 		return err
 	}
-	addr := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
-	tb := w.table(w.rank)
-	for i := range tb.regions {
-		if uintptr(tb.regions[i].addr.Load()) == addr && tb.regions[i].len.Load() != 0 {
-			tb.version.Add(1)
-			tb.regions[i].len.Store(0)
-			tb.version.Add(1)
-			if p := w.pins[addr]; p != nil {
-				p.Unpin()
-				delete(w.pins, addr)
+	if !w.dynamic {
+		return w.errf(ranks.ErrWin, op, -1, "not a dynamic window")
+	}
+	w.attachMu.Lock()
+	defer w.attachMu.Unlock()
+	a := uint64(addrOfBytes(buf))
+	if old := w.lists[w.rank].Load(); old != nil {
+		for i, g := range old.r {
+			if g.addr == a {
+				l := &regionList{
+					r:    append(append(make([]region, 0, len(old.r)-1), old.r[:i]...), old.r[i+1:]...),
+					bufs: append(append(make([][]byte, 0, len(old.r)-1), old.bufs[:i]...), old.bufs[i+1:]...),
+				}
+				w.publish(l)
+				if p := w.pins[uintptr(a)]; p != nil {
+					p.Unpin()
+					delete(w.pins, uintptr(a))
+				}
+				return nil
 			}
-			return nil
 		}
 	}
 	return w.errf(ranks.ErrArg, op, -1, "memory not attached")
 }
 
-func (w *Win) expose(i int, buf []byte) {
-	p := &pinned{buf: buf}
-	p.Pin(unsafe.SliceData(buf))
-	addr := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
-	w.pins[addr] = p
+// publish makes l this rank's list of regions (under attachMu). The
+// previous list stays valid for peers that read it until they see the
+// new version.
+func (w *Win) publish(l *regionList) {
 	tb := w.table(w.rank)
+	var list uint64
+	if len(l.r) > 0 {
+		list = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(l.r))))
+	}
 	tb.version.Add(1)
-	tb.regions[i].addr.Store(uint64(addr))
-	tb.regions[i].len.Store(uint64(len(buf)))
+	tb.list.Store(list)
+	tb.count.Store(uint32(len(l.r)))
 	tb.version.Add(1)
+	w.lists[w.rank].Store(l)
 }
+
+// pin keeps buf where it is while the window exposes it (under attachMu,
+// or before the window is returned).
+func (w *Win) pin(buf []byte) {
+	p := new(runtime.Pinner)
+	p.Pin(unsafe.SliceData(buf))
+	w.pins[addrOfBytes(buf)] = p
+}
+
+func addrOfBytes(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
 // where is the target memory of an operation: local bytes (shared
 // memory, or this rank's own), or an address in the target's process.
@@ -259,53 +351,76 @@ func (w *Win) locate(op string, t, disp, n int) (where, error) {
 		b, err := w.span(op, t, disp, n)
 		return where{local: b}, err
 	}
-	if err := w.target(op, t); err != nil {
+	if err := w.rmaTarget(op, t); err != nil {
 		return where{}, err
 	}
 	if disp < 0 {
 		return where{}, w.errf(ranks.ErrArg, op, t, "negative displacement %d", disp)
 	}
 	tb := w.table(t)
-	for {
-		v := tb.version.Load()
-		if v&1 != 0 {
-			continue // being rewritten: a few stores
-		}
-		var addr uintptr
-		ok := false
-		if w.dynamic {
-			a := uint64(disp)
-			for i := range tb.regions {
-				base, l := tb.regions[i].addr.Load(), tb.regions[i].len.Load()
-				if l != 0 && a >= base && a-base <= l && uint64(n) <= l-(a-base) {
-					addr, ok = uintptr(a), true
-					break
-				}
-			}
-		} else {
-			base, l := tb.regions[0].addr.Load(), tb.regions[0].len.Load()
-			at := uint64(disp) * uint64(w.dispUnit[t])
-			if at <= l && uint64(n) <= l-at {
-				addr, ok = uintptr(base+at), true
-			}
-		}
-		if tb.version.Load() != v {
-			continue
-		}
-		if !ok {
+	if !w.dynamic {
+		at, l := uint64(disp)*uint64(w.dispUnit[t]), tb.len.Load()
+		if at > l || uint64(n) > l-at {
 			return where{}, w.errf(ranks.ErrArg, op, t, "%d bytes at displacement %d: not in memory the target exposes", n, disp)
 		}
 		if t == w.rank {
-			// Our own memory: the exposed slice itself.
-			for base, p := range w.pins {
-				if addr >= base && addr-base+uintptr(n) <= uintptr(len(p.buf)) {
-					off := int(addr - base)
-					return where{local: p.buf[off : off+n : off+n], addr: addr}, nil
-				}
-			}
+			return where{local: w.own[at : int(at)+n : int(at)+n]}, nil
 		}
-		return where{pid: int(tb.pid.Load()), addr: addr}, nil
+		return where{pid: int(tb.pid.Load()), addr: uintptr(tb.addr.Load() + at)}, nil
 	}
+	a := uint64(disp)
+	if t == w.rank {
+		l := w.lists[t].Load()
+		i := l.find(a, n)
+		if i < 0 {
+			return where{}, w.errf(ranks.ErrArg, op, t, "%d bytes at address %#x: not in memory this rank attached", n, a)
+		}
+		off := int(a - l.r[i].addr)
+		return where{local: l.bufs[i][off : off+n : off+n]}, nil
+	}
+	for {
+		v := tb.version.Load()
+		if v&1 != 0 {
+			spin.Pause() // being rewritten: a few stores
+			continue
+		}
+		l := w.lists[t].Load()
+		if l == nil || l.version != v {
+			var err error
+			if l, err = w.readList(op, t, v); err != nil {
+				return where{}, err
+			}
+			if l == nil {
+				continue // rewritten meanwhile
+			}
+			w.lists[t].Store(l)
+		}
+		if l.find(a, n) < 0 {
+			return where{}, w.errf(ranks.ErrArg, op, t, "%d bytes at address %#x: not in memory the target attached", n, a)
+		}
+		return where{pid: int(tb.pid.Load()), addr: uintptr(a)}, nil
+	}
+}
+
+// readList reads peer t's list of regions as of version v, or returns
+// nil if t rewrote its table meanwhile.
+func (w *Win) readList(op string, t int, v uint64) (*regionList, error) {
+	tb := w.table(t)
+	count, list, pid := tb.count.Load(), tb.list.Load(), int(tb.pid.Load())
+	l := &regionList{version: v, r: make([]region, count)}
+	if count > 0 {
+		b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(l.r))), 16*int(count))
+		if err := copyRaw(pid, uintptr(list), b, false); err != nil {
+			if tb.version.Load() != v {
+				return nil, nil // a list withdrawn under us
+			}
+			return nil, w.copyErr(op, t, err)
+		}
+	}
+	if tb.version.Load() != v {
+		return nil, nil
+	}
+	return l, nil
 }
 
 // read copies the target bytes into b.
@@ -314,7 +429,10 @@ func (w *Win) read(op string, t int, at where, b []byte) error {
 		w.copyLocal(t, b, at.local)
 		return nil
 	}
-	return w.cma(op, t, at, b, unix.ProcessVMReadv)
+	if err := copyRaw(at.pid, at.addr, b, false); err != nil {
+		return w.copyErr(op, t, err)
+	}
+	return nil
 }
 
 // write copies b into the target bytes.
@@ -323,7 +441,10 @@ func (w *Win) write(op string, t int, at where, b []byte) error {
 		w.copyLocal(t, at.local, b)
 		return nil
 	}
-	return w.cma(op, t, at, b, unix.ProcessVMWritev)
+	if err := copyRaw(at.pid, at.addr, b, true); err != nil {
+		return w.copyErr(op, t, err)
+	}
+	return nil
 }
 
 // copyLocal copies between the origin and target t's part (mapped
@@ -351,35 +472,64 @@ var streamPart = func() int {
 	return 16 << 20
 }()
 
-func (w *Win) cma(op string, t int, at where, b []byte,
-	rw func(int, []unix.Iovec, []unix.RemoteIovec, uint) (int, error)) error {
+// copyRaw copies b to (write) or from process pid's memory at addr
+// with process_vm_writev/readv, resuming after partial copies.
+func copyRaw(pid int, addr uintptr, b []byte, write bool) error {
 	var iov [1]unix.Iovec
 	var riov [1]unix.RemoteIovec
 	for off := 0; off < len(b); {
 		iov[0].Base = &b[off]
 		iov[0].SetLen(len(b) - off)
-		riov[0] = unix.RemoteIovec{Base: at.addr + uintptr(off), Len: len(b) - off}
-		k, err := rw(at.pid, iov[:], riov[:], 0)
+		riov[0] = unix.RemoteIovec{Base: addr + uintptr(off), Len: len(b) - off}
+		var k int
+		var err error
+		if write {
+			k, err = unix.ProcessVMWritev(pid, iov[:], riov[:], 0)
+		} else {
+			k, err = unix.ProcessVMReadv(pid, iov[:], riov[:], 0)
+		}
 		if err == unix.EINTR {
 			continue
 		}
-		if err != nil || k <= 0 {
-			if w.failed(t) {
-				return w.procFailed(op, t, "the target has failed")
-			}
-			return w.errf(ranks.ErrOther, op, t, "cross-process copy: %v", err)
+		if err != nil {
+			return err
+		}
+		if k <= 0 {
+			return unix.EFAULT
 		}
 		off += k
 	}
 	return nil
 }
 
+// copyErr is the error of a cross-process copy with target t that
+// failed with err: ErrProcFailed if t failed (ESRCH: its memory is gone,
+// which the kernel does before it marks t's liveness word, so ranks
+// waits for the mark and records the failure), ErrPeerFinalized if it
+// finalized and left, else the kernel's error.
+func (w *Win) copyErr(op string, t int, err error) error {
+	switch ext.CopyFailed(w.c, t, err) {
+	case ext.Failed:
+		return w.procFailed(op, t, "the target has failed")
+	case ext.Finalized:
+		return w.errf(ranks.ErrPeerFinalized, op, t, "the target finalized and exited")
+	}
+	return w.errf(ranks.ErrOther, op, t, "cross-process copy: %v", err)
+}
+
 // lockAcc takes target t's accumulate lock.
 func (w *Win) lockAcc(op string, t int) error {
-	return w.wait(op, t, untilAccLock, 0)
+	err := w.wait(op, t, untilAccLock, 0)
+	if raceEnabled && err == nil {
+		w.raceAcc.Add(1) // acquire, for the race detector (race.go)
+	}
+	return err
 }
 
 func (w *Win) unlockAcc(t int) {
+	if raceEnabled {
+		w.raceAcc.Add(1) // release, for the race detector
+	}
 	w.control(t).acc.CompareAndSwap(uint32(w.rank+1), 0)
 	w.wake(t)
 }

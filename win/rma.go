@@ -1,6 +1,7 @@
 package win
 
 import (
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -31,6 +32,9 @@ func Put[T any](w *Win, src []T, target, disp int) error {
 	if _, err := ranks.ElemSize[T](); err != nil {
 		return err
 	}
+	if target == ranks.ProcNull {
+		return w.usable("Win.Put")
+	}
 	b := bytesOf(src)
 	if w == nil || !w.remote {
 		// Shared memory: straight to the target's part (the general
@@ -52,6 +56,9 @@ func Put[T any](w *Win, src []T, target, disp int) error {
 func Get[T any](w *Win, dst []T, target, disp int) error {
 	if _, err := ranks.ElemSize[T](); err != nil {
 		return err
+	}
+	if target == ranks.ProcNull {
+		return w.usable("Win.Get")
 	}
 	b := bytesOf(dst)
 	if w == nil || !w.remote {
@@ -78,11 +85,16 @@ func NoOp[T any](inout, in []T) {}
 
 // Accumulate combines src into target's elements at disp with op,
 // element by element; each element's update is atomic with respect to
-// every other accumulate (and FetchAndOp, CompareAndSwap) on it, and an
+// every other accumulate (and FetchAndOp, CompareAndSwap) on it with the
+// same element type. Elements of 1, 2, 4 or 8 bytes must be aligned to
+// their size; in shared memory each is one compare-and-swap, and an
 // origin that dies mid-call leaves each element either updated or not.
-// Elements must be 1, 2, 4 or 8 bytes and aligned to their size.
+// Other elements (complex128, coll.ValLoc, arrays, structs) are updated
+// under the target's accumulate lock, as everything is in a window over
+// user memory; an origin that dies holding it poisons it (ErrProcFailed
+// for every later accumulate of such elements to that target).
 func Accumulate[T any](w *Win, src []T, target, disp int, op coll.Op[T]) error {
-	return accumulate(w, "Win.Accumulate", src, nil, target, disp, op)
+	return accumulate(w, "Win.Accumulate", src, nil, target, disp, op, nil)
 }
 
 // GetAccumulate is Accumulate that also returns, in result, the target's
@@ -91,32 +103,54 @@ func GetAccumulate[T any](w *Win, src, result []T, target, disp int, op coll.Op[
 	if len(result) < len(src) {
 		return &ranks.Error{Class: ranks.ErrBuffer, Op: "Win.GetAccumulate", Rank: -1, Detail: "result shorter than the origin buffer"}
 	}
-	return accumulate(w, "Win.GetAccumulate", src, result, target, disp, op)
+	return accumulate(w, "Win.GetAccumulate", src, result, target, disp, op, nil)
 }
+
+// scratch is the memory of one call's operands and of the element it
+// combines. Operands in locals would escape through the op (a function
+// value) and cost allocations a call; in the window they would be shared
+// by its goroutines. So each call takes one from a pool (per P: no
+// contention) and gives it back: word 0 the element being combined,
+// words 1-4 FetchAndOp's operand, 5-8 its result (elements up to
+// scratchElem bytes).
+type scratch [9]uint64
+
+const scratchElem = 32
+
+var scratches = sync.Pool{New: func() any { return new(scratch) }}
 
 // FetchAndOp is GetAccumulate of one element: it returns the target's
 // old value.
 func FetchAndOp[T any](w *Win, v T, target, disp int, op coll.Op[T]) (T, error) {
-	if err := w.usable("Win.FetchAndOp"); err != nil || elemSize[T]() > 8 {
-		var z T
-		src := []T{v}
-		return z, accumulate(w, "Win.FetchAndOp", src, src, target, disp, op)
+	if elemSize[T]() > scratchElem {
+		src, old := []T{v}, make([]T, 1)
+		err := accumulate(w, "Win.FetchAndOp", src, old, target, disp, op, nil)
+		return old[0], err
 	}
-	// The operands live in the window's scratch words: slices of local
-	// arrays would escape through op and cost two allocations a call.
-	src := (*[1]T)(unsafe.Pointer(&w.scratch[1]))
-	old := (*[1]T)(unsafe.Pointer(&w.scratch[2]))
-	src[0] = v
-	err := accumulate(w, "Win.FetchAndOp", src[:], old[:], target, disp, op)
-	return old[0], err
+	s := scratches.Get().(*scratch)
+	src := (*[1]T)(unsafe.Pointer(&s[1]))
+	old := (*[1]T)(unsafe.Pointer(&s[5]))
+	var z T
+	src[0], old[0] = v, z // z if the call ends early (ProcNull, an error)
+	err := accumulate(w, "Win.FetchAndOp", src[:], old[:], target, disp, op, s)
+	res := old[0]
+	scratches.Put(s)
+	return res, err
 }
 
 // CompareAndSwap replaces target's element at disp with swap if it equals
-// compare (bitwise), atomically, and returns the old value.
+// compare (bitwise), atomically, and returns the old value. Elements are
+// of 1, 2, 4 or 8 bytes (MPI allows integers, logicals and bytes).
 func CompareAndSwap[T any](w *Win, compare, swap T, target, disp int) (T, error) {
 	const op = "Win.CompareAndSwap"
 	var old T
+	if target == ranks.ProcNull {
+		return old, w.usable(op)
+	}
 	sz := elemSize[T]()
+	if !hardwareAtomic(sz) {
+		return old, &ranks.Error{Class: ranks.ErrType, Op: op, Rank: target, Detail: "compare-and-swap needs elements of 1, 2, 4 or 8 bytes"}
+	}
 	if w != nil && w.remote {
 		return casRemote(w, compare, swap, target, disp)
 	}
@@ -127,7 +161,7 @@ func CompareAndSwap[T any](w *Win, compare, swap T, target, disp int) (T, error)
 	p := unsafe.Pointer(unsafe.SliceData(b))
 	cb, sb := bytesOf([]T{compare}), bytesOf([]T{swap})
 	ob := bytesOf(unsafe.Slice(&old, 1))
-	if err := checkAtomic(op, target, uintptr(p), sz); err != nil {
+	if err := checkAligned(op, target, uintptr(p), sz); err != nil {
 		return old, err
 	}
 	for {
@@ -142,12 +176,16 @@ func CompareAndSwap[T any](w *Win, compare, swap T, target, disp int) (T, error)
 	}
 }
 
-func accumulate[T any](w *Win, op string, src, result []T, target, disp int, f coll.Op[T]) error {
+// accumulate is every accumulate; s is the caller's scratch, or nil.
+func accumulate[T any](w *Win, op string, src, result []T, target, disp int, f coll.Op[T], s *scratch) error {
 	if f == nil {
 		return &ranks.Error{Class: ranks.ErrArg, Op: op, Rank: -1, Detail: "nil op"}
 	}
 	if _, err := ranks.ElemSize[T](); err != nil {
 		return err
+	}
+	if target == ranks.ProcNull {
+		return w.usable(op)
 	}
 	sz := elemSize[T]()
 	if w != nil && w.remote {
@@ -161,12 +199,17 @@ func accumulate[T any](w *Win, op string, src, result []T, target, disp int, f c
 		return nil
 	}
 	base := unsafe.Pointer(unsafe.SliceData(b))
-	if err := checkAtomic(op, target, uintptr(base), sz); err != nil {
+	if !hardwareAtomic(sz) {
+		return accumulateLocked(w, op, unsafe.Slice((*T)(base), len(src)), src, result, target, f)
+	}
+	if err := checkAligned(op, target, uintptr(base), sz); err != nil {
 		return err
 	}
-	// The element being combined: in the window's scratch word, since a
-	// local would escape through f (elements are at most 8 bytes here).
-	cur := (*[1]T)(unsafe.Pointer(&w.scratch[0]))
+	if s == nil {
+		s = scratches.Get().(*scratch)
+		defer scratches.Put(s)
+	}
+	cur := (*[1]T)(unsafe.Pointer(&s[0]))
 	cb := bytesOf(cur[:])
 	for i := range src {
 		p := unsafe.Add(base, i*sz)
@@ -186,14 +229,28 @@ func accumulate[T any](w *Win, op string, src, result []T, target, disp int, f c
 	return nil
 }
 
-// checkAtomic refuses elements the hardware cannot update atomically.
-func checkAtomic(op string, target int, p uintptr, sz int) error {
-	switch sz {
-	case 1, 2, 4, 8:
-	default:
-		return &ranks.Error{Class: ranks.ErrType, Op: op, Rank: target,
-			Detail: "atomic updates need elements of 1, 2, 4 or 8 bytes"}
+// accumulateLocked combines src into dst, the target's elements in
+// memory mapped here, under the target's accumulate lock: elements the
+// hardware cannot update atomically.
+func accumulateLocked[T any](w *Win, op string, dst, src, result []T, target int, f coll.Op[T]) error {
+	if err := w.lockAcc(op, target); err != nil {
+		return err
 	}
+	defer w.unlockAcc(target)
+	if result != nil {
+		copy(result, dst)
+	}
+	f(dst, src)
+	return nil
+}
+
+// hardwareAtomic reports whether elements of sz bytes are updated with a
+// compare-and-swap (of the element, or of the 32-bit word holding it).
+func hardwareAtomic(sz int) bool { return sz == 1 || sz == 2 || sz == 4 || sz == 8 }
+
+// checkAligned refuses an element the hardware cannot update atomically
+// because it is not aligned to its size.
+func checkAligned(op string, target int, p uintptr, sz int) error {
 	if p%uintptr(sz) != 0 {
 		return &ranks.Error{Class: ranks.ErrArg, Op: op, Rank: target,
 			Detail: "element not aligned to its size in the target's memory"}
@@ -303,63 +360,107 @@ func done(w *Win, op string, err error) (*ranks.Request, error) {
 	return r.(*ranks.Request), nil
 }
 
-// accumulateRemote is accumulate on a window over user memory: a read,
-// the op and a write under the target's accumulate lock (create.go).
+// chunk is accumulateRemote's copy of the target's elements: a pool's,
+// as scratch is, for the same reasons.
+type chunk [512]uint64
+
+var chunks = sync.Pool{New: func() any { return new(chunk) }}
+
+// accumulateRemote is accumulate on a window over user memory: reads,
+// the op and writes under the target's accumulate lock (create.go), a
+// chunk of elements at a time.
 func accumulateRemote[T any](w *Win, op string, src, result []T, target, disp int, f coll.Op[T]) error {
 	sz := elemSize[T]()
 	at, err := w.locate(op, target, disp, len(src)*sz)
 	if err != nil || len(src) == 0 {
 		return err
 	}
-	if err := checkAtomic(op, target, addrOf(at), sz); err != nil {
-		return err
+	if hardwareAtomic(sz) {
+		if err := checkAligned(op, target, addrOf(at), sz); err != nil {
+			return err
+		}
 	}
 	if err := w.lockAcc(op, target); err != nil {
 		return err
 	}
 	defer w.unlockAcc(target)
-	cur := make([]T, len(src))
-	if err := w.read(op, target, at, bytesOf(cur)); err != nil {
-		return err
+	if at.local != nil {
+		// This rank's own memory.
+		return accumulateMapped(unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(at.local))), len(src)), src, result, f)
 	}
+	var buf []byte
+	if sz <= len(chunk{})*8 {
+		c := chunks.Get().(*chunk)
+		defer chunks.Put(c)
+		buf = unsafe.Slice((*byte)(unsafe.Pointer(c)), len(c)*8)
+	} else {
+		buf = make([]byte, sz) // an element wider than a chunk: rare
+	}
+	per := len(buf) / sz
+	for i := 0; i < len(src); i += per {
+		k := min(per, len(src)-i)
+		cur := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(buf))), k)
+		part := where{pid: at.pid, addr: at.addr + uintptr(i*sz)}
+		if err := w.read(op, target, part, bytesOf(cur)); err != nil {
+			return err
+		}
+		if result != nil {
+			copy(result[i:i+k], cur)
+		}
+		f(cur, src[i:i+k])
+		if err := w.write(op, target, part, bytesOf(cur)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func accumulateMapped[T any](dst, src, result []T, f coll.Op[T]) error {
 	if result != nil {
-		copy(result, cur)
+		copy(result, dst)
 	}
-	f(cur, src)
-	return w.write(op, target, at, bytesOf(cur))
+	f(dst, src)
+	return nil
 }
 
 // casRemote is CompareAndSwap on a window over user memory.
 func casRemote[T any](w *Win, compare, swap T, target, disp int) (T, error) {
 	const op = "Win.CompareAndSwap"
-	var old [1]T
+	var z T
 	sz := elemSize[T]()
 	at, err := w.locate(op, target, disp, sz)
 	if err != nil {
-		return old[0], err
+		return z, err
 	}
-	if err := checkAtomic(op, target, addrOf(at), sz); err != nil {
-		return old[0], err
+	if err := checkAligned(op, target, addrOf(at), sz); err != nil {
+		return z, err
 	}
 	if err := w.lockAcc(op, target); err != nil {
-		return old[0], err
+		return z, err
 	}
 	defer w.unlockAcc(target)
-	if err := w.read(op, target, at, bytesOf(old[:])); err != nil {
-		return old[0], err
+	// The old value and the swap in scratch: locals would escape through
+	// the copy.
+	s := scratches.Get().(*scratch)
+	defer scratches.Put(s)
+	old := unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), sz)
+	sw := unsafe.Slice((*byte)(unsafe.Pointer(&s[1])), sz)
+	*(*T)(unsafe.Pointer(&s[1])) = swap
+	if err := w.read(op, target, at, old); err != nil {
+		return z, err
 	}
-	c, sw := [1]T{compare}, [1]T{swap}
-	if elemBits(bytesOf(old[:])) == elemBits(bytesOf(c[:])) {
-		if err := w.write(op, target, at, bytesOf(sw[:])); err != nil {
-			return old[0], err
+	c := [1]T{compare}
+	if elemBits(old) == elemBits(bytesOf(c[:])) {
+		if err := w.write(op, target, at, sw); err != nil {
+			return z, err
 		}
 	}
-	return old[0], nil
+	return *(*T)(unsafe.Pointer(&s[0])), nil
 }
 
 // addrOf is the address an operation touches (for alignment checks).
 func addrOf(at where) uintptr {
-	if at.local != nil && at.addr == 0 {
+	if at.local != nil {
 		return uintptr(unsafe.Pointer(unsafe.SliceData(at.local)))
 	}
 	return at.addr

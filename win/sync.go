@@ -2,6 +2,7 @@ package win
 
 import (
 	"math/bits"
+	"sync"
 
 	"github.com/shmpi/shmpi/internal/spin"
 
@@ -21,13 +22,17 @@ import (
 const spinPolls = 2000
 
 // Fence completes an RMA epoch at every member: a barrier on the
-// window's communicator (the assert hints are accepted and change
-// nothing). A failed member makes it return ErrProcFailed.
+// window's communicator. It opens an access epoch to every target (and
+// an exposure epoch) that lasts until the next Fence, unless assert has
+// ModeNoSucceed; the other hints change nothing. A failed member makes it
+// return ErrProcFailed.
 func (w *Win) Fence(assert int) error {
 	if err := w.usable("Win.Fence"); err != nil {
 		return err
 	}
-	if err := coll.Barrier(w.c); err != nil {
+	err := coll.Barrier(w.c)
+	w.fenced.Store(assert&ModeNoSucceed == 0)
+	if err != nil {
 		return w.relabel(err)
 	}
 	return nil
@@ -41,10 +46,8 @@ func (w *Win) relabel(err error) error {
 	return err
 }
 
-// What a wait waits for (Win.cond): the predicates are methods chosen
-// by kind rather than closures, so that a contended wait allocates
-// nothing. A window is used by one goroutine at a time, as its other
-// local state (locked, started, the epochs) requires.
+// What a wait waits for: the predicates are methods chosen by kind
+// rather than closures, so that a contended wait allocates nothing.
 type waitKind uint8
 
 const (
@@ -61,8 +64,24 @@ type waitCond struct {
 	op   string
 	t    int
 	want uint32 // untilPosted: the post count to reach
-	err  error  // the error that ended the wait
 }
+
+// waiter is the state of one blocked wait: the condition, the error that
+// ended it, and the predicate the engine calls (its condDone, bound once
+// when the pool makes it). Goroutines of a rank may wait on one window at
+// once, so the state is per wait, from a pool, never the window's.
+type waiter struct {
+	w    *Win
+	cond waitCond
+	err  error
+	done func() bool
+}
+
+var waiters = sync.Pool{New: func() any {
+	wt := new(waiter)
+	wt.done = wt.condDone
+	return wt
+}}
 
 // wait blocks until the condition (kind, on target t) holds or fails; it
 // is called with the control line of the target whose wake word may end
@@ -71,11 +90,11 @@ func (w *Win) wait(op string, t int, kind waitKind, want uint32) error {
 	if w.isRevoked() {
 		return &ranks.Error{Class: ranks.ErrRevoked, Op: op, Rank: -1, Detail: "the window was revoked"}
 	}
-	w.cond = waitCond{kind: kind, op: op, t: t, want: want}
+	cond := waitCond{kind: kind, op: op, t: t, want: want}
 	ctl := w.control(t)
 	// The common case: no wait (an uncontended lock, a post already made).
 	wv := ctl.wake.Load() // before the check: a change after it shows here
-	if ok, err := w.check(); ok || err != nil {
+	if ok, err := w.check(&cond); ok || err != nil {
 		return err
 	}
 	if ext.Spinning(w.c) {
@@ -85,44 +104,47 @@ func (w *Win) wait(op string, t int, kind waitKind, want uint32) error {
 			spin.Pause()
 			if v := ctl.wake.Load(); v != wv {
 				wv = v
-				if ok, err := w.check(); ok || err != nil {
+				if ok, err := w.check(&cond); ok || err != nil {
 					return err
 				}
 			}
 		}
 	}
+	wt := waiters.Get().(*waiter)
+	wt.w, wt.cond, wt.err = w, cond, nil
 	// Announced before the predicate runs again inside Block, and read by
 	// wake after its change (both sequentially consistent): either the
 	// waiter sees the change or the waker sees the waiter.
 	ctl.waiters.Add(1)
-	defer ctl.waiters.Add(^uint32(0))
-	if w.blockDone == nil {
-		w.blockDone = w.condDone // one method value per window
+	err := ext.Block(w.c, op, &ctl.wake, wt.done)
+	ctl.waiters.Add(^uint32(0))
+	if err == nil {
+		err = wt.err
 	}
-	if berr := ext.Block(w.c, op, &ctl.wake, w.blockDone); berr != nil {
-		return berr
-	}
-	return w.cond.err
+	*wt = waiter{done: wt.done}
+	waiters.Put(wt)
+	return err
 }
 
 // condDone is the predicate of a blocked wait: it records the error
-// that ends it in w.cond.err.
-func (w *Win) condDone() bool {
+// that ends it in wt.err.
+func (wt *waiter) condDone() bool {
+	w := wt.w
 	if w.isRevoked() {
-		w.cond.err = &ranks.Error{Class: ranks.ErrRevoked, Op: w.cond.op, Rank: -1, Detail: "the window was revoked"}
+		wt.err = &ranks.Error{Class: ranks.ErrRevoked, Op: wt.cond.op, Rank: -1, Detail: "the window was revoked"}
 		return true
 	}
-	ok, err := w.check()
-	w.cond.err = err
+	ok, err := w.check(&wt.cond)
+	wt.err = err
 	return ok || err != nil
 }
 
-// check evaluates w.cond once.
-func (w *Win) check() (bool, error) {
-	op, t := w.cond.op, w.cond.t
+// check evaluates a wait's condition once.
+func (w *Win) check(c *waitCond) (bool, error) {
+	op, t := c.op, c.t
 	ctl := w.control(t)
 	me := uint64(w.rank)
-	switch w.cond.kind {
+	switch c.kind {
 	case untilExclusive:
 		l := ctl.lock.Load()
 		if l&lockPoisoned != 0 {
@@ -158,7 +180,7 @@ func (w *Win) check() (bool, error) {
 		}
 		return w.noHolders(t), nil
 	case untilPosted:
-		if int32(ctl.post.Load()-w.cond.want) >= 0 {
+		if int32(ctl.post.Load()-c.want) >= 0 {
 			return true, nil
 		}
 		if w.failed(t) {
@@ -181,7 +203,7 @@ func (w *Win) check() (bool, error) {
 		}
 		return false, nil
 	}
-	return false, w.errf(ranks.ErrOther, op, t, "unknown wait %d", w.cond.kind)
+	return false, w.errf(ranks.ErrOther, op, t, "unknown wait %d", c.kind)
 }
 
 // wake tells the sleepers of target t's control line that it changed.
@@ -239,59 +261,79 @@ func (w *Win) deadHolder(t int, l uint64) bool {
 // Lock starts a passive-target access epoch on target t: LockExclusive or
 // LockShared. An uncontended lock is one compare-and-swap (exclusive) or
 // one atomic or (shared). A lock whose holder died is poisoned: this and
-// every later attempt return ErrProcFailed.
+// every later attempt return ErrProcFailed, whether or not anyone waited
+// for it. The lock is this rank's: while one goroutine holds it (or LockAll
+// does), another's Lock of t returns ErrRMASync. Lock of ProcNull does
+// nothing.
 func (w *Win) Lock(lockType, t int) error {
 	const op = "Win.Lock"
+	if t == ranks.ProcNull {
+		return w.usable(op)
+	}
 	if err := w.target(op, t); err != nil {
 		return err
 	}
-	if w.locked[t] != 0 {
-		return w.errf(ranks.ErrArg, op, t, "this rank already holds the target's lock")
+	if lockType != LockExclusive && lockType != LockShared {
+		return w.errf(ranks.ErrArg, op, t, "lock type %d", lockType)
 	}
+	if w.lockAll.Load() != epochNone {
+		return w.syncErr(op, t, "LockAll's epoch is open: every target is locked already")
+	}
+	if !w.locked[t].CompareAndSwap(0, lockBusy) {
+		return w.syncErr(op, t, "this rank holds (or is taking) the target's lock already")
+	}
+	var err error
+	if lockType == LockExclusive {
+		err = w.lockExclusive(op, t)
+	} else {
+		err = w.lockShared(op, t)
+	}
+	if err != nil {
+		w.locked[t].Store(0)
+		return err
+	}
+	w.locked[t].Store(int32(lockType))
+	return nil
+}
+
+// lockExclusive takes t's lock exclusively: one compare-and-swap when it
+// is free, and no closure made either way.
+func (w *Win) lockExclusive(op string, t int) error {
 	ctl := w.control(t)
-	me := uint64(w.rank)
-	// Uncontended: one compare-and-swap, or one atomic or and a re-check,
-	// with no closure made.
-	switch l := ctl.lock.Load(); {
-	case l != 0:
-	case lockType == LockExclusive:
-		if ctl.lock.CompareAndSwap(0, lockExclusive|(me+1)) {
-			if !w.noHolders(t) {
-				if err := w.drain(op, t); err != nil {
-					return err
-				}
-			}
-			w.locked[t] = lockType
+	if ctl.lock.Load() == 0 && ctl.lock.CompareAndSwap(0, lockExclusive|uint64(w.rank+1)) {
+		if w.noHolders(t) {
 			return nil
 		}
-	case lockType == LockShared:
+	} else if err := w.wait(op, t, untilExclusive, 0); err != nil {
+		return err
+	}
+	return w.drain(op, t)
+}
+
+// lockShared takes t's lock shared: our holder bit, then a re-check
+// that no exclusive locker came first.
+func (w *Win) lockShared(op string, t int) error {
+	ctl := w.control(t)
+	if ctl.lock.Load() == 0 {
 		hw := &w.holderWords(t)[w.rank/64]
 		bit := uint64(1) << (w.rank % 64)
 		hw.Or(bit)
 		if ctl.lock.Load() == 0 {
-			w.locked[t] = lockType
-			return nil
+			// A shared holder that died poisons the lock as an exclusive
+			// one does, but nothing else looks at shared holders until
+			// an exclusive locker drains them: look here, once a failure
+			// is known.
+			if !w.suspect(op) || !w.deadHolder(t, 0) {
+				return nil
+			}
+			hw.And(^bit)
+			w.wake(t)
+			return w.procFailed(op, t, "a holder of the lock failed: the lock is poisoned")
 		}
 		hw.And(^bit)
 		w.wake(t)
 	}
-	var err error
-	switch lockType {
-	case LockExclusive:
-		err = w.wait(op, t, untilExclusive, 0)
-		if err == nil {
-			err = w.drain(op, t)
-		}
-	case LockShared:
-		err = w.wait(op, t, untilShared, 0)
-	default:
-		return w.errf(ranks.ErrArg, op, t, "lock type %d", lockType)
-	}
-	if err != nil {
-		return err
-	}
-	w.locked[t] = lockType
-	return nil
+	return w.wait(op, t, untilShared, 0)
 }
 
 // drain waits, holding t's lock exclusively, for the shared holders to
@@ -335,77 +377,152 @@ func (w *Win) releaseExclusive(t int) {
 	w.wake(t)
 }
 
+func (w *Win) releaseShared(t int) {
+	w.holderWords(t)[w.rank/64].And(^(uint64(1) << (w.rank % 64)))
+	w.wake(t)
+}
+
 // Unlock ends the access epoch on t; the operations issued in it are
 // complete (they complete at once here) and visible to the next holder.
+// Without Lock(t) it returns ErrRMASync; Unlock of ProcNull does nothing.
 func (w *Win) Unlock(t int) error {
 	const op = "Win.Unlock"
 	if err := w.usable(op); err != nil {
 		return err
 	}
-	if t < 0 || t >= w.size || w.locked[t] == 0 {
-		return w.errf(ranks.ErrArg, op, t, "this rank does not hold the target's lock")
+	if t == ranks.ProcNull {
+		return nil
 	}
-	switch w.locked[t] {
-	case LockExclusive:
+	if t < 0 || t >= w.size {
+		return w.errf(ranks.ErrRank, op, -1, "target %d of %d", t, w.size)
+	}
+	l := w.locked[t].Load()
+	if l != LockExclusive && l != LockShared || !w.locked[t].CompareAndSwap(l, lockBusy) {
+		if l == heldByLockAll {
+			return w.syncErr(op, t, "the target's lock is LockAll's: UnlockAll releases it")
+		}
+		return w.syncErr(op, t, "this rank does not hold the target's lock")
+	}
+	if l == LockExclusive {
 		w.releaseExclusive(t)
-	case LockShared:
-		w.holderWords(t)[w.rank/64].And(^(uint64(1) << (w.rank % 64)))
-		w.wake(t)
+	} else {
+		w.releaseShared(t)
 	}
-	w.locked[t] = 0
+	w.locked[t].Store(0)
 	if w.failed(t) {
 		return w.procFailed(op, t, "the target has failed")
 	}
 	return nil
 }
 
-// LockAll takes a shared lock on every member.
+// LockAll takes a shared lock on every member: a passive-target epoch to
+// every target, until UnlockAll. It returns ErrRMASync if LockAll's epoch
+// is open already or this rank holds some target's lock with Lock.
 func (w *Win) LockAll() error {
+	const op = "Win.LockAll"
+	if err := w.usable(op); err != nil {
+		return err
+	}
+	if !w.lockAll.CompareAndSwap(epochNone, epochBusy) {
+		return w.syncErr(op, -1, "LockAll's epoch is open already")
+	}
 	for t := range w.size {
-		if err := w.Lock(LockShared, t); err != nil {
-			for u := range t {
-				w.Unlock(u)
+		var err error
+		if !w.locked[t].CompareAndSwap(0, lockBusy) {
+			err = w.syncErr(op, t, "this rank holds the target's lock (Lock)")
+		} else {
+			if err = w.target(op, t); err == nil {
+				err = w.lockShared(op, t)
 			}
+			if err != nil {
+				w.locked[t].Store(0)
+			}
+		}
+		if err != nil {
+			for u := range t {
+				w.releaseShared(u)
+				w.locked[u].Store(0)
+			}
+			w.lockAll.Store(epochNone)
 			return err
 		}
+		w.locked[t].Store(heldByLockAll)
 	}
+	w.lockAll.Store(epochOpen)
 	return nil
 }
 
-// UnlockAll releases the locks LockAll took; the first error is returned
-// after every lock is released.
+// UnlockAll releases the locks LockAll took (ErrRMASync without
+// LockAll); a failed target's error is returned after every lock is
+// released.
 func (w *Win) UnlockAll() error {
+	const op = "Win.UnlockAll"
+	if err := w.usable(op); err != nil {
+		return err
+	}
+	if !w.lockAll.CompareAndSwap(epochOpen, epochBusy) {
+		return w.syncErr(op, -1, "no LockAll epoch is open")
+	}
 	var first error
 	for t := range w.size {
-		if w.locked[t] == 0 {
-			continue
-		}
-		if err := w.Unlock(t); err != nil && first == nil {
-			first = err
+		w.locked[t].Store(lockBusy)
+		w.releaseShared(t)
+		w.locked[t].Store(0)
+		if first == nil && w.failed(t) {
+			first = w.procFailed(op, t, "the target has failed")
 		}
 	}
+	w.lockAll.Store(epochNone)
 	return first
 }
 
 // Flush completes the operations to t issued so far (they complete when
-// issued here); it reports a failed target or a revoked window.
-func (w *Win) Flush(t int) error { return w.target("Win.Flush", t) }
+// issued here); it reports a failed target or a revoked window. It needs
+// a passive-target epoch to t (Lock or LockAll; else ErrRMASync); Flush
+// of ProcNull does nothing.
+func (w *Win) Flush(t int) error { return w.flush("Win.Flush", t) }
 
 // FlushLocal is Flush (the origin buffers are free at once here).
-func (w *Win) FlushLocal(t int) error { return w.target("Win.FlushLocal", t) }
+func (w *Win) FlushLocal(t int) error { return w.flush("Win.FlushLocal", t) }
 
-// FlushAll is Flush to every target.
-func (w *Win) FlushAll() error {
+func (w *Win) flush(op string, t int) error {
+	if err := w.usable(op); err != nil || t == ranks.ProcNull {
+		return err
+	}
+	if t < 0 || t >= w.size {
+		return w.errf(ranks.ErrRank, op, -1, "target %d of %d", t, w.size)
+	}
+	if !w.passive(t) {
+		return w.syncErr(op, t, "this rank does not hold the target's lock (Lock or LockAll)")
+	}
+	return w.alive(op, t)
+}
+
+// FlushAll is Flush to every target this rank holds locked (ErrRMASync if
+// none).
+func (w *Win) FlushAll() error { return w.flushAll("Win.FlushAll") }
+
+// FlushLocalAll is FlushAll.
+func (w *Win) FlushLocalAll() error { return w.flushAll("Win.FlushLocalAll") }
+
+func (w *Win) flushAll(op string) error {
+	if err := w.usable(op); err != nil {
+		return err
+	}
+	locked := false
 	for t := range w.size {
-		if err := w.target("Win.FlushAll", t); err != nil {
-			return err
+		if w.passive(t) {
+			locked = true
+			if err := w.alive(op, t); err != nil {
+				return err
+			}
 		}
+	}
+	if !locked {
+		return w.syncErr(op, -1, "no passive-target epoch is open (Lock or LockAll)")
 	}
 	return nil
 }
-
-// FlushLocalAll is FlushAll.
-func (w *Win) FlushLocalAll() error { return w.FlushAll() }
 
 // Sync orders this rank's loads and stores through SharedQuery with the
 // RMA operations (MPI_Win_sync): a full fence.
@@ -424,17 +541,18 @@ func (w *Win) Post(group []int) error {
 	if err := w.usable(op); err != nil {
 		return err
 	}
-	if w.exposing {
-		return w.errf(ranks.ErrArg, op, -1, "an exposure epoch is already open")
+	if !w.exposing.CompareAndSwap(epochNone, epochBusy) {
+		return w.syncErr(op, -1, "an exposure epoch is open already")
 	}
-	if err := w.checkGroup(op, group); err != nil {
+	if err := w.checkGroup(op, group, w.seenPost); err != nil {
+		w.exposing.Store(epochNone)
 		return err
 	}
 	w.exposure = append(w.exposure[:0], group...)
 	w.expected += uint32(len(group))
-	w.exposing = true
 	w.control(w.rank).post.Add(1)
 	w.wake(w.rank)
+	w.exposing.Store(epochOpen)
 	return nil
 }
 
@@ -445,22 +563,26 @@ func (w *Win) Start(group []int) error {
 	if err := w.usable(op); err != nil {
 		return err
 	}
-	if w.accessing {
-		return w.errf(ranks.ErrArg, op, -1, "an access epoch is already open")
+	if !w.access.CompareAndSwap(epochNone, epochBusy) {
+		return w.syncErr(op, -1, "an access epoch (Start) is open already")
 	}
-	if err := w.checkGroup(op, group); err != nil {
+	if err := w.checkGroup(op, group, w.seenStart); err != nil {
+		w.access.Store(epochNone)
 		return err
 	}
 	for _, t := range group {
 		want := w.started[t] + 1
-		err := w.wait(op, t, untilPosted, want)
-		if err != nil {
+		if err := w.wait(op, t, untilPosted, want); err != nil {
+			w.access.Store(epochNone)
 			return err
 		}
 		w.started[t] = want
 	}
-	w.access = append(w.access[:0], group...)
-	w.accessing = true
+	w.accessTo = append(w.accessTo[:0], group...)
+	for _, t := range group {
+		w.inAccess[t].Store(true)
+	}
+	w.access.Store(epochOpen)
 	return nil
 }
 
@@ -470,18 +592,19 @@ func (w *Win) Complete() error {
 	if err := w.usable(op); err != nil {
 		return err
 	}
-	if !w.accessing {
-		return w.errf(ranks.ErrArg, op, -1, "no access epoch is open")
+	if !w.access.CompareAndSwap(epochOpen, epochBusy) {
+		return w.syncErr(op, -1, "no access epoch (Start) is open")
 	}
-	w.accessing = false
 	var first error
-	for _, t := range w.access {
+	for _, t := range w.accessTo {
+		w.inAccess[t].Store(false)
 		w.control(t).complete.Add(1)
 		w.wake(t)
 		if first == nil && w.failed(t) {
 			first = w.procFailed(op, t, "the target has failed")
 		}
 	}
+	w.access.Store(epochNone)
 	return first
 }
 
@@ -492,11 +615,11 @@ func (w *Win) Wait() error {
 	if err := w.usable(op); err != nil {
 		return err
 	}
-	if !w.exposing {
-		return w.errf(ranks.ErrArg, op, -1, "no exposure epoch is open")
+	if !w.exposing.CompareAndSwap(epochOpen, epochBusy) {
+		return w.syncErr(op, -1, "no exposure epoch (Post) is open")
 	}
 	err := w.wait(op, w.rank, untilExposureDone, 0)
-	w.exposing = false
+	w.exposing.Store(epochNone)
 	return err
 }
 
@@ -506,12 +629,14 @@ func (w *Win) Test() (bool, error) {
 	if err := w.usable(op); err != nil {
 		return false, err
 	}
-	if !w.exposing {
-		return false, w.errf(ranks.ErrArg, op, -1, "no exposure epoch is open")
+	if !w.exposing.CompareAndSwap(epochOpen, epochBusy) {
+		return false, w.syncErr(op, -1, "no exposure epoch (Post) is open")
 	}
 	ok, err := w.exposureDone(op, w.control(w.rank))
 	if ok || err != nil {
-		w.exposing = false
+		w.exposing.Store(epochNone)
+	} else {
+		w.exposing.Store(epochOpen)
 	}
 	return ok, err
 }
@@ -528,21 +653,20 @@ func (w *Win) exposureDone(op string, ctl *control) (bool, error) {
 	return false, nil
 }
 
-func (w *Win) checkGroup(op string, group []int) error {
-	if w.seen == nil {
-		w.seen = make([]bool, w.size)
-	}
+// checkGroup checks a Start or Post group, with seen (all false) as its
+// scratch.
+func (w *Win) checkGroup(op string, group []int, seen []bool) error {
 	bad, isBad := 0, false
 	for _, r := range group {
-		if r < 0 || r >= w.size || w.seen[r] {
+		if r < 0 || r >= w.size || seen[r] {
 			bad, isBad = r, true
 			break
 		}
-		w.seen[r] = true
+		seen[r] = true
 	}
 	for _, r := range group {
 		if r >= 0 && r < w.size {
-			w.seen[r] = false
+			seen[r] = false
 		}
 	}
 	if isBad {

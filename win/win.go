@@ -6,12 +6,16 @@
 // creates and the others map, so Put and Get are copies between the
 // caller's buffer and a peer's memory, with no message and no help from
 // the target. Accumulates are element-wise atomic (compare-and-swap on
-// the element, or on the aligned 32-bit word that holds it). The
+// an element of 1, 2, 4 or 8 bytes, or on the aligned 32-bit word that
+// holds it; other elements under the target's accumulate lock). The
 // synchronizations keep their state in the window's own memory: a lock
 // word per target, post and complete counters; waiters sleep on a futex
 // word there, and every wait watches the failure table and the window's
 // revoke flag, so that a dead rank or a revoke ends it with an error
-// rather than a hang.
+// rather than a hang. RMA calls need an access epoch to their target, as
+// in MPI: after a Fence, between Start and Complete, Lock and Unlock,
+// LockAll and UnlockAll; outside one they return ranks.ErrRMASync. Any
+// goroutines of a rank may use a window at once.
 //
 // Memory model: MPI_WIN_UNIFIED. Loads and stores through SharedQuery
 // and the RMA calls act on the same memory; Go's atomics in every
@@ -21,6 +25,8 @@ package win
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -41,19 +47,21 @@ import (
 //	                        PSCW waiters sleep on it
 //	  +12  post     uint32  exposure epochs this target posted
 //	  +16  complete uint32  access epochs completed towards this target
-//	  +20  waiters  uint32  ranks about to sleep or asleep on wake: only
+//	  +20  waiters  uint32  waits about to sleep or asleep on wake: only
 //	                        then does a change make a wake call
-//	  +24  acc      uint32  windows over user memory (Create,
-//	                        CreateDynamic): the lock of accumulates to
-//	                        this target, holder's rank + 1, bit 31
-//	                        poisoned
+//	  +24  acc      uint32  the lock of accumulates to this target that
+//	                        are not one compare-and-swap (every one in a
+//	                        window over user memory; elements of other
+//	                        sizes than 1, 2, 4, 8 in shared memory):
+//	                        holder's rank + 1, bit 31 poisoned
 //	shared holders of target t (at 64 + size*64 + t*bitmapBytes): a bit
 //	  per member holding t's lock shared
-//	region table of member t (windows over user memory; regionTable)
-//	data: member r's part starts at base + off[r], off[r] = sum of the
-//	  earlier parts, each rounded up to 64 bytes (the window is
-//	  contiguous, as MPI_Win_allocate_shared makes it by default, up to
-//	  that alignment)
+//	region table of member t (windows over user memory: 64 bytes at
+//	  regions + t*64, regionTable in create.go)
+//	data: member r's part starts at base + off[r]. Parts are contiguous,
+//	  as MPI_Win_allocate_shared makes them by default: off[r+1] =
+//	  off[r] + n[r], from a page-aligned base. With NonContiguous
+//	  (alloc_shared_noncontig) each part starts on a page of its own.
 //
 // The header and control area are rounded up to a page.
 type header struct {
@@ -89,7 +97,8 @@ const (
 	LockShared
 )
 
-// Assert hints for Fence (accepted; a fence is always a full barrier here).
+// Assert hints for Fence. A fence is always a full barrier here; of the
+// hints only ModeNoSucceed changes something: no access epoch follows it.
 const (
 	ModeNoStore = 1 << iota
 	ModeNoPut
@@ -98,7 +107,25 @@ const (
 	ModeNoCheck
 )
 
+// Option is a property asked of a new window (MPI's info keys).
+type Option uint32
+
+// Options.
+const (
+	// NonContiguous is alloc_shared_noncontig: AllocateShared may place
+	// each member's part where it suits the member (here: on pages of its
+	// own, so that each is first touched, and placed, by its member)
+	// rather than right after the previous member's part.
+	NonContiguous Option = 1 << iota
+)
+
 // Win is a window: this rank's handle on the memory of every member.
+//
+// Any goroutines of a rank may use a window at once (ThreadMultiple). The
+// handle's fixed fields are set before it is returned; the epoch state
+// below is in atomics, each changed only by the one call that claimed it
+// (epoch.go); an operation's scratch memory comes from a per-P pool, not
+// from the window (rma.go), and so does a blocked wait's state (sync.go).
 type Win struct {
 	c        *ranks.Comm // a private duplicate: its failures and revoke are the window's
 	size     int
@@ -116,30 +143,41 @@ type Win struct {
 
 	// Windows over user memory (create.go): the parts live in each
 	// member's own memory and peers reach them with process_vm_readv/writev.
-	remote  bool
-	dynamic bool
-	regions unsafe.Pointer // region tables
-	pins    map[uintptr]*pinned
+	remote   bool
+	dynamic  bool
+	regions  unsafe.Pointer               // region tables
+	own      []byte                       // Create's memory at this rank
+	lists    []atomic.Pointer[regionList] // dynamic: member t's regions, as last read here (this rank's own: its list)
+	attachMu sync.Mutex                   // Attach, Detach and Free's changes of lists[rank] and pins
+	pins     map[uintptr]*runtime.Pinner
 
-	// Local state.
-	freed     bool
-	locked    []int // lock type this rank holds on each target (0: none)
-	started   []uint32
-	access    []int // targets of the current access epoch (Start)
-	exposure  []int // origins of the current exposure epoch (Post)
-	expected  uint32
-	exposing  bool
-	accessing bool
-	cond      waitCond    // the wait in progress (sync.go)
-	blockDone func() bool // w.condDone, made once
-	seen      []bool      // checkGroup's scratch
-	scratch   [3]uint64   // accumulate's element and FetchAndOp's operands (rma.go)
+	// This rank's epochs (epoch.go).
+	freed    atomic.Bool
+	fenced   atomic.Bool    // a Fence without ModeNoSucceed opened an access epoch to every target
+	locked   []atomic.Int32 // per target: 0, LockExclusive, LockShared, heldByLockAll or lockBusy
+	lockAll  atomic.Int32   // epochNone, epochBusy, epochOpen
+	access   atomic.Int32   // Start/Complete: epochNone, epochBusy, epochOpen
+	exposing atomic.Int32   // Post/Wait: epochNone, epochBusy, epochOpen
+	inAccess []atomic.Bool  // per target: in the group of the open Start
+
+	// Owned by the call that claimed access (Start, Complete) or exposing
+	// (Post, Wait, Test).
+	started   []uint32 // per target: its posts our Starts have consumed
+	accessTo  []int    // targets of the current access epoch (Start)
+	exposure  []int    // origins of the current exposure epoch (Post)
+	expected  uint32   // completes that end our exposure epochs so far
+	seenStart []bool   // checkGroup's scratch for Start
+	seenPost  []bool   // and for Post
+
+	raceAcc atomic.Uint32 // race.go
 }
 
 // AllocateShared creates a window of n bytes at this rank, each rank's
 // part directly loadable and storable by every member (SharedQuery). It
-// is collective over c; n and dispUnit may differ between members.
-func AllocateShared(c *ranks.Comm, n, dispUnit int) (*Win, error) {
+// is collective over c; n and dispUnit may differ between members. The
+// parts are contiguous in rank order (member r+1's starts right after
+// member r's) unless every member passes NonContiguous.
+func AllocateShared(c *ranks.Comm, n, dispUnit int, opts ...Option) (*Win, error) {
 	const op = "Win.AllocateShared"
 	if c == nil {
 		return nil, &ranks.Error{Class: ranks.ErrComm, Op: op, Rank: -1, Detail: "nil communicator"}
@@ -147,11 +185,15 @@ func AllocateShared(c *ranks.Comm, n, dispUnit int) (*Win, error) {
 	if n < 0 || dispUnit <= 0 {
 		return nil, &ranks.Error{Class: ranks.ErrArg, Op: op, Rank: -1, Detail: fmt.Sprintf("size %d, displacement unit %d", n, dispUnit)}
 	}
+	var o Option
+	for _, x := range opts {
+		o |= x
+	}
 	d, err := c.Dup()
 	if err != nil {
 		return nil, err
 	}
-	w, err := allocate(d, n, dispUnit)
+	w, err := build(d, n, dispUnit, false, o)
 	if err != nil {
 		d.Free()
 		return nil, err
@@ -160,23 +202,24 @@ func AllocateShared(c *ranks.Comm, n, dispUnit int) (*Win, error) {
 }
 
 // Allocate is AllocateShared: every window here lives in shared memory,
-// laid out the same way (contiguous up to 64-byte alignment).
-func Allocate(c *ranks.Comm, n, dispUnit int) (*Win, error) { return AllocateShared(c, n, dispUnit) }
-
-func allocate(c *ranks.Comm, n, dispUnit int) (*Win, error) { return build(c, n, dispUnit, false) }
+// laid out the same way.
+func Allocate(c *ranks.Comm, n, dispUnit int, opts ...Option) (*Win, error) {
+	return AllocateShared(c, n, dispUnit, opts...)
+}
 
 // build makes the window's memory: the control area, then the parts (of
 // n bytes here), or, over user memory (remote), the control area and the
 // region tables only.
-func build(c *ranks.Comm, n, dispUnit int, remote bool) (*Win, error) {
+func build(c *ranks.Comm, n, dispUnit int, remote bool, o Option) (*Win, error) {
 	const op = "Win.AllocateShared"
 	size, me := c.Size(), c.Rank()
-	sizes := make([]int64, 2*size)
-	if err := coll.Allgather(c, []int64{int64(n), int64(dispUnit)}, sizes); err != nil {
+	sizes := make([]int64, 3*size)
+	if err := coll.Allgather(c, []int64{int64(n), int64(dispUnit), int64(o)}, sizes); err != nil {
 		return nil, err
 	}
 	w := &Win{c: c, size: size, rank: me, dispUnit: make([]int, size), off: make([]int, size), length: make([]int, size),
-		locked: make([]int, size), started: make([]uint32, size)}
+		locked: make([]atomic.Int32, size), inAccess: make([]atomic.Bool, size), started: make([]uint32, size),
+		seenStart: make([]bool, size), seenPost: make([]bool, size)}
 	w.words = (size + 63) / 64
 	ctlBytes := 64 + size*64 + size*w.words*8
 	regions0 := ctlBytes
@@ -184,11 +227,20 @@ func build(c *ranks.Comm, n, dispUnit int, remote bool) (*Win, error) {
 		w.remote = true
 		ctlBytes += size * regionTableBytes
 	}
+	// Parts are non-contiguous only if every member asked (the layout
+	// must be the same at every member).
+	noncontig := true
+	for r := range size {
+		noncontig = noncontig && Option(sizes[3*r+2])&NonContiguous != 0
+	}
 	at := (ctlBytes + shm.PageSize - 1) &^ (shm.PageSize - 1)
 	for r := range size {
-		w.length[r], w.dispUnit[r] = int(sizes[2*r]), int(sizes[2*r+1])
+		w.length[r], w.dispUnit[r] = int(sizes[3*r]), int(sizes[3*r+1])
 		w.off[r] = at
-		at += (w.length[r] + 63) &^ 63
+		at += w.length[r]
+		if noncontig {
+			at = (at + shm.PageSize - 1) &^ (shm.PageSize - 1)
+		}
 	}
 	total := (at + shm.PageSize - 1) &^ (shm.PageSize - 1)
 
@@ -249,6 +301,7 @@ func build(c *ranks.Comm, n, dispUnit int, remote bool) (*Win, error) {
 	w.holders = unsafe.Add(base, 64+size*64)
 	if remote {
 		w.regions = unsafe.Add(base, regions0)
+		w.lists = make([]atomic.Pointer[regionList], size)
 		w.table(me).pid.Store(uint32(ext.Pid(c, me)))
 	}
 	return w, nil
@@ -312,7 +365,7 @@ func (w *Win) Comm() *ranks.Comm { return w.c }
 // members have failed or the window was revoked: it then returns the
 // error and still releases this rank's resources.
 func (w *Win) Free() error {
-	if w == nil || w.freed {
+	if w == nil || w.freed.Load() {
 		return &ranks.Error{Class: ranks.ErrWin, Op: "Win.Free", Rank: -1, Detail: "window already freed"}
 	}
 	var err error
@@ -320,10 +373,13 @@ func (w *Win) Free() error {
 		// No member may leave while another still accesses its part.
 		err = coll.Barrier(w.c)
 	}
-	w.freed = true
+	w.freed.Store(true)
+	w.attachMu.Lock()
 	for _, p := range w.pins {
 		p.Unpin()
 	}
+	w.pins = nil
+	w.attachMu.Unlock()
 	w.mem.Close()
 	w.mem = nil
 	for _, m := range w.peerMem {
@@ -352,7 +408,7 @@ func (w *Win) Revoke() error {
 // GetFailed returns the ranks of the window's group known to have failed
 // (MPIX_Win_get_failed).
 func (w *Win) GetFailed() ([]int, error) {
-	if w == nil || w.freed {
+	if w == nil || w.freed.Load() {
 		return nil, &ranks.Error{Class: ranks.ErrWin, Op: "Win.GetFailed", Rank: -1, Detail: "window freed"}
 	}
 	return w.c.GetFailed()
@@ -365,7 +421,7 @@ func (w *Win) usable(op string) error {
 	if w == nil {
 		return &ranks.Error{Class: ranks.ErrWin, Op: op, Rank: -1, Detail: "nil window"}
 	}
-	if w.freed {
+	if w.freed.Load() {
 		return &ranks.Error{Class: ranks.ErrWin, Op: op, Rank: -1, Detail: "window freed"}
 	}
 	if w.isRevoked() {
@@ -382,6 +438,25 @@ func (w *Win) target(op string, t int) error {
 	if t < 0 || t >= w.size {
 		return w.errf(ranks.ErrRank, op, -1, "target %d of %d", t, w.size)
 	}
+	return w.alive(op, t)
+}
+
+// rmaTarget checks the target of an RMA operation: target's checks, and
+// an access epoch to it open at this rank.
+func (w *Win) rmaTarget(op string, t int) error {
+	if err := w.usable(op); err != nil {
+		return err
+	}
+	if t < 0 || t >= w.size {
+		return w.errf(ranks.ErrRank, op, -1, "target %d of %d", t, w.size)
+	}
+	if !w.inEpoch(t) {
+		return w.errf(ranks.ErrRMASync, op, t, "no access epoch to the target is open (Fence, Start, Lock or LockAll first)")
+	}
+	return w.alive(op, t)
+}
+
+func (w *Win) alive(op string, t int) error {
 	if w.suspect(op) && ext.MemberState(w.c, t) == ext.Failed {
 		return w.errf(ranks.ErrProcFailed, op, t, "the target has failed")
 	}
@@ -399,7 +474,7 @@ func (w *Win) errf(class error, op string, r int, format string, a ...any) error
 
 // span returns the bytes of target t from displacement disp, n bytes.
 func (w *Win) span(op string, t, disp, n int) ([]byte, error) {
-	if err := w.target(op, t); err != nil {
+	if err := w.rmaTarget(op, t); err != nil {
 		return nil, err
 	}
 	if disp < 0 {

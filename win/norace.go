@@ -1,0 +1,5 @@
+//go:build !race
+
+package win
+
+const raceEnabled = false
