@@ -58,19 +58,15 @@ func (m *Map) appendLog(r int) {
 func (m *Map) DeclareFailed(r int, cause uint32, detector int) bool {
 	cb := m.CB(r)
 	claim := uint32(detector + 2)
-	for {
-		if st := cb.State.Load(); st == StFailed || st == StFinalized {
-			return false
-		}
-		if cb.LogClaim.CompareAndSwap(0, claim) {
-			break
-		}
+	if st := cb.State.Load(); st == StFailed || st == StFinalized {
+		return false
+	}
+	if !cb.LogClaim.CompareAndSwap(0, claim) {
 		// Someone else is declaring r; take over only if it died.
 		holder := cb.LogClaim.Load()
 		if holder < 2 || !m.deadRank(int(holder)-2) || !cb.LogClaim.CompareAndSwap(holder, claim) {
 			return false
 		}
-		break
 	}
 	st := &cb.State
 	for {
