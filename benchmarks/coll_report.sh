@@ -2,7 +2,7 @@
 # Measures the collectives side by side with the system MPI, in one
 # session, and prints medians and the ratio ours/theirs per row:
 #
-#   benchmarks/coll_report.sh            (ROUNDS=3, NS="2 8 64" by default)
+#   [ROUNDS=3] [NS="2 8 64"] [WHAT=...] [TMO=180] [ITERS_SCALE=1] benchmarks/coll_report.sh [-json]
 #   WHAT="barrier allreduce_8B" NS="8 16" ROUNDS=7 benchmarks/coll_report.sh
 #
 # For each job size N in NS and each of ROUNDS rounds it runs, each of
@@ -15,22 +15,35 @@
 # time per call, in µs. The iteration counts fall with N (see counts
 # below) so that 64 ranks on 2 cores finish. Each run is cut after TMO
 # seconds (default 180). If one of ours fails, the script stops and
-# prints the command and its output.
+# prints the command and its output. ITERS_SCALE divides every iteration
+# count (ITERS_SCALE=100 for a quick check that everything runs; its
+# figures mean little). The cache-line hand-off is measured before and
+# after the run. With -json the text goes to stderr and stdout gets one
+# JSON object: every measurement, and per job size and row the medians,
+# ours over the system MPI's (benchmarks/lib.sh has the envelope).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benchmarks/lib.sh
+JSON=0
+[ "${1:-}" = "-json" ] && JSON=1
+command=$(cmdline coll_report.sh ROUNDS NS WHAT TMO ITERS_SCALE)
 ROUNDS=${ROUNDS:-3}
 NS=${NS:-"2 8 64"}
 # WHAT: the rows to measure, a subset of the default.
 WHAT=${WHAT:-"barrier allreduce_8B allreduce_1MiB bcast_8B alltoall_8B comm_create"}
 want() { [[ " $WHAT " == *" $1 "* ]]; }
 TMO=${TMO:-180}
+ITERS_SCALE=${ITERS_SCALE:-1}
+if [ "$JSON" = 1 ]; then
+	exec 3>&1 1>&2 # the text to stderr, the JSON to the original stdout
+fi
 t0=$(date +%s)
 go build -o bin/ ./...
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 ompi=0
-if command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
+if have_mpi; then
 	mpicc -O2 -o "$tmp/ompi_coll" benchmarks/ref/osu_coll.c
 	ompi=1
 else
@@ -55,6 +68,9 @@ counts() {
 	else
 		it=200 il=10 ic=50
 	fi
+	it=$(((it + ITERS_SCALE - 1) / ITERS_SCALE))
+	il=$(((il + ITERS_SCALE - 1) / ITERS_SCALE))
+	ic=$(((ic + ITERS_SCALE - 1) / ITERS_SCALE))
 }
 
 # ours N program args...: prints the program's output; stops the report
@@ -94,6 +110,7 @@ row() {
 	printf "%-5s %-6s %-16s %14s %14s\n" "$@" | tee -a "$tmp/rows"
 }
 
+hand_before=$(handoff)
 printf "%-5s %-6s %-16s %14s %14s\n" ranks round what ours_us system_us
 for n in $NS; do
 	counts "$n"
@@ -134,8 +151,9 @@ for n in $NS; do
 	done
 done
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "-"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+hand_after=$(handoff)
 echo
+echo "cache-line hand-off: $hand_before ns before the run, $hand_after ns after"
 echo "medians over $ROUNDS rounds (µs per call; ratio = ours / system MPI):"
 printf "%-5s %-16s %14s %14s %10s\n" ranks what ours_us system_us ratio
 for n in $NS; do
@@ -145,6 +163,7 @@ for n in $NS; do
 		b=$(awk -v n="$n" -v w="$w" '$1==n && $3==w && $5!="-" {print $5}' "$tmp/rows" | median)
 		q=$(awk -v a="$a" -v b="$b" 'BEGIN {if (a=="-" || b=="-" || b+0==0) print "-"; else printf "%.2f", a/b}')
 		printf "%-5s %-16s %14s %14s %10s\n" "$n" "$w" "$a" "$b" "$q"
+		printf '%s %s %s %s %s\n' "$n" "$w" "$a" "$b" "$q" >>"$tmp/summary"
 	done
 done
 counts 2
@@ -157,3 +176,19 @@ counts 64
 echo
 echo "iterations (small / 1 MiB / comm_create): N<=2 $c2, N<=8 $c8, N<=16 $c16, larger $it/$il/$ic; warm-up a tenth"
 echo "took $(($(date +%s) - t0)) s"
+
+[ "$JSON" = 1 ] || exit 0
+{
+	json_open coll "$command"
+	printf ',\n "rounds": %d, "handoff_ns": {"before": %s, "after": %s},\n' "$ROUNDS" "$(jnum "$hand_before")" "$(jnum "$hand_after")"
+	printf ' "iterations": {"ranks<=2": "%s", "ranks<=8": "%s", "ranks<=16": "%s", "larger": "%s"},\n' "$c2" "$c8" "$c16" "$it/$il/$ic"
+	printf ' "rows": ['
+	awk 'function n(v) {return (v == "-" || v == "") ? "null" : v}
+		NR>1 {printf ","}
+		{printf "\n  {\"ranks\":%s,\"round\":%s,\"what\":\"%s\",\"shmpi_us\":%s,\"ompi_us\":%s}", $1, $2, $3, n($4), n($5)}' "$tmp/rows"
+	printf '],\n "summary": ['
+	awk 'function n(v) {return (v == "-" || v == "") ? "null" : v}
+		NR>1 {printf ","}
+		{printf "\n  {\"ranks\":%s,\"what\":\"%s\",\"shmpi_us\":%s,\"ompi_us\":%s,\"ratio\":%s}", $1, $2, n($3), n($4), n($5)}' "$tmp/summary"
+	printf ']}\n'
+} >&3

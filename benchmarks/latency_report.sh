@@ -9,7 +9,7 @@
 # the hand-off around it (the software on top of the one transfer), and of
 # their ratio.
 #
-#   benchmarks/latency_report.sh [-json] [ROUNDS=9] [ITERS=50000]
+#   [ROUNDS=9] [ITERS=50000] benchmarks/latency_report.sh [-json]
 #
 # Each round runs osu_latency (8 B to 8 KiB) at ThreadSingle and at the
 # default level (ThreadMultiple), and the same loop against the system MPI
@@ -19,11 +19,14 @@
 # the system MPI's; and once,
 # line_protocols with 0 and 20 ns of work between receive and reply. With
 # -json it prints every run and the summary as one JSON object, for
-# plotting (small_messages: bandwidth in MB/s, rate in messages/s).
+# plotting (small_messages: bandwidth in MB/s, rate in messages/s; the
+# envelope is benchmarks/lib.sh's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benchmarks/lib.sh
 JSON=0
 [ "${1:-}" = "-json" ] && JSON=1
+command=$(cmdline latency_report.sh ROUNDS ITERS)
 ROUNDS=${ROUNDS:-9}
 ITERS=${ITERS:-50000}
 go build -o bin/ ./...
@@ -32,14 +35,13 @@ trap 'rm -rf "$tmp"' EXIT
 log() { [ "$JSON" = 1 ] || echo "$@"; }
 
 ompi=0
-if command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
+if have_mpi; then
 	mpicc -O2 -o "$tmp/ompi_latency" benchmarks/ref/osu_latency.c
 	mpicc -O2 -o "$tmp/ompi_bw" benchmarks/ref/osu_bw.c
 	mpicc -O2 -o "$tmp/ompi_mbw" benchmarks/ref/osu_mbw_mr.c
 	ompi=1
 fi
 run_mpi() { mpirun --allow-run-as-root --bind-to core -n 2 "$@" 2>/dev/null; }
-handoff() { bin/shm_limits -handoff -runs 3 -trips 50000 | awk '/^cacheline_oneway_ns/ {print $2}'; }
 
 # measure KIND CMD...: one latency run between two hand-offs; appends
 # "kind hb ha lat8 lat1k lat8k" (ns) to runs.
@@ -93,7 +95,8 @@ kinds="ours_single ours_default"
 [ "$ompi" = 1 ] && kinds="$kinds ompi"
 
 if [ "$JSON" = 1 ]; then
-	printf '{"rounds": %d, "iters": %d, "dropped_runs": %d,\n "runs": [' "$ROUNDS" "$ITERS" "$dropped"
+	json_open latency "$command"
+	printf ',\n "rounds": %d, "iters": %d, "dropped_runs": %d,\n "runs": [' "$ROUNDS" "$ITERS" "$dropped"
 	awk 'NR>1 {printf ","} {printf "\n  {\"kind\":\"%s\",\"placement\":\"%s\",\"handoff_ns\":%s,\"lat8_ns\":%s,\"lat1k_ns\":%s,\"lat8k_ns\":%s,\"kept\":%s}", $1, $2, $3, $4, $5, $6, ($7?"true":"false")}' "$tmp/classed"
 	printf '],\n "summary": ['
 	first=1

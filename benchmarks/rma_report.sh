@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One-sided figures against their references, paired in each round:
 #
-#   benchmarks/rma_report.sh [ROUNDS=5]
+#   [ROUNDS=5] benchmarks/rma_report.sh [-json]
 #
 # Each round measures the cache-line hand-off (shm_limits -handoff) right
 # before and right after the latency runs: Put+Flush 8 B and FetchAndOp
@@ -14,19 +14,27 @@
 # memcpy of 4 MiB and of 64 MiB (shm_limits) measured right before them.
 # It prints each round and the medians, with the ratios the issue's bars
 # name: latency over the hand-off around it, ours over Open MPI's, and
-# Put bandwidth over memcpy.
+# Put bandwidth over memcpy. With -json the text goes to stderr and
+# stdout gets one JSON object: every round, the medians and the ratios
+# (benchmarks/lib.sh has the envelope).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benchmarks/lib.sh
+JSON=0
+[ "${1:-}" = "-json" ] && JSON=1
+command=$(cmdline rma_report.sh ROUNDS)
 ROUNDS=${ROUNDS:-5}
+if [ "$JSON" = 1 ]; then
+	exec 3>&1 1>&2 # the text to stderr, the JSON to the original stdout
+fi
 go build -o bin/ ./...
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ompi=0
-if command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
+if have_mpi; then
 	mpicc -O2 -o "$tmp/osu_rma" benchmarks/ref/osu_rma.c
 	ompi=1
 fi
-handoff() { bin/shm_limits -handoff -runs 3 -trips 50000 | awk '/^cacheline_oneway_ns/ {print $2}'; }
 memcpy() { bin/shm_limits | awk '/^memcpy_4MiB_GBps/ {a = $2 * 1000} /^memcpy_64MiB_GBps/ {b = $2 * 1000} END {print a, b}'; }
 ours() { bin/shmrun -n 2 "bin/$1" -s flush -digits 3 -m "$2:$2" ${3:+-W $3} | tail -1 | awk '{print $2}'; }
 theirs() {
@@ -67,3 +75,28 @@ echo "memcpy 4 MiB / 64 MiB: $(col 8) / $(col 9) MB/s"
 echo "Put 4 MiB, -W 1: $(col 10) MB/s = $(ratio 10 8)x memcpy 4 MiB; Open MPI $(col 11) MB/s (ours/theirs $(ratio 10 11))"
 echo "Put 4 MiB, -W 64: $(col 12) MB/s = $(ratio 12 9)x memcpy 64 MiB; Open MPI $(col 13) MB/s (ours/theirs $(ratio 12 13))"
 echo "Get 4 MiB, -W 1: $(col 14) MB/s = $(ratio 14 8)x memcpy 4 MiB; Open MPI $(col 15) MB/s (ours/theirs $(ratio 14 15))"
+
+[ "$JSON" = 1 ] || exit 0
+keys="round handoff_before_ns handoff_after_ns put8_ns ompi_put8_ns fop8_ns ompi_fop8_ns memcpy4M_MBps memcpy64M_MBps put4M_w1_MBps ompi_put4M_w1_MBps put4M_w64_MBps ompi_put4M_w64_MBps get4M_w1_MBps ompi_get4M_w1_MBps"
+{
+	json_open rma "$command"
+	printf ',\n "rounds": %d,\n "rows": [' "$ROUNDS"
+	awk -v keys="$keys" 'function n(v) {return (v == "-" || v == "" || v == "nan") ? "null" : v}
+		BEGIN {nk = split(keys, k, " ")}
+		NR>1 {printf ","}
+		{printf "\n  {"; for (i = 1; i <= nk; i++) printf "%s\"%s\":%s", (i > 1 ? "," : ""), k[i], n($i); printf "}"}' "$tmp/rows"
+	printf '],\n "median": {'
+	i=0
+	for k in $keys; do
+		i=$((i + 1))
+		[ "$i" = 1 ] && continue
+		[ "$i" = 2 ] || printf ','
+		printf '"%s":%s' "$k" "$(jnum "$(col "$i")")"
+	done
+	printf '},\n "ratios": {"put8_over_handoff":%s,"fop8_over_handoff":%s,"put8_over_ompi":%s,"fop8_over_ompi":%s,' \
+		"$(jnum "$(ratio 4 2)")" "$(jnum "$(ratio 6 2)")" "$(jnum "$(ratio 4 5)")" "$(jnum "$(ratio 6 7)")"
+	printf '"put4M_w1_over_memcpy4M":%s,"put4M_w64_over_memcpy64M":%s,"get4M_w1_over_memcpy4M":%s,' \
+		"$(jnum "$(ratio 10 8)")" "$(jnum "$(ratio 12 9)")" "$(jnum "$(ratio 14 8)")"
+	printf '"put4M_w1_over_ompi":%s,"put4M_w64_over_ompi":%s,"get4M_w1_over_ompi":%s}}\n' \
+		"$(jnum "$(ratio 10 11)")" "$(jnum "$(ratio 12 13)")" "$(jnum "$(ratio 14 15)")"
+} >&3

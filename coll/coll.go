@@ -1,29 +1,3 @@
-// Package coll is MPI's collective operations over a ranks.Comm: Barrier,
-// Bcast, Reduce, Allreduce, Gather(v), Scatter(v), Allgather(v),
-// Alltoall(v), ReduceScatter(Block), Scan and Exscan, on slices of any
-// plain type, with typed reduction ops (op.go).
-//
-// Small collectives (up to 24 bytes a member) meet in the communicator's
-// lines in shared memory: one atomic arrival per member, no message
-// (shared.go). Larger ones move their data with point-to-point messages
-// on the communicator's collective context, which never matches a user's
-// receive, so that the single-copy and pipelined protocols of package
-// ranks carry them; Allreduce of large vectors is a reduce-scatter then an
-// allgather, so every rank reduces a slice and both cores work.
-//
-// Failures. A collective on a communicator with a member known to have
-// failed returns ErrProcFailed at once, every time, acknowledged or not,
-// until the communicator is shrunk; a member that dies during one makes
-// it return ErrProcFailed at the members waiting for it, never a hang.
-// A revoked communicator gives ErrRevoked.
-//
-// In place: where MPI has MPI_IN_PLACE, pass a nil send buffer; the data
-// is then taken from (and the result left in) the receive buffer, as MPI
-// says for each operation.
-//
-// Mismatched sizes between members are reported (ErrCount or
-// ErrTruncate) where a member receives data: by the receiver of a block
-// of the wrong size. A mismatch that no member receives goes unnoticed.
 package coll
 
 import (

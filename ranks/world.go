@@ -1,26 +1,3 @@
-// Package ranks is a rank's life in a shmpi job: Init and Finalize, the
-// world and its communicators, point-to-point messaging, requests, the
-// progress engine, and failure detection.
-//
-// # Concurrency
-//
-// All operations are safe for concurrent use by any number of goroutines
-// of a rank (MPI_THREAD_MULTIPLE). One uncontended mutex guards the
-// rank's engine; a single goroutine pays one lock and unlock per call and
-// nothing else. Waiting goroutines spin briefly (only when the job has no
-// more ranks than cores) and then sleep on the rank's futex doorbell; a
-// goroutine that completes another's request wakes it.
-//
-// # Failures
-//
-// A rank that exits without Finalize, for any reason, has failed. Each
-// rank holds a robust-futex liveness word from a dedicated OS thread; the
-// kernel marks it when the process dies, and a watcher in every other
-// rank (and the launcher, from the process's exit) records the failure in
-// the shared table and wakes everyone. A rank asleep waiting for one peer
-// also sleeps on one of that peer's direct liveness words, so the death
-// wakes it at once rather than through a watcher. Operations that involve
-// a failed rank return errors matching ErrProcFailed instead of blocking.
 package ranks
 
 import (
