@@ -82,13 +82,14 @@ type request struct {
 	pinned bool
 	frag   bool // sent or received in fragments (fallback.go)
 	ackMsg bool // a synchronous send waiting for a kAck message; gen is its id
+	lost   bool // a rendezvous receive whose sender's memory is gone (rndvLost)
 }
 
 func (r *request) reset() {
 	r.done = false
 	r.st = Status{}
 	r.chunk, r.hs, r.gen, r.off, r.accept = -1, -1, 0, 0, 0
-	r.frag, r.ackMsg = false, false
+	r.frag, r.ackMsg, r.lost = false, false, false
 }
 
 // newRequest hands out the state of a nonblocking or persistent call and

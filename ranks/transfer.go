@@ -126,14 +126,30 @@ func (e *engine) noteGone(w int) {
 
 // rndvLost ends a rendezvous receive whose copy failed: the sender's
 // memory is gone (it died or exited) or the kernel said something else.
+//
+// ESRCH means the sender's process has no memory left: it is exiting.
+// The kernel may say so before it marks the process's liveness word (it
+// releases each thread's robust list as that thread leaves), so the
+// failure may not be known yet. The receive then waits, copying nothing
+// (lost), until it is: evaluate completes it with ErrProcFailed, or
+// ErrPeerFinalized if the sender had finalized, once the watchers, a
+// sleeper's liveness check or the launcher declare the end. Its error is
+// never the kernel's.
 func (e *engine) rndvLost(r *request, src int, err error) {
-	if r.list != nil {
-		r.list.remove(r)
-	}
 	e.refresh()
-	if e.gone[src] || err == unix.ESRCH {
+	if !e.gone[src] && err == unix.ESRCH {
 		e.t.CheckLiveness(e.me)
 		e.refresh()
+		if !e.gone[src] {
+			r.lost = true
+			if r.list == nil {
+				e.active.push(r)
+			}
+			return
+		}
+	}
+	if r.list != nil {
+		r.list.remove(r)
 	}
 	if e.gone[src] {
 		e.complete(r, e.goneErr(r.c, src, r.op))
@@ -291,8 +307,9 @@ func (e *engine) advance() {
 	for r := e.active.head; r != nil; {
 		next := r.next
 		switch {
-		case r.frag || r.ackMsg:
-			// Moved along by inbox messages (fallback.go), not here.
+		case r.frag || r.ackMsg || r.lost:
+			// Moved along by inbox messages (fallback.go), or waiting
+			// for its sender's end to be declared (rndvLost), not here.
 		case r.send:
 			e.advanceSend(r)
 		case e.cma && e.hsPtr(r.wpeer, r.hs).state.Load() == hsCoop:

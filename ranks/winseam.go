@@ -19,7 +19,7 @@ func init() {
 const exitWait = 5000 // milliseconds
 
 // copyFailed is ext.CopyFailed for world rank w: ext.Failed,
-// ext.Finalized or ext.Alive. rndvLost judges its copies the same way.
+// ext.Finalized or ext.Alive. rndvLost judges its own copies by the failure table alone: it cannot wait under the engine lock.
 func (e *engine) copyFailed(w int, err error) int {
 	e.lock()
 	e.refresh()
