@@ -1,6 +1,7 @@
 package coll
 
 import (
+	"encoding/binary"
 	"errors"
 	"unsafe"
 
@@ -21,12 +22,19 @@ func bytesOf[T any](s []T) []byte {
 }
 
 // view sees b as n elements of T (b comes from a line: 8-byte aligned).
+// Elements of size zero (MPI allows them) need no memory.
 func view[T any](b []byte, n int) []T {
 	if n == 0 {
 		return nil
 	}
+	if len(b) == 0 {
+		return unsafe.Slice((*T)(unsafe.Pointer(&zeroSized)), n)
+	}
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }
+
+// zeroSized is where slices of zero-size elements point.
+var zeroSized [8]byte
 
 // scratch returns n elements of T from the communicator's scratch memory
 // starting at element offset off (in units of T), growing it as needed
@@ -44,19 +52,24 @@ func scratch[T any](st *state, off, n int) []T {
 	if n == 0 {
 		return nil
 	}
+	if sz == 0 {
+		return view[T](nil, n)
+	}
 	base := unsafe.Add(unsafe.Pointer(unsafe.SliceData(st.scratch)), off*sz)
 	return unsafe.Slice((*T)(base), n)
 }
 
-// start validates T and the root, and begins the collective.
+// start begins the collective and validates T and the root. The
+// collective counts as begun even when they are bad (as at every member:
+// the same code passes the same type and root everywhere).
 func start[T any](c *ranks.Comm, op string, root int) (*state, int, error) {
-	sz, err := ranks.ElemSize[T]()
-	if err != nil {
-		return nil, 0, err
-	}
 	st, err := begin(c, op)
 	if err != nil {
 		return nil, 0, err
+	}
+	sz, err := ranks.ElemSize[T]()
+	if err != nil {
+		return nil, 0, relabel(err, op)
 	}
 	if root != noRoot && (root < 0 || root >= st.size) {
 		return nil, 0, &ranks.Error{Class: ranks.ErrRank, Op: op, Rank: -1, Detail: "root out of range"}
@@ -73,6 +86,73 @@ func checkLen(op string, r, got, want int) error {
 	}
 	return nil
 }
+
+// Bad arguments. A member whose arguments are invalid still takes its
+// part in the collective, so that no other member waits for it forever:
+// it records the error (argErr), joins the phases without data, sends
+// empty messages where it owes some and receives where it is owed
+// (absorb), and returns its error. The others return that error too
+// (verdict) once their part is done, or a size error where they read its
+// missing data first: every member whose part depends on the faulty one
+// learns of it; one whose part did not (an eager send to a root) may
+// return nil.
+
+// conclude is the end of a member's collective: its own argument error
+// first (bad), then an error of its part (err: a failure explains a
+// peer's missing data), then another member's argument error.
+func (st *state) conclude(op string, bad, err error) error {
+	if bad != nil {
+		return bad
+	}
+	if err != nil {
+		if errors.Is(err, ranks.ErrCount) || errors.Is(err, ranks.ErrTruncate) {
+			if v := st.verdict(op); v != nil {
+				return v
+			}
+		}
+		return st.fail(err, op)
+	}
+	return st.verdict(op)
+}
+
+// absorb is the part of a member that cannot take its normal part: it
+// receives (and drops) what members from(r) owe it and sends an empty
+// message to every member to(r) that waits for one, so that no peer
+// waits for it. It returns an error only for a failure or a revoke.
+func (st *state) absorb(op string, from, to func(r int) bool) error {
+	rs := make([]*ranks.Request, 0, 2*st.size)
+	for r := range st.size {
+		if r == st.rank {
+			continue
+		}
+		if from != nil && from(r) {
+			q, err := ranks.Irecv[byte](st.cc, nil, r, st.tag())
+			if err != nil {
+				return relabel(err, op)
+			}
+			rs = append(rs, q)
+		}
+		if to != nil && to(r) {
+			q, err := ranks.Isend[byte](st.cc, nil, r, st.tag())
+			if err != nil {
+				return relabel(err, op)
+			}
+			rs = append(rs, q)
+		}
+	}
+	var ferr error
+	for _, q := range rs {
+		if _, err := q.Wait(); err != nil && !errors.Is(err, ranks.ErrTruncate) && ferr == nil {
+			ferr = err
+		}
+	}
+	if ferr != nil {
+		return st.fail(ferr, op)
+	}
+	return nil
+}
+
+func all(int) bool { return true }
 
 // waitAll waits for rs; the error is the collective's (see fail).
 func (st *state) waitAll(rs []*ranks.Request, op string) error {
@@ -116,7 +196,7 @@ func relabel(err error, op string) error {
 func recvExact[T any](st *state, buf []T, src int, op string) error {
 	s, err := ranks.Recv(st.cc, buf, src, st.tag())
 	if err != nil {
-		return st.fail(err, op)
+		return err
 	}
 	if s.Bytes != len(bytesOf(buf)) {
 		return &ranks.Error{Class: ranks.ErrCount, Op: op, Rank: src, Detail: "a member sent a block of another size"}
@@ -126,7 +206,8 @@ func recvExact[T any](st *state, buf []T, src int, op string) error {
 
 // exchange posts, for every other member r, a receive into from(r) and a
 // send of to(r) (a nil func: none of that kind), receives first so that
-// sends find them posted, and waits for them all.
+// sends find them posted, and waits for them all. A receive whose block
+// has another size than expected is ErrCount.
 func exchange[T any](st *state, from, to func(r int) []T, name string) error {
 	rs := make([]*ranks.Request, 0, 2*st.size)
 	for _, recv := range []bool{true, false} {
@@ -154,7 +235,27 @@ func exchange[T any](st *state, from, to func(r int) []T, name string) error {
 			rs = append(rs, q)
 		}
 	}
-	return st.waitAll(rs, name)
+	nrecv := 0
+	if from != nil {
+		nrecv = st.size - 1
+	}
+	var ferr error
+	for i, q := range rs {
+		s, err := q.Wait()
+		if err == nil && i < nrecv {
+			r := i
+			if r >= st.rank {
+				r++
+			}
+			if s.Bytes != len(bytesOf(from(r))) {
+				err = &ranks.Error{Class: ranks.ErrCount, Op: name, Rank: r, Detail: "a member sent a block of another size"}
+			}
+		}
+		if err != nil && ferr == nil {
+			ferr = err
+		}
+	}
+	return ferr
 }
 
 func barrier(c *ranks.Comm) error {
@@ -194,9 +295,9 @@ func bcast[T any](c *ranks.Comm, buf []T, root int) error {
 		return nil
 	}
 	if st.rank != root {
-		return recvExact(st, buf, root, op)
+		return st.conclude(op, nil, recvExact(st, buf, root, op))
 	}
-	return exchange(st, nil, func(int) []T { return buf }, op)
+	return st.conclude(op, nil, exchange(st, nil, func(int) []T { return buf }, op))
 }
 
 func reduce[T any](c *ranks.Comm, send, recv []T, op Op[T], root int) error {
@@ -205,16 +306,17 @@ func reduce[T any](c *ranks.Comm, send, recv []T, op Op[T], root int) error {
 	if err != nil {
 		return err
 	}
-	if op == nil {
-		return errf(ranks.ErrArg, name, "nil op")
-	}
 	mine := send
 	if mine == nil && st.rank == root {
 		mine = recv
 	}
 	n := len(mine)
-	if st.rank == root && len(recv) < n {
-		return errf(ranks.ErrBuffer, name, "receive buffer shorter than the contribution")
+	var bad error
+	switch {
+	case op == nil:
+		bad = st.argErr(errf(ranks.ErrArg, name, "nil op"))
+	case st.rank == root && len(recv) < n:
+		bad = st.argErr(errf(ranks.ErrBuffer, name, "receive buffer shorter than the contribution"))
 	}
 	if b := bytesOf(mine); len(b) <= inlineMax {
 		if err := st.publish(name, b); err != nil {
@@ -223,15 +325,21 @@ func reduce[T any](c *ranks.Comm, send, recv []T, op Op[T], root int) error {
 		if err := st.arrive(name); err != nil {
 			return err
 		}
-		if st.rank == root {
+		if st.rank == root && bad == nil {
+			if v := st.verdict(name); v != nil {
+				return v
+			}
 			return reduceLines(st, recv[:n], op, st.size, name)
 		}
-		return nil
+		return st.conclude(name, bad, nil)
 	}
 	if st.rank != root {
-		return st.fail(ranks.Send(st.cc, mine, root, st.tag()), name)
+		return st.conclude(name, bad, ranks.Send(st.cc, mine, root, st.tag()))
 	}
-	return reduceAtRoot(st, mine, recv[:n], op, name)
+	if bad != nil {
+		return st.conclude(name, bad, st.absorb(name, all, nil))
+	}
+	return st.conclude(name, nil, reduceAtRoot(st, mine, recv[:n], op, name))
 }
 
 // reduceLines reduces the lines of members 0..upto-1, in rank order,
@@ -254,7 +362,8 @@ func reduceLines[T any](st *state, acc []T, op Op[T], upto int, name string) err
 }
 
 // reduceAtRoot receives every other member's contribution in rank order
-// and reduces into acc (root's own is mine, which may alias acc).
+// and reduces into acc (root's own is mine, which may alias acc). Every
+// contribution is received, whatever goes wrong, so that no sender waits.
 func reduceAtRoot[T any](st *state, mine, acc []T, op Op[T], name string) error {
 	n := len(acc)
 	own := mine
@@ -262,6 +371,7 @@ func reduceAtRoot[T any](st *state, mine, acc []T, op Op[T], name string) error 
 		own = append([]T(nil), mine...) // in place: keep root's contribution
 	}
 	tmp := scratch[T](st, 0, n)
+	var ferr error
 	for r := range st.size {
 		var x []T
 		switch {
@@ -269,9 +379,15 @@ func reduceAtRoot[T any](st *state, mine, acc []T, op Op[T], name string) error 
 			x = own
 		default:
 			if err := recvExact(st, tmp, r, name); err != nil {
-				return err
+				if ferr == nil {
+					ferr = err
+				}
+				continue
 			}
 			x = tmp
+		}
+		if ferr != nil {
+			continue
 		}
 		if r == 0 {
 			copy(acc, x)
@@ -279,7 +395,7 @@ func reduceAtRoot[T any](st *state, mine, acc []T, op Op[T], name string) error 
 			op(acc, x)
 		}
 	}
-	return nil
+	return ferr
 }
 
 func allreduce[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
@@ -288,23 +404,33 @@ func allreduce[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 	if err != nil {
 		return err
 	}
-	if op == nil {
-		return errf(ranks.ErrArg, name, "nil op")
-	}
-	if send != nil && len(send) != len(recv) {
-		return errf(ranks.ErrBuffer, name, "send and receive buffers differ in length")
-	}
 	mine := send
 	if mine == nil {
 		mine = recv
 	}
-	if b := bytesOf(mine); len(b) <= inlineMax {
+	var bad error
+	switch {
+	case op == nil:
+		bad = st.argErr(errf(ranks.ErrArg, name, "nil op"))
+	case send != nil && len(send) != len(recv):
+		bad = st.argErr(errf(ranks.ErrBuffer, name, "send and receive buffers differ in length"))
+	}
+	// Every path begins with a phase that shows each member's kind of
+	// contribution and its length to the others (inline data, a staged
+	// length, an announced length: the lines' kinds), so that members
+	// whose lengths differ, and so may have taken different paths, all
+	// see it after that one phase and return ErrCount alike.
+	b := bytesOf(mine)
+	if len(b) <= inlineMax {
 		if err := st.publish(name, b); err != nil {
 			return err
 		}
 		if st.spin || st.size == 1 {
 			if err := st.arrive(name); err != nil {
 				return err
+			}
+			if bad != nil || st.verdict(name) != nil {
+				return st.conclude(name, bad, nil)
 			}
 			return reduceLines(st, recv, op, st.size, name)
 		}
@@ -314,19 +440,28 @@ func allreduce[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 			return err
 		}
 		if !last {
+			if bad != nil || st.verdict(name) != nil {
+				return st.conclude(name, bad, nil)
+			}
 			return st.result(name, bytesOf(recv))
 		}
-		if bad := st.firstSizeMismatch(); bad >= 0 {
-			st.releaseWith(nil, bad)
-			return checkLen(name, bad, -1, len(b))
+		if mis := st.firstSizeMismatch(); mis >= 0 || bad != nil || st.verdict(name) != nil {
+			st.releaseWith(nil, max(mis, 0))
+			if bad != nil || st.verdict(name) != nil {
+				return st.conclude(name, bad, nil)
+			}
+			return checkLen(name, mis, -1, len(b))
 		}
 		err = reduceLines(st, recv, op, st.size, name)
 		st.releaseWith(bytesOf(recv), -1)
 		return err
 	}
-	if b := bytesOf(mine); st.staging(len(b)) {
+	if st.staging(len(b)) {
 		if err := st.stageArrive(name, b); err != nil {
 			return err
+		}
+		if bad != nil || st.verdict(name) != nil {
+			return st.conclude(name, bad, nil)
 		}
 		for r := range st.size {
 			d, err := st.staged(name, r, len(b))
@@ -341,7 +476,13 @@ func allreduce[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 		}
 		return nil
 	}
-	if st.useBig(len(bytesOf(mine))) {
+	if err := st.announce(name, len(b)); err != nil || bad != nil {
+		return st.conclude(name, bad, err)
+	}
+	if v := st.verdict(name); v != nil {
+		return v
+	}
+	if st.useBig(len(b)) {
 		ok, err := st.bigArea(name)
 		if err != nil {
 			return err
@@ -350,7 +491,45 @@ func allreduce[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 			return allreduceShared(st, mine, recv, op, name)
 		}
 	}
-	return allreduceLarge(st, mine, recv, op, name)
+	return st.conclude(name, nil, allreduceLarge(st, mine, recv, op, name))
+}
+
+// announce is the first phase of a large Allreduce: every member shows
+// the length of its contribution (n bytes), and each returns ErrCount if
+// any differs from its own. Members that spin each read every line;
+// members that sleep let the last to arrive compare them (arriveHold).
+func (st *state) announce(op string, n int) error {
+	if err := st.reuse(op); err != nil {
+		return err
+	}
+	var w [8]byte
+	binary.LittleEndian.PutUint64(w[:], uint64(n))
+	st.write(lineAnnounce, w[:])
+	if st.spin || st.size == 1 {
+		if err := st.arrive(op); err != nil {
+			return err
+		}
+		if mis := st.firstSizeMismatch(); mis >= 0 {
+			return checkLen(op, mis, -1, n)
+		}
+		return nil
+	}
+	last, err := st.arriveHold(op)
+	if err != nil {
+		return err
+	}
+	if last {
+		mis := st.firstSizeMismatch()
+		st.releaseWith(nil, mis)
+		if mis >= 0 {
+			return checkLen(op, mis, -1, n)
+		}
+		return nil
+	}
+	if r := st.hdr.resN; r == resBad || r == resNone {
+		return checkLen(op, int(st.hdr.resBad), -1, n)
+	}
+	return nil
 }
 
 // blocks splits n elements into size nearly equal blocks: block r is
@@ -415,12 +594,14 @@ func gather[T any](c *ranks.Comm, send, recv []T, root int) error {
 	if send == nil && st.rank == root {
 		m = len(recv) / st.size
 	}
-	if st.rank == root && len(recv) < st.size*m {
-		return errf(ranks.ErrBuffer, name, "receive buffer shorter than Size() blocks")
-	}
+	var bad error
 	mine := send
-	if send == nil && st.rank == root {
-		mine = recv[root*m : (root+1)*m]
+	if st.rank == root {
+		if len(recv) < st.size*m {
+			bad = st.argErr(errf(ranks.ErrBuffer, name, "receive buffer shorter than Size() blocks"))
+		} else if send == nil {
+			mine = recv[root*m : (root+1)*m]
+		}
 	}
 	if nb := len(bytesOf(mine)); nb <= inlineMax {
 		if err := st.publish(name, bytesOf(mine)); err != nil {
@@ -429,8 +610,8 @@ func gather[T any](c *ranks.Comm, send, recv []T, root int) error {
 		if err := st.arrive(name); err != nil {
 			return err
 		}
-		if st.rank != root {
-			return nil
+		if st.rank != root || bad != nil {
+			return st.conclude(name, bad, nil)
 		}
 		for r := range st.size {
 			d := st.read(r)
@@ -442,23 +623,15 @@ func gather[T any](c *ranks.Comm, send, recv []T, root int) error {
 		return nil
 	}
 	if st.rank != root {
-		return st.fail(ranks.Send(st.cc, send, root, st.tag()), name)
+		return st.conclude(name, nil, ranks.Send(st.cc, send, root, st.tag()))
 	}
-	var rs []*ranks.Request
-	for r := range st.size {
-		if r == root {
-			if send != nil {
-				copy(recv[r*m:(r+1)*m], send)
-			}
-			continue
-		}
-		q, err := ranks.Irecv(st.cc, recv[r*m:(r+1)*m], r, st.tag())
-		if err != nil {
-			return relabel(err, name)
-		}
-		rs = append(rs, q)
+	if bad != nil {
+		return st.conclude(name, bad, st.absorb(name, all, nil))
 	}
-	return st.waitAll(rs, name)
+	if send != nil {
+		copy(recv[root*m:(root+1)*m], send)
+	}
+	return st.conclude(name, nil, exchange(st, func(r int) []T { return recv[r*m : (r+1)*m] }, nil, name))
 }
 
 // checkV validates counts and displacements of a v-collective over a
@@ -482,30 +655,19 @@ func gatherv[T any](c *ranks.Comm, send, recv []T, counts, displs []int, root in
 		return err
 	}
 	if st.rank != root {
-		return st.fail(ranks.Send(st.cc, send, root, st.tag()), name)
+		return st.conclude(name, nil, ranks.Send(st.cc, send, root, st.tag()))
 	}
-	if err := checkV(name, st.size, counts, displs, len(recv)); err != nil {
-		return err
+	bad := checkV(name, st.size, counts, displs, len(recv))
+	if bad == nil && send != nil && len(send) != counts[root] {
+		bad = errf(ranks.ErrCount, name, "root's send differs from its count")
 	}
-	var rs []*ranks.Request
-	for r := range st.size {
-		dst := recv[displs[r] : displs[r]+counts[r]]
-		if r == root {
-			if send != nil {
-				if len(send) != counts[r] {
-					return errf(ranks.ErrCount, name, "root's send differs from its count")
-				}
-				copy(dst, send)
-			}
-			continue
-		}
-		q, err := ranks.Irecv(st.cc, dst, r, st.tag())
-		if err != nil {
-			return relabel(err, name)
-		}
-		rs = append(rs, q)
+	if bad != nil {
+		return st.conclude(name, st.argErr(bad), st.absorb(name, all, nil))
 	}
-	return st.waitAll(rs, name)
+	if send != nil {
+		copy(recv[displs[root]:displs[root]+counts[root]], send)
+	}
+	return st.conclude(name, nil, exchange(st, func(r int) []T { return recv[displs[r] : displs[r]+counts[r]] }, nil, name))
 }
 
 func scatter[T any](c *ranks.Comm, send, recv []T, root int) error {
@@ -515,14 +677,15 @@ func scatter[T any](c *ranks.Comm, send, recv []T, root int) error {
 		return err
 	}
 	if st.rank != root {
-		return recvExact(st, recv, root, name)
+		return st.conclude(name, nil, recvExact(st, recv, root, name))
 	}
 	m := len(recv)
 	if recv == nil {
 		m = len(send) / st.size
 	}
 	if len(send) < st.size*m {
-		return errf(ranks.ErrBuffer, name, "send buffer shorter than Size() blocks")
+		bad := st.argErr(errf(ranks.ErrBuffer, name, "send buffer shorter than Size() blocks"))
+		return st.conclude(name, bad, st.absorb(name, nil, all))
 	}
 	counts, displs := make([]int, st.size), make([]int, st.size)
 	for r := range st.size {
@@ -542,34 +705,24 @@ func scatterv[T any](c *ranks.Comm, send []T, counts, displs []int, recv []T, ro
 		if err == nil && s.Bytes > len(bytesOf(recv)) {
 			err = errf(ranks.ErrTruncate, name, "block longer than the receive buffer")
 		}
-		return st.fail(err, name)
+		return st.conclude(name, nil, err)
 	}
-	if err := checkV(name, st.size, counts, displs, len(send)); err != nil {
-		return err
+	if bad := checkV(name, st.size, counts, displs, len(send)); bad != nil {
+		return st.conclude(name, st.argErr(bad), st.absorb(name, nil, all))
 	}
 	return scattervSteps(st, send, counts, displs, recv, root, name)
 }
 
 func scattervSteps[T any](st *state, send []T, counts, displs []int, recv []T, root int, name string) error {
-	var rs []*ranks.Request
-	for r := range st.size {
-		src := send[displs[r] : displs[r]+counts[r]]
-		if r == root {
-			if recv != nil {
-				if len(recv) < len(src) {
-					return errf(ranks.ErrBuffer, name, "root's receive buffer shorter than its block")
-				}
-				copy(recv, src)
-			}
-			continue
-		}
-		q, err := ranks.Isend(st.cc, src, r, st.tag())
-		if err != nil {
-			return relabel(err, name)
-		}
-		rs = append(rs, q)
+	src := send[displs[root] : displs[root]+counts[root]]
+	if recv != nil && len(recv) < len(src) {
+		bad := st.argErr(errf(ranks.ErrBuffer, name, "root's receive buffer shorter than its block"))
+		return st.conclude(name, bad, st.absorb(name, nil, all))
 	}
-	return st.waitAll(rs, name)
+	if recv != nil {
+		copy(recv, src)
+	}
+	return st.conclude(name, nil, exchange(st, nil, func(r int) []T { return send[displs[r] : displs[r]+counts[r]] }, name))
 }
 
 func allgather[T any](c *ranks.Comm, send, recv []T) error {
@@ -584,37 +737,42 @@ func allgather[T any](c *ranks.Comm, send, recv []T) error {
 		m = len(recv) / st.size
 		mine = recv[st.rank*m : (st.rank+1)*m]
 	}
+	var bad error
 	if len(recv) < st.size*m {
-		return errf(ranks.ErrBuffer, name, "receive buffer shorter than Size() blocks")
+		bad = st.argErr(errf(ranks.ErrBuffer, name, "receive buffer shorter than Size() blocks"))
 	}
-	if b := bytesOf(mine); len(b) <= inlineMax {
-		if err := st.publish(name, b); err != nil {
-			return err
-		}
-		if err := st.arrive(name); err != nil {
-			return err
-		}
-		for r := range st.size {
-			d := st.read(r)
-			if err := checkLen(name, r, len(d), len(b)); err != nil {
-				return err
+	if b := bytesOf(mine); len(b) <= inlineMax || st.staging(len(b)) {
+		var err error
+		if len(b) <= inlineMax {
+			if err = st.publish(name, b); err == nil {
+				err = st.arrive(name)
 			}
-			copy(bytesOf(recv[r*m:(r+1)*m]), d)
+		} else {
+			err = st.stageArrive(name, b)
 		}
-		return nil
-	}
-	if b := bytesOf(mine); st.staging(len(b)) {
-		if err := st.stageArrive(name, b); err != nil {
+		if err != nil {
 			return err
 		}
+		if bad != nil || st.verdict(name) != nil {
+			return st.conclude(name, bad, nil)
+		}
 		for r := range st.size {
-			d, err := st.staged(name, r, len(b))
+			var d []byte
+			if len(b) <= inlineMax {
+				d = st.read(r)
+				err = checkLen(name, r, len(d), len(b))
+			} else {
+				d, err = st.staged(name, r, len(b))
+			}
 			if err != nil {
 				return err
 			}
 			copy(bytesOf(recv[r*m:(r+1)*m]), d)
 		}
 		return nil
+	}
+	if bad != nil {
+		return st.conclude(name, bad, st.absorb(name, all, all))
 	}
 	counts, displs := make([]int, st.size), make([]int, st.size)
 	for r := range st.size {
@@ -629,8 +787,8 @@ func allgatherv[T any](c *ranks.Comm, send, recv []T, counts, displs []int) erro
 	if err != nil {
 		return err
 	}
-	if err := checkV(name, st.size, counts, displs, len(recv)); err != nil {
-		return err
+	if bad := checkV(name, st.size, counts, displs, len(recv)); bad != nil {
+		return st.conclude(name, st.argErr(bad), st.absorb(name, all, all))
 	}
 	mine := send
 	if send == nil {
@@ -644,8 +802,8 @@ func allgathervSteps[T any](st *state, mine, recv []T, counts, displs []int, nam
 	if unsafe.SliceData(dst) != unsafe.SliceData(mine) {
 		copy(dst, mine)
 	}
-	return exchange(st, func(r int) []T { return recv[displs[r] : displs[r]+counts[r]] },
-		func(int) []T { return mine }, name)
+	return st.conclude(name, nil, exchange(st, func(r int) []T { return recv[displs[r] : displs[r]+counts[r]] },
+		func(int) []T { return mine }, name))
 }
 
 func alltoall[T any](c *ranks.Comm, send, recv []T) error {
@@ -658,23 +816,26 @@ func alltoall[T any](c *ranks.Comm, send, recv []T) error {
 	if send == nil {
 		src = append([]T(nil), recv...)
 	}
+	var bad error
 	if len(src) != len(recv) || len(recv)%st.size != 0 {
-		return errf(ranks.ErrBuffer, name, "buffers must be Size() equal blocks, the same length")
+		bad = st.argErr(errf(ranks.ErrBuffer, name, "buffers must be Size() equal blocks, the same length"))
 	}
 	m := len(recv) / st.size
 	if b := bytesOf(src); len(b) <= inlineMax || st.staging(len(b)) {
 		// Every member's blocks, inline or staged; each takes its own.
 		var err error
 		if len(b) <= inlineMax {
-			if err := st.publish(name, b); err != nil {
-				return err
+			if err = st.publish(name, b); err == nil {
+				err = st.arrive(name)
 			}
-			err = st.arrive(name)
 		} else {
 			err = st.stageArrive(name, b)
 		}
 		if err != nil {
 			return err
+		}
+		if bad != nil || st.verdict(name) != nil {
+			return st.conclude(name, bad, nil)
 		}
 		mb := len(b) / st.size
 		for r := range st.size {
@@ -692,6 +853,9 @@ func alltoall[T any](c *ranks.Comm, send, recv []T) error {
 		}
 		return nil
 	}
+	if bad != nil {
+		return st.conclude(name, bad, st.absorb(name, all, all))
+	}
 	counts, displs := make([]int, st.size), make([]int, st.size)
 	for r := range st.size {
 		counts[r], displs[r] = m, r*m
@@ -705,23 +869,24 @@ func alltoallv[T any](c *ranks.Comm, send []T, scounts, sdispls []int, recv []T,
 	if err != nil {
 		return err
 	}
-	if err := checkV(name, st.size, scounts, sdispls, len(send)); err != nil {
-		return err
+	bad := checkV(name, st.size, scounts, sdispls, len(send))
+	if bad == nil {
+		bad = checkV(name, st.size, rcounts, rdispls, len(recv))
 	}
-	if err := checkV(name, st.size, rcounts, rdispls, len(recv)); err != nil {
-		return err
+	if bad == nil && scounts[st.rank] != rcounts[st.rank] {
+		bad = errf(ranks.ErrCount, name, "this rank's send and receive counts to itself differ")
+	}
+	if bad != nil {
+		return st.conclude(name, st.argErr(bad), st.absorb(name, all, all))
 	}
 	return alltoallvSteps(st, send, scounts, sdispls, recv, rcounts, rdispls, name)
 }
 
 func alltoallvSteps[T any](st *state, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int, name string) error {
 	me := st.rank
-	if scounts[me] != rcounts[me] {
-		return errf(ranks.ErrCount, name, "this rank's send and receive counts to itself differ")
-	}
 	copy(recv[rdispls[me]:rdispls[me]+rcounts[me]], send[sdispls[me]:sdispls[me]+scounts[me]])
-	return exchange(st, func(r int) []T { return recv[rdispls[r] : rdispls[r]+rcounts[r]] },
-		func(r int) []T { return send[sdispls[r] : sdispls[r]+scounts[r]] }, name)
+	return st.conclude(name, nil, exchange(st, func(r int) []T { return recv[rdispls[r] : rdispls[r]+rcounts[r]] },
+		func(r int) []T { return send[sdispls[r] : sdispls[r]+scounts[r]] }, name))
 }
 
 func reduceScatterBlock[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
@@ -736,6 +901,16 @@ func reduceScatterBlock[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 		m = len(recv) / st.size
 		src = append([]T(nil), recv[:st.size*m]...)
 	}
+	var bad error
+	switch {
+	case op == nil:
+		bad = errf(ranks.ErrArg, name, "nil op")
+	case len(src) != st.size*m:
+		bad = errf(ranks.ErrBuffer, name, "send must hold Size() blocks of len(recv) elements")
+	}
+	if bad != nil {
+		return st.conclude(name, st.argErr(bad), st.absorb(name, all, all))
+	}
 	counts := make([]int, st.size)
 	for r := range counts {
 		counts[r] = m
@@ -749,33 +924,38 @@ func reduceScatter[T any](c *ranks.Comm, send, recv []T, counts []int, op Op[T])
 	if err != nil {
 		return err
 	}
-	if len(counts) < st.size {
-		return errf(ranks.ErrCount, name, "fewer counts than members")
-	}
+	var bad error
 	total := 0
-	for r := range st.size {
-		if counts[r] < 0 {
-			return errf(ranks.ErrCount, name, "negative count")
+	if op == nil {
+		bad = errf(ranks.ErrArg, name, "nil op")
+	} else if len(counts) < st.size {
+		bad = errf(ranks.ErrCount, name, "fewer counts than members")
+	} else {
+		for r := range st.size {
+			if counts[r] < 0 {
+				bad = errf(ranks.ErrCount, name, "negative count")
+			}
+			total += counts[r]
 		}
-		total += counts[r]
 	}
 	src := send
-	if send == nil {
+	if bad == nil && send == nil {
 		if len(recv) < total {
-			return errf(ranks.ErrBuffer, name, "in place: the receive buffer must hold the whole input")
+			bad = errf(ranks.ErrBuffer, name, "in place: the receive buffer must hold the whole input")
+		} else {
+			src = append([]T(nil), recv[:total]...)
 		}
-		src = append([]T(nil), recv[:total]...)
 	}
-	if len(src) != total || len(recv) < counts[st.rank] {
-		return errf(ranks.ErrBuffer, name, "send must hold the sum of counts; recv this rank's count")
+	if bad == nil && (len(src) != total || len(recv) < counts[st.rank]) {
+		bad = errf(ranks.ErrBuffer, name, "send must hold the sum of counts; recv this rank's count")
+	}
+	if bad != nil {
+		return st.conclude(name, st.argErr(bad), st.absorb(name, all, all))
 	}
 	return reduceScatterSteps(st, src, recv[:counts[st.rank]], counts[:st.size], op, name)
 }
 
 func reduceScatterSteps[T any](st *state, send, recv []T, counts []int, op Op[T], name string) error {
-	if op == nil {
-		return errf(ranks.ErrArg, name, "nil op")
-	}
 	off := make([]int, st.size+1)
 	for r := range st.size {
 		off[r+1] = off[r] + counts[r]
@@ -784,7 +964,10 @@ func reduceScatterSteps[T any](st *state, send, recv []T, counts []int, op Op[T]
 	scratch[T](st, 0, st.size*counts[me]) // grow once: the views below must not move
 	tmp := func(r int) []T { return scratch[T](st, r*counts[me], counts[me]) }
 	if err := exchange(st, tmp, func(r int) []T { return send[off[r]:off[r+1]] }, name); err != nil {
-		return err
+		return st.conclude(name, nil, err)
+	}
+	if v := st.verdict(name); v != nil {
+		return v
 	}
 	for r := range st.size {
 		x := send[off[me]:off[me+1]]
@@ -813,15 +996,16 @@ func prefix[T any](c *ranks.Comm, send, recv []T, op Op[T], exclusive bool, name
 	if err != nil {
 		return err
 	}
-	if op == nil {
-		return errf(ranks.ErrArg, name, "nil op")
-	}
 	mine := send
 	if mine == nil {
 		mine = append([]T(nil), recv...)
 	}
-	if len(recv) < len(mine) {
-		return errf(ranks.ErrBuffer, name, "receive buffer shorter than the contribution")
+	var bad error
+	switch {
+	case op == nil:
+		bad = st.argErr(errf(ranks.ErrArg, name, "nil op"))
+	case len(recv) < len(mine):
+		bad = st.argErr(errf(ranks.ErrBuffer, name, "receive buffer shorter than the contribution"))
 	}
 	n := len(mine)
 	me := st.rank
@@ -836,26 +1020,37 @@ func prefix[T any](c *ranks.Comm, send, recv []T, op Op[T], exclusive bool, name
 		if err := st.arrive(name); err != nil {
 			return err
 		}
+		if bad != nil || st.verdict(name) != nil {
+			return st.conclude(name, bad, nil)
+		}
 		if upto == 0 {
 			return nil
 		}
 		return reduceLines(st, recv[:n], op, upto, name)
 	}
 	// A chain: member r gets the prefix of 0..r-1 from r-1 and passes on
-	// the prefix of 0..r.
-	prefix := make([]T, n)
+	// the prefix of 0..r. A member with bad arguments passes an empty
+	// message on, which its successor reports.
+	if bad != nil {
+		return st.conclude(name, bad, st.absorb(name, func(r int) bool { return r == me-1 }, func(r int) bool { return r == me+1 }))
+	}
+	acc := make([]T, n)
 	if me > 0 {
-		if err := recvExact(st, prefix, me-1, name); err != nil {
-			return err
+		if err := recvExact(st, acc, me-1, name); err != nil {
+			if me+1 < st.size {
+				// Pass the trouble on: the rest of the chain waits.
+				st.absorb(name, nil, func(r int) bool { return r == me+1 })
+			}
+			return st.conclude(name, nil, err)
 		}
 	}
-	out := prefix
+	out := acc
 	if me == 0 {
 		copy(out, mine)
 	} else {
 		if exclusive {
-			copy(recv[:n], prefix)
-			out = append([]T(nil), prefix...)
+			copy(recv[:n], acc)
+			out = append([]T(nil), acc...)
 		}
 		op(out, mine)
 	}
@@ -863,7 +1058,7 @@ func prefix[T any](c *ranks.Comm, send, recv []T, op Op[T], exclusive bool, name
 		copy(recv[:n], out)
 	}
 	if me+1 < st.size {
-		return st.fail(ranks.Send(st.cc, out, me+1, st.tag()), name)
+		return st.conclude(name, nil, ranks.Send(st.cc, out, me+1, st.tag()))
 	}
-	return nil
+	return st.verdict(name)
 }

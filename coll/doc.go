@@ -26,7 +26,16 @@
 // is then taken from (and the result left in) the receive buffer, as MPI
 // says for each operation.
 //
-// Mismatched sizes between members are reported (ErrCount or
-// ErrTruncate) where a member receives data: by the receiver of a block
-// of the wrong size. A mismatch that no member receives goes unnoticed.
+// Bad arguments. A member whose arguments are invalid (a short buffer, a
+// negative count, a nil op; at a root, those only the root uses) returns
+// ErrBuffer, ErrCount or ErrArg, and still takes its part, so no member
+// waits for it: every member whose part depends on it returns its error
+// too (with its rank), and one whose part did not (a member whose data
+// went to a root eagerly) may return nil. Mismatched sizes between
+// members are reported (ErrCount or ErrTruncate) where a member receives
+// data: by the receiver of a block of the wrong size; Allreduce compares
+// every member's length in its first phase, so that a mismatch is
+// ErrCount at every member whatever the lengths. The communicator keeps
+// working after any of these. Elements of size zero are allowed (a
+// zero-size datatype: nothing moves).
 package coll

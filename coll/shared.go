@@ -2,6 +2,7 @@ package coll
 
 import (
 	"encoding/binary"
+	"errors"
 	"sync/atomic"
 	"unsafe"
 
@@ -23,16 +24,25 @@ import (
 //	                       of the result in res, or resBad
 //	  +14  resBad  uint16  with resN = resBad: the member whose
 //	                       contribution's size differs from member 0's
+//	                       (resNone: the member that completed a plain
+//	                       count, which leaves no result)
 //	  +16  res     [24]byte  the phase's result, written by the member
 //	                       that completed the count before it stored done
-//	  +40  (pad)
+//	  +40  fault   uint64  a member's arguments to collective k were
+//	                       invalid: k (low 32 bits) << 32 | member << 8 |
+//	                       error class (argErr, verdict)
+//	  +48  (pad)
 //	member line r (64 bytes, written only by member r)
 //	  +0   seq     uint32  progress: (a-1)*(rounds+1) + k + 1 once r
 //	                       starts round k of phase a's dissemination
 //	                       barrier, a*(rounds+1) once it completed it; in
 //	                       a one-way phase (bcastOneWay) (a-1)*(rounds+1)
 //	                       + 1 on entry and a*(rounds+1) at the end
-//	  +4   n       [2]uint16  bytes of inline data in each half
+//	  +4   n       [2]uint16  each half's content: bytes of inline data
+//	                       (low 8 bits) and its kind (lineInline, or
+//	                       lineStaged or lineAnnounce: 8 bytes holding a
+//	                       length), so that members that took different
+//	                       paths for different lengths see it
 //	  +8   data    [2][24]byte  two halves, used by alternate phases
 //	  +56  (pad)
 //
@@ -76,11 +86,25 @@ type header struct {
 	resN   uint16
 	resBad uint16
 	res    [inlineMax]byte
-	_      [24]byte
+	fault  atomic.Uint64
+	_      [16]byte
 }
 
-// resBad in header.resN says the phase's contributions differed in size.
-const resBad = 0xffff
+// resBad in header.resN says the phase's contributions differed in size;
+// resNone that the count was completed by a member that leaves no result
+// (a plain arrive: its kind of contribution differed from a reduction's).
+const (
+	resBad  = 0xffff
+	resNone = 0xfffe
+)
+
+// The kinds of a line half's content (the high bits of line.n).
+const (
+	lineInline   = 0
+	lineStaged   = 1 << 8 // 8 bytes: the length of data staged in the scratch
+	lineAnnounce = 2 << 8 // 8 bytes: the length of a large contribution (announce)
+	lineLenMask  = 0xff
+)
 
 type line struct {
 	seq  atomic.Uint32
@@ -94,7 +118,8 @@ type line struct {
 const spinPolls = 2000
 
 func init() {
-	if 2*stageMax > job.ScratchMember || unsafe.Sizeof(header{}) != 64 || unsafe.Offsetof(header{}.res) != 16 || unsafe.Sizeof(line{}) != 64 || unsafe.Offsetof(line{}.data) != 8 {
+	if 2*stageMax > job.ScratchMember || unsafe.Sizeof(header{}) != 64 || unsafe.Offsetof(header{}.res) != 16 ||
+		unsafe.Offsetof(header{}.fault) != 40 || unsafe.Sizeof(line{}) != 64 || unsafe.Offsetof(line{}.data) != 8 {
 		panic("coll: line layout drifted from its documentation")
 	}
 	ext.OnFree(func(comm any) {
@@ -153,6 +178,7 @@ type state struct {
 	waitV, waitEnd uint32
 	a              uint64 // arrive phases begun
 	k              uint64 // collectives begun (their point-to-point tag)
+	cur            uint64 // k when the current collective began
 	q              queue  // nonblocking collectives (nonblocking.go)
 
 	// freed: the user freed the communicator. Collectives started before
@@ -164,8 +190,9 @@ type state struct {
 
 	// A copy of this member's data of the last phase it wrote (write),
 	// which read returns rather than our line.
-	own  [inlineMax]byte
-	ownN int
+	own     [inlineMax]byte
+	ownN    int
+	ownKind uint16
 
 	// The shared area of large reductions (big.go).
 	big      *shm.Mem
@@ -185,6 +212,7 @@ func begin(c *ranks.Comm, op string) (*state, error) {
 		return nil, &ranks.Error{Class: ranks.ErrComm, Op: op, Rank: -1, Detail: "not a communicator of this job"}
 	}
 	st.k++
+	st.cur = st.k
 	if st.freed.Load() && !st.admitted.Load() {
 		return nil, freedErr(op)
 	}
@@ -210,15 +238,15 @@ func (st *state) publish(op string, p []byte) error {
 	if err := st.reuse(op); err != nil {
 		return err
 	}
-	st.write(p)
+	st.write(lineInline, p)
 	return nil
 }
 
-func (st *state) write(p []byte) {
+func (st *state) write(kind uint16, p []byte) {
 	l, h := st.line(st.rank), (st.a+1)%2
-	l.n[h] = uint16(len(p))
+	l.n[h] = kind | uint16(len(p))
 	copy(l.data[h][:], p)
-	st.ownN = copy(st.own[:], p)
+	st.ownN, st.ownKind = copy(st.own[:], p), kind
 }
 
 // reuse makes sure that every member is done reading the half this
@@ -258,6 +286,7 @@ func (st *state) arrive(op string) error {
 		return st.disseminate(op, a)
 	}
 	if st.hdr.arrive.Add(1) == a*uint64(st.size) {
+		st.hdr.resN = resNone // no reduction's result: see arriveHold's callers
 		st.hdr.done.Store(uint32(a))
 		ext.Release(st.c, &st.hdr.done)
 		return nil
@@ -298,8 +327,11 @@ func (st *state) releaseWith(p []byte, bad int) {
 // which must be as long.
 func (st *state) result(op string, p []byte) error {
 	n := int(st.hdr.resN)
-	if n == resBad {
+	switch n {
+	case resBad:
 		return checkLen(op, int(st.hdr.resBad), -1, len(p))
+	case resNone:
+		return checkLen(op, -1, -1, len(p))
 	}
 	if err := checkLen(op, 0, n, len(p)); err != nil {
 		return err
@@ -309,15 +341,30 @@ func (st *state) result(op string, p []byte) error {
 }
 
 // firstSizeMismatch returns the first member whose data of the phase just
-// completed differs in size from member 0's, or -1.
+// completed differs in kind or size from member 0's, or -1.
 func (st *state) firstSizeMismatch() int {
-	n := len(st.read(0))
+	n0, v0 := st.sig(0)
 	for r := 1; r < st.size; r++ {
-		if len(st.read(r)) != n {
+		if n, v := st.sig(r); n != n0 || v != v0 {
 			return r
 		}
 	}
 	return -1
+}
+
+// sig is member r's line content of the phase just completed, as far as
+// sizes go: its kind and inline length, and the length it holds (staged,
+// announced).
+func (st *state) sig(r int) (n uint16, v uint64) {
+	h := st.a % 2
+	n = st.line(r).n[h]
+	if r == st.rank {
+		n = st.ownKind | uint16(st.ownN)
+	}
+	if n&^lineLenMask != lineInline {
+		v = binary.LittleEndian.Uint64(st.readRaw(r))
+	}
+	return n, v
 }
 
 // disseminate is arrive phase a's dissemination barrier.
@@ -426,17 +473,16 @@ func (st *state) stageArrive(op string, p []byte) error {
 	copy(unsafe.Slice((*byte)(unsafe.Add(st.stage, st.rank*st.per+int(h)*stageMax)), stageMax), p)
 	var n [8]byte
 	binary.LittleEndian.PutUint64(n[:], uint64(len(p)))
-	st.write(n[:])
+	st.write(lineStaged, n[:])
 	return st.arrive(op)
 }
 
 // staged returns member r's staged data of the phase just completed,
 // which must be want bytes long.
 func (st *state) staged(op string, r, want int) ([]byte, error) {
-	d := st.read(r)
 	n := -1
-	if len(d) == 8 {
-		n = int(binary.LittleEndian.Uint64(d))
+	if k, v := st.sig(r); k == lineStaged|8 {
+		n = int(v)
 	}
 	if err := checkLen(op, r, n, want); err != nil {
 		return nil, err
@@ -459,7 +505,9 @@ func pollFor(w *atomic.Uint32, v uint32) bool {
 	return false
 }
 
-// read returns member r's data of the phase that arrive just completed.
+// read returns member r's inline data of the phase that arrive just
+// completed. A line of another kind reads as notInline, longer than any
+// inline data, so that its reader's size check fails.
 //
 // Our own data comes from the copy write kept, not from our line: the
 // members polling our line may have taken it, and reading it back costs
@@ -467,8 +515,61 @@ func pollFor(w *atomic.Uint32, v uint32) bool {
 // against 1.0 barriers in the far placement).
 func (st *state) read(r int) []byte {
 	if r == st.rank {
+		if st.ownKind != lineInline {
+			return notInline[:]
+		}
 		return st.own[:st.ownN]
 	}
 	l, h := st.line(r), st.a%2
-	return l.data[h][:min(l.n[h], inlineMax)]
+	if n := l.n[h]; n&^lineLenMask == lineInline {
+		return l.data[h][:min(n, inlineMax)]
+	}
+	return notInline[:]
+}
+
+// readRaw is member r's line data of the phase just completed, whatever
+// its kind.
+func (st *state) readRaw(r int) []byte {
+	if r == st.rank {
+		return st.own[:st.ownN]
+	}
+	l, h := st.line(r), st.a%2
+	return l.data[h][:min(l.n[h]&lineLenMask, inlineMax)]
+}
+
+var notInline [inlineMax + 1]byte
+
+// argErr records that this member's arguments to the current collective
+// are invalid, in the header, where the others find it once their part
+// of the collective is done (verdict). The member still takes its part
+// (without data: its peers must not wait for it), then returns err.
+func (st *state) argErr(err error) error {
+	code := uint64(len(faultClasses) - 1)
+	for i, c := range faultClasses {
+		if errors.Is(err, c) {
+			code = uint64(i)
+			break
+		}
+	}
+	st.hdr.fault.Store(uint64(uint32(st.cur))<<32 | uint64(st.rank)<<8 | code)
+	return err
+}
+
+// faultClasses are the classes argErr records (by index; ErrArg for any
+// other).
+var faultClasses = []error{nil, ranks.ErrBuffer, ranks.ErrCount, ranks.ErrRank, ranks.ErrType, ranks.ErrTruncate, ranks.ErrArg}
+
+// verdict is the error of the current collective at a member whose own
+// part went well: another member's arguments were invalid (argErr). A
+// member that recorded such an error did so before its part that its
+// peers wait for, so they see it; one whose part needed nothing from it
+// (an eager send to a root) may finish before and return nil. The header
+// line is read-shared in the common case, so this costs a cache hit.
+func (st *state) verdict(op string) error {
+	w := st.hdr.fault.Load()
+	if uint32(w>>32) != uint32(st.cur) || w&0xff == 0 {
+		return nil
+	}
+	return &ranks.Error{Class: faultClasses[w&0xff], Op: op, Rank: int(w >> 8 & 0xffffff),
+		Detail: "a member's arguments to the collective are invalid"}
 }

@@ -93,7 +93,10 @@ func elems(m, esize int) int {
 		}
 		return m >> bits.TrailingZeros(uint(esize))
 	}
-	if esize <= 0 || m%esize != 0 {
+	if esize == 0 {
+		return 0 // MPI: a zero-size type's count is zero
+	}
+	if esize < 0 || m%esize != 0 {
 		return Undefined
 	}
 	return m / esize

@@ -59,13 +59,11 @@ func elemSizeSlow[T any]() (int, error) {
 		return int(unsafe.Sizeof(z)), nil
 	}
 	rt := reflect.TypeFor[T]()
-	err := checkPlain(rt)
-	if err == nil && rt.Size() == 0 {
-		err = newErr(ErrType, "", -1, "%v has size 0", rt)
-	}
-	if err != nil {
+	if err := checkPlain(rt); err != nil {
 		return 0, err
 	}
+	// Size 0 (struct{}, [0]int) is allowed, as MPI allows zero-size
+	// datatypes: any number of elements is zero bytes.
 	return int(rt.Size()), nil
 }
 

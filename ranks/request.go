@@ -25,7 +25,12 @@ type Status struct {
 // the bytes are not a whole number of elements).
 func Count[T any](st Status) int {
 	sz, err := elemSize[T]()
-	if err != nil || st.Bytes%sz != 0 {
+	switch {
+	case err != nil:
+		return Undefined
+	case sz == 0:
+		return 0 // MPI: a zero-size type's count is zero
+	case st.Bytes%sz != 0:
 		return Undefined
 	}
 	return st.Bytes / sz

@@ -188,6 +188,9 @@ func accumulate[T any](w *Win, op string, src, result []T, target, disp int, f c
 		return w.usable(op)
 	}
 	sz := elemSize[T]()
+	if sz == 0 {
+		return w.usable(op) // elements of size zero: nothing to do
+	}
 	if w != nil && w.remote {
 		return accumulateRemote(w, op, src, result, target, disp, f)
 	}
