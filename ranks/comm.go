@@ -34,6 +34,7 @@ type Comm struct {
 	rejecting bool         // arrivals may be refused: revoked, or collDead (route)
 	holds     atomic.Int32 // operations of upper packages still running (ext.Hold)
 	ackCount  int          // how many entries of engine.failedOrder FailureAck covered
+	ackNext   int          // the prefix the next FailureAck covers at least (ext.AckNext)
 	ackShown  atomic.Int32 // ackCount, readable without the engine lock (ext.Acked)
 
 	// coll is the collectives' matching space: the same group under
@@ -272,8 +273,10 @@ func (c *Comm) live(op string) error {
 }
 
 // FailureAck acknowledges every failure of a member of c that this rank
-// has been told about. Afterwards AnySource receives on c no longer
-// report ErrProcFailedPending for those failures. It is local.
+// has been told about, and, after an ulfm.Agree that returned
+// ErrProcFailed, every member that did not contribute to it (spec
+// 15.3.1). Afterwards AnySource receives on c no longer report
+// ErrProcFailedPending for those failures. It is local.
 func (c *Comm) FailureAck() error {
 	if c == nil {
 		return newErr(ErrComm, "FailureAck", -1, "nil communicator")
@@ -284,9 +287,9 @@ func (c *Comm) FailureAck() error {
 	if err := c.usable("FailureAck"); err != nil {
 		return err
 	}
-	e.refresh()
-	c.ackCount = len(e.failedOrder)
-	c.ackShown.Store(int32(c.ackCount))
+	c.ackUpTo(max(c.ackNext, len(e.failedOrder)))
+	c.ackUpTo(len(e.failedOrder)) // what reading the log that far taught us
+	c.ackNext = 0
 	return nil
 }
 

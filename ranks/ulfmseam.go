@@ -48,16 +48,13 @@ func init() {
 		c := comm.(*Comm)
 		c.e.lock()
 		defer c.e.unlock()
-		c.e.refresh()
-		for len(c.e.failedOrder) < prefix {
-			// The log is longer than this rank has read: read it.
-			c.e.sweep(c.e.epoch.Load())
-			if len(c.e.failedOrder) < prefix {
-				c.e.t.Repair(c.e.me)
-			}
-		}
-		c.ackCount = max(c.ackCount, prefix)
-		c.ackShown.Store(int32(c.ackCount))
+		c.ackUpTo(prefix)
+	}
+	ext.AckNext = func(comm any, prefix int) {
+		c := comm.(*Comm)
+		c.e.lock()
+		defer c.e.unlock()
+		c.ackNext = max(c.ackNext, prefix)
 	}
 	ext.LogMember = func(comm any, i int) int {
 		c := comm.(*Comm)
@@ -100,4 +97,21 @@ func (c *Comm) blockUntil(op string, word *atomic.Uint32, done func() bool) erro
 	}
 	e.blockOn(done, job.OpColl, op, ProcNull, AnyTag, c.ctx, -1, word, e.t.Sleepers(c.slot))
 	return nil
+}
+
+// ackUpTo acknowledges the first prefix entries of the failure log on c,
+// reading the log that far first if this rank has not. Called under the
+// engine lock.
+func (c *Comm) ackUpTo(prefix int) {
+	e := c.e
+	e.refresh()
+	for len(e.failedOrder) < prefix {
+		// The log is longer than this rank has read: read it.
+		e.sweep(e.epoch.Load())
+		if len(e.failedOrder) < prefix {
+			e.t.Repair(e.me)
+		}
+	}
+	c.ackCount = max(c.ackCount, prefix)
+	c.ackShown.Store(int32(c.ackCount))
 }

@@ -23,8 +23,7 @@ import (
 //	                         1 being written by member writer, 2 decided)
 //	  +8   round     uint64  the round the body below is for
 //	  +16  value     uint64  the AND of the contributors' flags
-//	  +24  flags     uint32  decErr: a non-contributor's failure was not
-//	                         acknowledged by every contributor; decNoSlot;
+//	  +24  flags     uint32  decNoSlot: no context slot was free;
 //	                         decExcluded: the bitmap below is set (else
 //	                         nobody is excluded and it is not read)
 //	  +28  slot      uint32  Shrink: the new communicator's context slot
@@ -107,7 +106,6 @@ const (
 	phaseWriting = 1
 	phaseDecided = 2
 
-	decErr      = 1
 	decNoSlot   = 2
 	decExcluded = 4 // the bitmap has members: read it (else it may hold an older round's bits)
 )
@@ -206,7 +204,7 @@ type outcome struct {
 // agree runs one round with this member's flag. For Shrink, the decider
 // also allocates the context slot of the communicator of the members it
 // does not exclude.
-func (st *state) agree(flag uint64, shrink bool, op string) (outcome, error) {
+func (st *state) agree(flag uint64, op string) (outcome, error) {
 	c := st.c
 	st.round++
 	round := st.round
@@ -221,13 +219,13 @@ func (st *state) agree(flag uint64, shrink bool, op string) (outcome, error) {
 	// failure wakes everyone through the failure epoch.
 	testStage("contributed")
 	dec := st.decision(round)
-	err := ext.Block(c, op, &dec.decided, func() bool { return st.step(round, dec, shrink) })
+	err := ext.Block(c, op, &dec.decided, func() bool { return st.step(round, dec) })
 	if err != nil {
 		return outcome{}, err
 	}
 	out := outcome{value: dec.value.Load(), slot: dec.slot.Load(), gen: dec.gen.Load()}
 	f := dec.flags.Load()
-	out.err, out.noSlot = f&decErr != 0, f&decNoSlot != 0
+	out.noSlot = f&decNoSlot != 0
 	if f&decExcluded != 0 {
 		ex := st.excluded(round)
 		for m := range st.size {
@@ -349,7 +347,7 @@ func (st *state) roundComplete() bool {
 
 // step is the wait predicate of a round: it reports whether the round is
 // decided, deciding it if this member can.
-func (st *state) step(round uint64, dec *decision, shrink bool) bool {
+func (st *state) step(round uint64, dec *decision) bool {
 	s := dec.state.Load()
 	if s>>32 == round && s&3 == phaseDecided {
 		return true
@@ -382,7 +380,7 @@ func (st *state) step(round uint64, dec *decision, shrink bool) bool {
 		return false // someone else took it: wait for it
 	}
 	testStage("writing")
-	st.write(round, dec, shrink)
+	st.write(round, dec)
 	testStage("written")
 	dec.state.Store(mine | phaseDecided)
 	dec.decided.Store(uint32(round))
@@ -390,72 +388,53 @@ func (st *state) step(round uint64, dec *decision, shrink bool) bool {
 	return true
 }
 
-// write computes and writes the decision of round (see the comment at the
-// top: any writer computes the same).
-func (st *state) write(round uint64, dec *decision, shrink bool) {
+// write computes and writes Shrink's decision of round (see the comment
+// at the top: any writer computes the same): the members it excludes and
+// the new communicator's context slot. Shrink raises no error, so the
+// decision has none (Agree's error is computed by every member alone, in
+// agreeLocal).
+func (st *state) write(round uint64, dec *decision) {
 	c := st.c
 	value := ^uint64(0)
-	minAcked, maxKnown := uint32(1<<32-1), uint32(0)
+	maxKnown := uint32(0)
 	excluded := make([]bool, st.size)
-	var noncontrib []int
 	for q := range st.size {
 		ct := st.contribution(q, round)
 		if ct.round.Load() == round {
 			value &= ct.flag.Load()
-			minAcked = min(minAcked, ct.acked.Load())
 			maxKnown = max(maxKnown, ct.known.Load())
 			continue
 		}
 		excluded[q] = true
-		if ext.MemberState(c, q) == ext.Failed {
-			noncontrib = append(noncontrib, q)
-		}
 	}
-	// The error: a member that has failed (before or during the round,
-	// contributor or not) whose failure some contributor had not
-	// acknowledged. Acknowledged sets are prefixes of the failure log, so
-	// that is a failed member at or past the shortest prefix.
+	// Every failure any contributor knew of is excluded too (Shrink's
+	// rule), contributor or not.
 	var flags uint32
-	for q := range st.size {
-		if ext.MemberState(c, q) == ext.Failed {
-			if i := ext.MemberLogIndex(c, q); i >= 0 && uint32(i) >= minAcked {
-				flags |= decErr
-			}
+	for i := range int(maxKnown) {
+		if m := ext.LogMember(c, i); m >= 0 {
+			excluded[m] = true
 		}
 	}
-	if shrink {
-		flags = 0
-		for i := range int(maxKnown) {
-			if m := ext.LogMember(c, i); m >= 0 {
-				excluded[m] = true
-			}
-		}
-		if dec.round.Load() != round || dec.gen.Load() == 0 {
-			// Not taken over from a writer that died after allocating:
-			// allocate, and record the slot at once (round first), so
-			// that a writer taking over from this one reuses it. A
-			// writer that dies between the allocation and the record
-			// (a few instructions) leaks that slot: a double fault left
-			// alone.
-			dec.gen.Store(0)
-			dec.round.Store(round)
-			var members []int
-			for m := range st.size {
-				if !excluded[m] {
-					members = append(members, m)
-				}
-			}
-			if slot, gen, ok := ext.Alloc(c, members); ok {
-				dec.slot.Store(slot)
-				dec.gen.Store(gen)
-			} else {
-				flags |= decNoSlot
-			}
-		}
-	} else {
-		dec.round.Store(round)
-		dec.slot.Store(0)
+	if dec.round.Load() != round || dec.gen.Load() == 0 {
+		// Not taken over from a writer that died after allocating:
+		// allocate, and record the slot at once (round first), so that
+		// a writer taking over from this one reuses it. A writer that
+		// dies between the allocation and the record (a few
+		// instructions) leaks that slot: a double fault left alone.
 		dec.gen.Store(0)
+		dec.round.Store(round)
+		var members []int
+		for m := range st.size {
+			if !excluded[m] {
+				members = append(members, m)
+			}
+		}
+		if slot, gen, ok := ext.Alloc(c, members); ok {
+			dec.slot.Store(slot)
+			dec.gen.Store(gen)
+		} else {
+			flags |= decNoSlot
+		}
 	}
 	if slices.Contains(excluded, true) {
 		// Written only when it has members, so that the common decision
@@ -480,10 +459,11 @@ func (st *state) write(round uint64, dec *decision, shrink bool) {
 // communicator and never returns ErrRevoked. Every survivor gets the same
 // value and the same error: ErrProcFailed exactly when a member failed
 // without contributing and not every contributor had acknowledged that
-// failure. After an Agree that returned ErrProcFailed, every failure of a
-// member that did not contribute is acknowledged here (FailureAck's
-// prefix is extended to cover them). A member that contributed and then
-// failed raises no error (the spec: "fails before contributing").
+// failure. A member that contributed and then failed raises no error
+// (the spec: "fails before contributing"). Agree acknowledges nothing
+// itself (spec 15.3.1): after one that returned ErrProcFailed, the next
+// c.FailureAck acknowledges the failure of every member that did not
+// contribute, even one this rank had not yet been told of.
 func Agree(c *ranks.Comm, flag int) (int, error) {
 	st, err := stateOf(c, "Agree")
 	if err != nil {
@@ -508,7 +488,7 @@ func (st *state) agreeValue(flag int) (int, error) {
 			prefix = max(prefix, i+1)
 		}
 	}
-	ext.AckUpTo(c, prefix)
+	ext.AckNext(c, prefix)
 	return v, &ranks.Error{Class: ranks.ErrProcFailed, Op: "Agree", Rank: -1, Failed: out.excluded,
 		Detail: "a member failed without contributing, unacknowledged"}
 }

@@ -47,7 +47,7 @@ func Shrink(c *ranks.Comm) (*ranks.Comm, error) {
 
 func (st *state) shrink() (*ranks.Comm, error) {
 	c := st.c
-	out, err := st.agree(0, true, "Shrink")
+	out, err := st.agree(0, "Shrink")
 	if err != nil {
 		return nil, err
 	}

@@ -162,6 +162,9 @@ var (
 	Known   func(comm any) int
 	Acked   func(comm any) int
 	AckUpTo func(comm any, prefix int)
+	// AckNext makes comm's next FailureAck acknowledge at least the
+	// failure-log prefix given (after an Agree that raised the error).
+	AckNext func(comm any, prefix int)
 	// LogMember is the member of comm at failure-log position i, or -1
 	// if that failure is not a member's.
 	LogMember func(comm any, i int) int
