@@ -154,14 +154,6 @@ func (st *state) absorb(op string, from, to func(r int) bool) error {
 
 func all(int) bool { return true }
 
-// waitAll waits for rs; the error is the collective's (see fail).
-func (st *state) waitAll(rs []*ranks.Request, op string) error {
-	if err := ranks.WaitAll(rs, nil); err != nil {
-		return st.fail(err, op)
-	}
-	return nil
-}
-
 // fail turns an error of a point-to-point step into the collective's: a
 // member's failure explains the others (a member that saw it first
 // returns and finalizes, so its peers see "finalized" or a truncated

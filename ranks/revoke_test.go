@@ -170,7 +170,7 @@ func TestRevokeWakesBlocked(t *testing.T) {
 	go func() { done <- WaitAll(reqs, nil) }()
 	progressUntil(t, w1, func() bool { return len(done) > 0 })
 	wantRevoked(t, <-done, "synchronous sends")
-	if w0.e.ackq != nil && len(w0.e.ackq) > 0 || len(w0.e.ackWait) > 0 {
+	if len(w0.e.ackq) > 0 || len(w0.e.ackWait) > 0 {
 		t.Errorf("acks left: queue %d, waiting %d", len(w0.e.ackq), len(w0.e.ackWait))
 	}
 }

@@ -68,7 +68,6 @@ func (r *testRing) slotWord(pos uint64) *uint64 {
 // Bytes after the body are not written: a slot keeps whatever an earlier
 // message left there, so a reader that trusts a stale length would see
 // the wrong bytes.
-const maxBody = PayloadSize - 9
 
 // recordSize says which record a message travels in: with producer ids
 // from mixedBase about one in three is short, and from doubleBase some

@@ -216,12 +216,16 @@ func TestCopyWithKilledTarget(t *testing.T) {
 				}
 				r.Check(w.Fence(0), "fence")
 				if r.Rank == 1 {
+					// Busy on every P until the SIGKILL: a target that
+					// runs keeps the copies racing with its death.
 					for range runtime.GOMAXPROCS(0) {
 						go func() {
+							//lint:ignore SA5002 spinning is the point
 							for {
 							}
 						}()
 					}
+					//lint:ignore SA5002 spinning is the point
 					for {
 					}
 				}
