@@ -23,7 +23,7 @@ const (
 	EnvFT = "SHMPI_FT"
 )
 
-// Tuning variables, read by ranks and launchers (documented in README).
+// Tuning variables, read by ranks and launchers (documented in docs/guide.md#tuning-variables).
 const (
 	// EnvSpin: "0" never spins before sleeping; otherwise the spin budget
 	// in microseconds (default 20) when ranks do not outnumber cores.

@@ -69,7 +69,8 @@ const (
 )
 
 // Default layout parameters. The eager chunk size is the cut-off between
-// the copy-through-the-segment protocol and single-copy; README.md has
+// the copy-through-the-segment protocol and single-copy; docs/performance.md
+// (#the-eager-cut-off) has
 // the measurement behind it.
 const (
 	DefaultInboxSlots = 256

@@ -59,7 +59,7 @@ type Config struct {
 	Args []string // its arguments (without the program name)
 	// Env is the ranks' environment; nil means the launcher's own. An
 	// entry SHMPI_KILL=RANK@DURATION,RANK@op=N,... injects failures (see
-	// README; shmrun --kill sets it).
+	// docs/fault-tolerance.md#injecting-failures; shmrun --kill sets it).
 	Env []string
 	Dir string // working directory; "" means the launcher's
 
