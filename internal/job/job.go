@@ -69,9 +69,8 @@ const (
 )
 
 // Default layout parameters. The eager chunk size is the cut-off between
-// the copy-through-the-segment protocol and single-copy; docs/performance.md
-// (#the-eager-cut-off) has
-// the measurement behind it.
+// the copy-through-the-segment protocol and single-copy; "The eager
+// cut-off" in docs/performance.md has the measurement behind it.
 const (
 	DefaultInboxSlots = 256
 	DefaultHSSlots    = 64
