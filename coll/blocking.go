@@ -157,3 +157,34 @@ func Exscan[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 	}
 	return ordered(c, func() error { return exscan[T](c, send, recv, op) })
 }
+
+// Alltoallw sends send[r] to member r and receives member r's block for
+// this member into recv[r] (MPI_Alltoallw): blocks of any size, each
+// pair of members agreeing on theirs (a block of another size than its
+// receive buffer is ErrCount). Types differ per peer in MPI; here
+// blocks are bytes (ranks' element views, or a packed datatype).
+func Alltoallw(c *ranks.Comm, send, recv [][]byte) error {
+	if idle(c) {
+		return alltoallw(c, send, recv)
+	}
+	return ordered(c, func() error { return alltoallw(c, send, recv) })
+}
+
+// ReduceLocal combines in into inout with op, locally (MPI_Reduce_local):
+// inout[i] = in[i] op inout[i], in that order, so an op need not commute.
+func ReduceLocal[T any](in, inout []T, op Op[T]) error {
+	const name = "ReduceLocal"
+	if _, err := ranks.ElemSize[T](); err != nil {
+		return relabel(err, name)
+	}
+	switch {
+	case op == nil:
+		return errf(ranks.ErrArg, name, "nil op")
+	case len(in) != len(inout):
+		return errf(ranks.ErrBuffer, name, "in and inout differ in length")
+	}
+	acc := append([]T(nil), in...)
+	op(acc, inout)
+	copy(inout, acc)
+	return nil
+}

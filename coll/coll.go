@@ -881,6 +881,25 @@ func alltoallvSteps[T any](st *state, send []T, scounts, sdispls []int, recv []T
 		func(r int) []T { return send[sdispls[r] : sdispls[r]+scounts[r]] }, name))
 }
 
+func alltoallw(c *ranks.Comm, send, recv [][]byte) error {
+	const name = "Alltoallw"
+	st, _, err := start[byte](c, name, noRoot)
+	if err != nil {
+		return err
+	}
+	if len(send) < st.size || len(recv) < st.size {
+		bad := st.argErr(errf(ranks.ErrCount, name, "fewer send or receive blocks than members"))
+		return st.conclude(name, bad, st.absorb(name, all, all))
+	}
+	me := st.rank
+	if len(send[me]) != len(recv[me]) {
+		bad := st.argErr(errf(ranks.ErrCount, name, "this rank's send and receive blocks to itself differ"))
+		return st.conclude(name, bad, st.absorb(name, all, all))
+	}
+	copy(recv[me], send[me])
+	return st.conclude(name, nil, exchange(st, func(r int) []byte { return recv[r] }, func(r int) []byte { return send[r] }, name))
+}
+
 func reduceScatterBlock[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 	const name = "ReduceScatterBlock"
 	st, _, err := start[T](c, name, noRoot)

@@ -10,21 +10,27 @@ import (
 
 // Nonblocking collectives. Each returns a *ranks.Request at once; Wait,
 // Test and the many-request forms of package ranks complete it. They run,
-// in the order this rank started them, on a goroutine of the
-// communicator (one at a time, so that every member runs the
-// communicator's collectives in the same order, as MPI requires), which
-// drives the same progress engine as point-to-point while the caller
-// computes. A blocking collective started meanwhile runs after them.
-// Buffers must not be touched until the request completes. A failure is
-// reported at completion, never when the operation starts (DESIGN.md
-// rule 2).
+// in the order this rank started them, one at a time (so that every
+// member runs the communicator's collectives in the same order, as MPI
+// requires), on whichever goroutine gets to them first: the goroutine
+// that waits for one (Wait and WaitAll run the queue up to it, with no
+// hand-over), or a goroutine of the communicator, started with the first
+// queued collective, which drives them while the caller computes or
+// waits for something else (MPI's progress rule: a nonblocking
+// collective progresses while its rank is blocked in another call). A
+// blocking collective started meanwhile runs after them. Buffers must not
+// be touched until the request completes. A failure is reported at
+// completion, never when the operation starts (DESIGN.md rule 2).
 
 // queue is a communicator's nonblocking collectives not yet finished.
 type queue struct {
 	mu      sync.Mutex
 	jobs    []func()
-	running bool
-	busy    atomic.Bool // jobs queued or running: blocking calls go through the queue
+	enq     uint64        // jobs queued so far: a job's number
+	spawned bool          // a drain goroutine exists
+	busy    atomic.Bool   // jobs queued or running: blocking calls go through the queue
+	ran     atomic.Uint64 // jobs finished so far
+	run     sync.Mutex    // held by the goroutine running jobs
 }
 
 func stateOf(c *ranks.Comm) *state {
@@ -48,46 +54,83 @@ func ordered(c *ranks.Comm, f func() error) error {
 		return freedErr("collective")
 	}
 	done := make(chan error, 1)
-	st.enqueue(func() { done <- f() })
+	st.help(st.enqueue(func() { done <- f() }))
 	return <-done
 }
 
-// enqueue adds job to the queue, starting its goroutine if needed. The
-// communicator is held until the job ends (ext.Hold): a Free meanwhile
-// does not take its resources from under it.
-func (st *state) enqueue(job func()) {
+// enqueue adds job to the queue, starting a drain goroutine if none
+// exists, and returns the job's number. The communicator is held until
+// the job ends (ext.Hold): a Free meanwhile does not take its resources
+// from under it.
+func (st *state) enqueue(job func()) uint64 {
 	q := &st.q
 	ext.Hold(st.c)
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	n := q.enq
+	q.enq++
 	q.jobs = append(q.jobs, job)
 	q.busy.Store(true)
-	if !q.running {
-		q.running = true
+	if !q.spawned {
+		q.spawned = true
 		go st.drain()
 	}
+	return n
 }
 
 // drain runs the queued jobs in order until none is left.
 func (st *state) drain() {
 	q := &st.q
 	for {
-		q.mu.Lock()
-		if len(q.jobs) == 0 {
-			q.running = false
-			q.busy.Store(false)
-			q.mu.Unlock()
+		q.run.Lock()
+		ok := st.runOne(true)
+		q.run.Unlock()
+		if !ok {
 			return
 		}
-		job := q.jobs[0]
-		q.jobs[0] = nil
-		q.jobs = q.jobs[1:]
-		q.mu.Unlock()
-		st.admitted.Store(true)
-		job()
-		st.admitted.Store(false)
-		ext.Unhold(st.c)
 	}
+}
+
+// help runs the queued jobs up to job n on this goroutine, unless
+// another goroutine is running them (the caller then waits for its
+// request as usual).
+func (st *state) help(n uint64) {
+	q := &st.q
+	for q.ran.Load() <= n {
+		if !q.run.TryLock() {
+			return
+		}
+		ok := st.runOne(false)
+		q.run.Unlock()
+		if !ok {
+			return
+		}
+	}
+}
+
+// runOne runs the next queued job, with q.run held; it reports false if
+// there was none (a drain goroutine then ends).
+func (st *state) runOne(drainer bool) bool {
+	q := &st.q
+	q.mu.Lock()
+	if len(q.jobs) == 0 {
+		q.busy.Store(false)
+		if drainer {
+			q.spawned = false
+		}
+		q.mu.Unlock()
+		return false
+	}
+	job := q.jobs[0]
+	q.jobs[0] = nil
+	q.jobs = q.jobs[1:]
+	q.mu.Unlock()
+	st.admitted.Store(true)
+	job()
+	st.admitted.Store(false)
+	q.ran.Add(1)
+	ext.Unhold(st.c)
+	return true
 }
 
 // post queues f as the nonblocking collective op on c.
@@ -100,7 +143,8 @@ func post(c *ranks.Comm, op string, f func() error) (*ranks.Request, error) {
 		return nil, freedErr(op)
 	}
 	req, complete := ext.NewRequest(c, op)
-	st.enqueue(func() { complete(relabel(f(), op)) })
+	n := st.enqueue(func() { complete(relabel(f(), op)) })
+	ext.SetHelp(req, func() { st.help(n) })
 	return req.(*ranks.Request), nil
 }
 
@@ -142,4 +186,49 @@ func Iallgather[T any](c *ranks.Comm, send, recv []T) (*ranks.Request, error) {
 // Ialltoall is the nonblocking Alltoall.
 func Ialltoall[T any](c *ranks.Comm, send, recv []T) (*ranks.Request, error) {
 	return post(c, "Ialltoall", func() error { return alltoall(c, send, recv) })
+}
+
+// Igatherv is the nonblocking Gatherv.
+func Igatherv[T any](c *ranks.Comm, send, recv []T, counts, displs []int, root int) (*ranks.Request, error) {
+	return post(c, "Igatherv", func() error { return gatherv(c, send, recv, counts, displs, root) })
+}
+
+// Iscatterv is the nonblocking Scatterv.
+func Iscatterv[T any](c *ranks.Comm, send []T, counts, displs []int, recv []T, root int) (*ranks.Request, error) {
+	return post(c, "Iscatterv", func() error { return scatterv(c, send, counts, displs, recv, root) })
+}
+
+// Iallgatherv is the nonblocking Allgatherv.
+func Iallgatherv[T any](c *ranks.Comm, send, recv []T, counts, displs []int) (*ranks.Request, error) {
+	return post(c, "Iallgatherv", func() error { return allgatherv(c, send, recv, counts, displs) })
+}
+
+// Ialltoallv is the nonblocking Alltoallv.
+func Ialltoallv[T any](c *ranks.Comm, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) (*ranks.Request, error) {
+	return post(c, "Ialltoallv", func() error { return alltoallv(c, send, scounts, sdispls, recv, rcounts, rdispls) })
+}
+
+// Ialltoallw is the nonblocking Alltoallw.
+func Ialltoallw(c *ranks.Comm, send, recv [][]byte) (*ranks.Request, error) {
+	return post(c, "Ialltoallw", func() error { return alltoallw(c, send, recv) })
+}
+
+// IreduceScatter is the nonblocking ReduceScatter.
+func IreduceScatter[T any](c *ranks.Comm, send, recv []T, counts []int, op Op[T]) (*ranks.Request, error) {
+	return post(c, "IreduceScatter", func() error { return reduceScatter(c, send, recv, counts, op) })
+}
+
+// IreduceScatterBlock is the nonblocking ReduceScatterBlock.
+func IreduceScatterBlock[T any](c *ranks.Comm, send, recv []T, op Op[T]) (*ranks.Request, error) {
+	return post(c, "IreduceScatterBlock", func() error { return reduceScatterBlock(c, send, recv, op) })
+}
+
+// Iscan is the nonblocking Scan.
+func Iscan[T any](c *ranks.Comm, send, recv []T, op Op[T]) (*ranks.Request, error) {
+	return post(c, "Iscan", func() error { return scan(c, send, recv, op) })
+}
+
+// Iexscan is the nonblocking Exscan.
+func Iexscan[T any](c *ranks.Comm, send, recv []T, op Op[T]) (*ranks.Request, error) {
+	return post(c, "Iexscan", func() error { return exscan(c, send, recv, op) })
 }

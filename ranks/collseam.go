@@ -57,6 +57,15 @@ func init() {
 		}
 	}
 	ext.NewRequest = func(comm any, op string) (any, func(error)) { return comm.(*Comm).genRequest(op) }
+	ext.SetHelp = func(req any, help func()) {
+		h := req.(*Request)
+		h.r.e.lock()
+		h.r.help = help
+		h.r.e.unlock()
+	}
+	ext.NewPersistent = func(comm any, op string, start func(complete func(error))) any {
+		return comm.(*Comm).persistentRequest(op, start)
+	}
 	ext.SleepTimeouts = func(comm any) uint64 { return comm.(*Comm).e.sleepTimeouts.Load() }
 	ext.Hold = func(comm any) { comm.(*Comm).holds.Add(1) }
 	ext.Unhold = func(comm any) {
@@ -163,4 +172,23 @@ func (c *Comm) genRequest(op string) (*Request, func(error)) {
 		e.complete(r, err)
 		e.unlock()
 	}
+}
+
+// persistentRequest makes an inactive persistent request whose Start
+// calls start, which must arrange for complete to be called, from any
+// goroutine, with the operation's error (a persistent collective).
+func (c *Comm) persistentRequest(op string, start func(complete func(error))) *Request {
+	e := c.e
+	e.lock()
+	defer e.unlock()
+	r, h := e.newRequest()
+	c.newOp(r, false, false, nil, 0, 1, ProcNull, AnyTag, op)
+	r.persistent = true
+	complete := func(err error) {
+		e.lock()
+		e.complete(r, err)
+		e.unlock()
+	}
+	r.startFn = func() { start(complete) }
+	return h
 }

@@ -88,6 +88,15 @@ type request struct {
 	frag   bool // sent or received in fragments (fallback.go)
 	ackMsg bool // a synchronous send waiting for a kAck message; gen is its id
 	lost   bool // a rendezvous receive whose sender's memory is gone (rndvLost)
+
+	// startFn starts a persistent operation of an upper package (a
+	// persistent collective, ext.NewPersistent): Start calls it, and the
+	// operation completes the request itself.
+	startFn func()
+	// help, if set, runs the operation on the waiting goroutine (a
+	// collective queued on its communicator, ext.SetHelp); Wait and
+	// WaitAll call it, without the engine lock, before they wait.
+	help func()
 }
 
 func (r *request) reset() {
@@ -165,7 +174,7 @@ func (e *engine) recycle(r *request) {
 	if len(e.nbFree) >= 256 {
 		return // enough kept
 	}
-	r.buf, r.c, r.st.Err = nil, nil, nil
+	r.buf, r.c, r.st.Err, r.startFn, r.help = nil, nil, nil, nil, nil
 	e.nbFree = append(e.nbFree, r)
 }
 
@@ -296,6 +305,11 @@ func (h *Request) Wait() (Status, error) {
 	if r.inactive() {
 		return emptyStatus, nil
 	}
+	if help := r.help; help != nil && !r.done {
+		e.unlock()
+		help()
+		e.relock()
+	}
 	pend := false
 	e.block(func() bool {
 		if h.done() {
@@ -308,6 +322,20 @@ func (h *Request) Wait() (Status, error) {
 		return Status{}, e.pendingErr(r, "Wait")
 	}
 	return h.finish("Wait")
+}
+
+// helpAll runs the help of every pending request of rs in turn, without
+// the engine lock (held on entry and return).
+func (e *engine) helpAll(rs []*Request) {
+	for _, h := range rs {
+		if h == nil || h.stale() || h.r.done || h.r.help == nil {
+			continue
+		}
+		help := h.r.help
+		e.unlock()
+		help()
+		e.relock()
+	}
 }
 
 // Test reports whether the request has completed, making progress once,
@@ -376,6 +404,10 @@ func (h *Request) Start() error {
 	}
 	r.reset()
 	r.active = true
+	if r.startFn != nil {
+		r.startFn()
+		return nil
+	}
 	e.start(r)
 	return nil
 }
@@ -470,6 +502,7 @@ func WaitAll(rs []*Request, statuses []Status) error {
 	if err := checkAll(rs, "WaitAll"); err != nil {
 		return err
 	}
+	e.helpAll(rs)
 	e.block(func() bool {
 		for _, h := range rs {
 			if !idle(h) && !h.done() && !e.pendingFailure(h.r) {

@@ -119,6 +119,16 @@ var (
 	// with the operation's error: how a nonblocking collective hands its
 	// result to Wait and Test.
 	NewRequest func(comm any, op string) (req any, complete func(error))
+	// SetHelp gives a request of NewRequest or NewPersistent a function
+	// that runs its operation on the goroutine that waits for it (Wait,
+	// WaitAll), before it waits: a queued collective then runs at once,
+	// with no hand-over to another goroutine.
+	SetHelp func(req any, help func())
+	// NewPersistent makes an inactive persistent request on comm (a
+	// *ranks.Request) whose every Start calls start; start arranges for
+	// complete to be called, from any goroutine, with that run's error:
+	// how a persistent collective plugs into Start, Wait and Free.
+	NewPersistent func(comm any, op string, start func(complete func(error))) any
 	// Hold keeps comm's resources while an operation of an upper package
 	// runs on it (a nonblocking collective): a Free meanwhile releases
 	// them only after the matching Unhold. Neither blocks.
