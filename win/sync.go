@@ -24,11 +24,23 @@ const spinPolls = 2000
 // Fence completes an RMA epoch at every member: a barrier on the
 // window's communicator. It opens an access epoch to every target (and
 // an exposure epoch) that lasts until the next Fence, unless assert has
-// ModeNoSucceed; the other hints change nothing. A failed member makes it
-// return ErrProcFailed.
+// ModeNoSucceed. With ModeNoPrecede|ModeNoSucceed, which every member
+// must assert alike, it is no barrier: it ends and opens no epoch (see
+// the Mode constants). A failed member makes it return ErrProcFailed.
 func (w *Win) Fence(assert int) error {
-	if err := w.usable("Win.Fence"); err != nil {
+	const op = "Win.Fence"
+	if err := w.usable(op); err != nil {
 		return err
+	}
+	if err := w.checkAssert(op, assert); err != nil {
+		return err
+	}
+	if assert&(ModeNoPrecede|ModeNoSucceed) == ModeNoPrecede|ModeNoSucceed {
+		// No RMA call before it anywhere (else the program is wrong), so
+		// there is none to complete, and none after it for which a
+		// target must have arrived.
+		w.fenced.Store(false)
+		return nil
 	}
 	err := coll.Barrier(w.c)
 	w.fenced.Store(assert&ModeNoSucceed == 0)
@@ -264,8 +276,10 @@ func (w *Win) deadHolder(t int, l uint64) bool {
 // every later attempt return ErrProcFailed, whether or not anyone waited
 // for it. The lock is this rank's: while one goroutine holds it (or LockAll
 // does), another's Lock of t returns ErrRMASync. Lock of ProcNull does
-// nothing.
-func (w *Win) Lock(lockType, t int) error {
+// nothing. assert may be ModeNoCheck: no conflicting lock is held or
+// asked for meanwhile, and the lock is then not taken at all (see the
+// Mode constants). A member that gave the no_locks hint gets ErrRMASync.
+func (w *Win) Lock(lockType, t int, assert ...int) error {
 	const op = "Win.Lock"
 	if t == ranks.ProcNull {
 		return w.usable(op)
@@ -273,8 +287,15 @@ func (w *Win) Lock(lockType, t int) error {
 	if err := w.target(op, t); err != nil {
 		return err
 	}
+	a, err := w.modes(op, assert)
+	if err != nil {
+		return err
+	}
 	if lockType != LockExclusive && lockType != LockShared {
 		return w.errf(ranks.ErrArg, op, t, "lock type %d", lockType)
+	}
+	if w.hints.Load().noLocks {
+		return w.syncErr(op, t, "the window's no_locks hint is true at this member")
 	}
 	if w.lockAll.Load() != epochNone {
 		return w.syncErr(op, t, "LockAll's epoch is open: every target is locked already")
@@ -282,7 +303,10 @@ func (w *Win) Lock(lockType, t int) error {
 	if !w.locked[t].CompareAndSwap(0, lockBusy) {
 		return w.syncErr(op, t, "this rank holds (or is taking) the target's lock already")
 	}
-	var err error
+	if a&ModeNoCheck != 0 {
+		w.locked[t].Store(int32(lockType) | lockNoCheck)
+		return nil
+	}
 	if lockType == LockExclusive {
 		err = w.lockExclusive(op, t)
 	} else {
@@ -397,15 +421,17 @@ func (w *Win) Unlock(t int) error {
 		return w.errf(ranks.ErrRank, op, -1, "target %d of %d", t, w.size)
 	}
 	l := w.locked[t].Load()
-	if l != LockExclusive && l != LockShared || !w.locked[t].CompareAndSwap(l, lockBusy) {
-		if l == heldByLockAll {
+	kind := l &^ lockNoCheck
+	if kind != LockExclusive && kind != LockShared || !w.locked[t].CompareAndSwap(l, lockBusy) {
+		if kind == heldByLockAll {
 			return w.syncErr(op, t, "the target's lock is LockAll's: UnlockAll releases it")
 		}
 		return w.syncErr(op, t, "this rank does not hold the target's lock")
 	}
-	if l == LockExclusive {
+	switch l {
+	case LockExclusive:
 		w.releaseExclusive(t)
-	} else {
+	case LockShared:
 		w.releaseShared(t)
 	}
 	w.locked[t].Store(0)
@@ -417,21 +443,34 @@ func (w *Win) Unlock(t int) error {
 
 // LockAll takes a shared lock on every member: a passive-target epoch to
 // every target, until UnlockAll. It returns ErrRMASync if LockAll's epoch
-// is open already or this rank holds some target's lock with Lock.
-func (w *Win) LockAll() error {
+// is open already, this rank holds some target's lock with Lock, or it
+// gave the no_locks hint. assert may be ModeNoCheck: the locks are then
+// not taken (see the Mode constants).
+func (w *Win) LockAll(assert ...int) error {
 	const op = "Win.LockAll"
 	if err := w.usable(op); err != nil {
 		return err
 	}
+	a, err := w.modes(op, assert)
+	if err != nil {
+		return err
+	}
+	if w.hints.Load().noLocks {
+		return w.syncErr(op, -1, "the window's no_locks hint is true at this member")
+	}
 	if !w.lockAll.CompareAndSwap(epochNone, epochBusy) {
 		return w.syncErr(op, -1, "LockAll's epoch is open already")
+	}
+	held := heldByLockAll
+	if a&ModeNoCheck != 0 {
+		held |= lockNoCheck
 	}
 	for t := range w.size {
 		var err error
 		if !w.locked[t].CompareAndSwap(0, lockBusy) {
 			err = w.syncErr(op, t, "this rank holds the target's lock (Lock)")
 		} else {
-			if err = w.target(op, t); err == nil {
+			if err = w.target(op, t); err == nil && held == heldByLockAll {
 				err = w.lockShared(op, t)
 			}
 			if err != nil {
@@ -440,13 +479,15 @@ func (w *Win) LockAll() error {
 		}
 		if err != nil {
 			for u := range t {
-				w.releaseShared(u)
+				if held == heldByLockAll {
+					w.releaseShared(u)
+				}
 				w.locked[u].Store(0)
 			}
 			w.lockAll.Store(epochNone)
 			return err
 		}
-		w.locked[t].Store(heldByLockAll)
+		w.locked[t].Store(held)
 	}
 	w.lockAll.Store(epochOpen)
 	return nil
@@ -465,8 +506,9 @@ func (w *Win) UnlockAll() error {
 	}
 	var first error
 	for t := range w.size {
-		w.locked[t].Store(lockBusy)
-		w.releaseShared(t)
+		if w.locked[t].Swap(lockBusy) == heldByLockAll {
+			w.releaseShared(t) // not if taken with ModeNoCheck
+		}
 		w.locked[t].Store(0)
 		if first == nil && w.failed(t) {
 			first = w.procFailed(op, t, "the target has failed")
@@ -535,10 +577,14 @@ func (w *Win) Sync() error {
 }
 
 // Post starts an exposure epoch for the origins in group (ranks of the
-// window): each of them may access this rank after its Start.
-func (w *Win) Post(group []int) error {
+// window): each of them may access this rank after its Start. assert may
+// have ModeNoCheck, ModeNoStore and ModeNoPut; none saves anything here.
+func (w *Win) Post(group []int, assert ...int) error {
 	const op = "Win.Post"
 	if err := w.usable(op); err != nil {
+		return err
+	}
+	if _, err := w.modes(op, assert); err != nil {
 		return err
 	}
 	if !w.exposing.CompareAndSwap(epochNone, epochBusy) {
@@ -557,10 +603,16 @@ func (w *Win) Post(group []int) error {
 }
 
 // Start starts an access epoch to the targets in group; it waits until
-// each has posted.
-func (w *Win) Start(group []int) error {
+// each has posted. With ModeNoCheck in assert, every target has posted
+// already (the program knows by other means, and the Posts assert it
+// too), and Start does not look.
+func (w *Win) Start(group []int, assert ...int) error {
 	const op = "Win.Start"
 	if err := w.usable(op); err != nil {
+		return err
+	}
+	a, err := w.modes(op, assert)
+	if err != nil {
 		return err
 	}
 	if !w.access.CompareAndSwap(epochNone, epochBusy) {
@@ -572,9 +624,11 @@ func (w *Win) Start(group []int) error {
 	}
 	for _, t := range group {
 		want := w.started[t] + 1
-		if err := w.wait(op, t, untilPosted, want); err != nil {
-			w.access.Store(epochNone)
-			return err
+		if a&ModeNoCheck == 0 {
+			if err := w.wait(op, t, untilPosted, want); err != nil {
+				w.access.Store(epochNone)
+				return err
+			}
 		}
 		w.started[t] = want
 	}
