@@ -445,6 +445,9 @@ func TestStartNoCheck(t *testing.T) {
 				r.Check(w.Complete(), "complete")
 			}
 		}
+		// Every epoch above has ended at member 0 (its Waits) before the
+		// wrong one below begins.
+		r.Check(coll.Barrier(r.Comm), "barrier")
 		if size > 1 && me < 2 {
 			// Member 1 starts before member 0 posts: it is told after.
 			if me == 1 {
@@ -501,6 +504,60 @@ func TestAssertsDoNotAllocate(t *testing.T) {
 				r.Errorf("%s: %v allocations per call, want 0", name, n)
 			}
 			r.Check(err, name)
+		}
+		r.Check(w.Free(), "free")
+	})
+}
+
+// A target's exposure epochs with different groups, one after another
+// (odd origins, then even ones): an origin's Start waits for a Post whose
+// group has it, not for any Post of the target, and the target's Wait for
+// its own group's Completes; so each group sees what the previous one
+// put. (Start used to match the target's next Post whatever its group.)
+func TestPSCWGroupsDiffer(t *testing.T) {
+	forSizes(t, func(r *ranktest.R) {
+		me, size := r.Rank, r.Size
+		var odd, even []int
+		for o := 1; o < size; o++ {
+			if o%2 == 1 {
+				odd = append(odd, o)
+			} else {
+				even = append(even, o)
+			}
+		}
+		w := alloc(r, 8*size, 8)
+		slot := func(round, o int) int64 { return int64(1000*round + o) }
+		const rounds = 20
+		for round := range rounds {
+			if me == 0 {
+				own, _ := win.View[int64](w, 0)
+				for _, g := range [][]int{odd, even} {
+					r.Check(w.Post(g), "post")
+					r.Check(w.Wait(), "wait")
+					for _, o := range g {
+						if own[o] != slot(round, o) {
+							r.Errorf("round %d: after its group's epoch, slot %d holds %d", round, o, own[o])
+						}
+					}
+				}
+				continue
+			}
+			r.Check(w.Start([]int{0}), "start")
+			// The other group's slots: the odd group's of this round, or
+			// the even group's of the last.
+			got := make([]int64, size)
+			r.Check(win.Get(w, got, 0, 0), "get")
+			for o := 1; o < size; o++ {
+				want := slot(round, o)
+				if me%2 == 1 && o%2 == 0 {
+					want = slot(round-1, o)
+				}
+				if o%2 != me%2 && (round > 0 || me%2 == 0) && got[o] != want {
+					r.Errorf("round %d: origin %d sees slot %d = %d, want %d", round, me, o, got[o], want)
+				}
+			}
+			r.Check(win.Put(w, []int64{slot(round, me)}, 0, me), "put")
+			r.Check(w.Complete(), "complete")
 		}
 		r.Check(w.Free(), "free")
 	})

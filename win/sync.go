@@ -75,7 +75,8 @@ type waitCond struct {
 	kind waitKind
 	op   string
 	t    int
-	want uint32 // untilPosted: the post count to reach
+	want uint32 // untilPosted: the last exposure epoch of t consumed here
+	got  uint32 // untilPosted: the exposure epoch matched
 }
 
 // waiter is the state of one blocked wait: the condition, the error that
@@ -99,15 +100,21 @@ var waiters = sync.Pool{New: func() any {
 // is called with the control line of the target whose wake word may end
 // the wait.
 func (w *Win) wait(op string, t int, kind waitKind, want uint32) error {
+	_, err := w.waitFor(op, t, kind, want)
+	return err
+}
+
+// waitFor is wait that also returns the condition's got.
+func (w *Win) waitFor(op string, t int, kind waitKind, want uint32) (uint32, error) {
 	if w.isRevoked() {
-		return &ranks.Error{Class: ranks.ErrRevoked, Op: op, Rank: -1, Detail: "the window was revoked"}
+		return 0, &ranks.Error{Class: ranks.ErrRevoked, Op: op, Rank: -1, Detail: "the window was revoked"}
 	}
 	cond := waitCond{kind: kind, op: op, t: t, want: want}
 	ctl := w.control(t)
 	// The common case: no wait (an uncontended lock, a post already made).
 	wv := ctl.wake.Load() // before the check: a change after it shows here
 	if ok, err := w.check(&cond); ok || err != nil {
-		return err
+		return cond.got, err
 	}
 	if ext.Spinning(w.c) {
 		// Members spin: poll the wake word a while (every change that can
@@ -117,7 +124,7 @@ func (w *Win) wait(op string, t int, kind waitKind, want uint32) error {
 			if v := ctl.wake.Load(); v != wv {
 				wv = v
 				if ok, err := w.check(&cond); ok || err != nil {
-					return err
+					return cond.got, err
 				}
 			}
 		}
@@ -133,9 +140,10 @@ func (w *Win) wait(op string, t int, kind waitKind, want uint32) error {
 	if err == nil {
 		err = wt.err
 	}
+	got := wt.cond.got
 	*wt = waiter{done: wt.done}
 	waiters.Put(wt)
-	return err
+	return got, err
 }
 
 // condDone is the predicate of a blocked wait: it records the error
@@ -192,7 +200,8 @@ func (w *Win) check(c *waitCond) (bool, error) {
 		}
 		return w.noHolders(t), nil
 	case untilPosted:
-		if int32(ctl.post.Load()-c.want) >= 0 {
+		if g, ok := w.postedTo(t, c.want); ok {
+			c.got = g
 			return true, nil
 		}
 		if w.failed(t) {
@@ -596,7 +605,18 @@ func (w *Win) Post(group []int, assert ...int) error {
 	}
 	w.exposure = append(w.exposure[:0], group...)
 	w.expected += uint32(len(group))
-	w.control(w.rank).post.Add(1)
+	// The new group, under the post sequence lock (postedTo): the last
+	// group's origins have all completed (our Wait), and the others only
+	// read it.
+	ctl, gw := w.control(w.rank), w.groupWords(w.rank)
+	ctl.post.Add(1)
+	for i := range gw {
+		gw[i].Store(0)
+	}
+	for _, o := range group {
+		gw[o/64].Or(1 << (o % 64))
+	}
+	ctl.post.Add(1)
 	w.wake(w.rank)
 	w.exposing.Store(epochOpen)
 	return nil
@@ -623,14 +643,16 @@ func (w *Win) Start(group []int, assert ...int) error {
 		return err
 	}
 	for _, t := range group {
-		want := w.started[t] + 1
-		if a&ModeNoCheck == 0 {
-			if err := w.wait(op, t, untilPosted, want); err != nil {
-				w.access.Store(epochNone)
-				return err
-			}
+		var g uint32
+		if a&ModeNoCheck != 0 {
+			// t's post for us is its last: it cannot post again before
+			// our Complete.
+			g = w.control(t).post.Load() / 2
+		} else if g, err = w.waitFor(op, t, untilPosted, w.started[t]); err != nil {
+			w.access.Store(epochNone)
+			return err
 		}
-		w.started[t] = want
+		w.started[t] = g
 	}
 	w.accessTo = append(w.accessTo[:0], group...)
 	for _, t := range group {
@@ -693,6 +715,23 @@ func (w *Win) Test() (bool, error) {
 		w.exposing.Store(epochOpen)
 	}
 	return ok, err
+}
+
+// postedTo reports whether target t's last exposure epoch is later than
+// last (the last this rank started) and has this rank in its group, and
+// returns it. A later epoch of t that has this rank cannot come before this
+// rank's Complete ends this one, so one that has this rank is never
+// missed, and checking the last one is enough. The group is read under
+// t's post sequence lock: post is odd while t's Post rewrites the group
+// bitmap, and twice the epochs posted otherwise.
+func (w *Win) postedTo(t int, last uint32) (uint32, bool) {
+	ctl := w.control(t)
+	seq := ctl.post.Load()
+	if seq&1 != 0 || int32(seq/2-last) <= 0 {
+		return 0, false
+	}
+	in := w.groupWords(t)[w.rank/64].Load()&(1<<(w.rank%64)) != 0
+	return seq / 2, in && ctl.post.Load() == seq
 }
 
 func (w *Win) exposureDone(op string, ctl *control) (bool, error) {

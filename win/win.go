@@ -23,7 +23,9 @@ import (
 //	                        bits 0-23 the exclusive holder's rank + 1
 //	  +8   wake     uint32  bumped at every unlock and complete: lock and
 //	                        PSCW waiters sleep on it
-//	  +12  post     uint32  exposure epochs this target posted
+//	  +12  post     uint32  the sequence lock of the target's exposure
+//	                        group: twice the exposure epochs it posted,
+//	                        odd while Post rewrites the group
 //	  +16  complete uint32  access epochs completed towards this target
 //	  +20  waiters  uint32  waits about to sleep or asleep on wake: only
 //	                        then does a change make a wake call
@@ -32,8 +34,11 @@ import (
 //	                        window over user memory; elements of other
 //	                        sizes than 1, 2, 4, 8 in shared memory):
 //	                        holder's rank + 1, bit 31 poisoned
-//	shared holders of target t (at 64 + size*64 + t*bitmapBytes): a bit
-//	  per member holding t's lock shared
+//	shared holders of target t (at 64 + size*64 + t*bitmapBytes, where
+//	  bitmapBytes is 8 per 64 members): a bit per member holding t's
+//	  lock shared
+//	exposure group of target t (at 64 + size*64 + (size+t)*bitmapBytes):
+//	  a bit per origin of t's last Post
 //	region table of member t (windows over user memory: 64 bytes at
 //	  regions + t*64, regionTable in create.go)
 //	data: member r's part starts at base + off[r]. Parts are contiguous,
@@ -145,7 +150,8 @@ type Win struct {
 	hdr      *header
 	ctl      unsafe.Pointer
 	holders  unsafe.Pointer
-	words    int // uint64 words of a holders bitmap
+	groups   unsafe.Pointer // exposure groups
+	words    int            // uint64 words of a holders or group bitmap
 
 	// Windows over user memory (create.go): the parts live in each
 	// member's own memory and peers reach them with process_vm_readv/writev.
@@ -168,7 +174,7 @@ type Win struct {
 
 	// Owned by the call that claimed access (Start, Complete) or exposing
 	// (Post, Wait, Test).
-	started   []uint32 // per target: its posts our Starts have consumed
+	started   []uint32 // per target: the last of its exposure epochs our Starts consumed
 	accessTo  []int    // targets of the current access epoch (Start)
 	exposure  []int    // origins of the current exposure epoch (Post)
 	expected  uint32   // completes that end our exposure epochs so far
@@ -246,7 +252,7 @@ func build(c *ranks.Comm, op string, n, dispUnit int, remote bool, h *hints, uni
 		seenStart: make([]bool, size), seenPost: make([]bool, size)}
 	w.hints.Store(h)
 	w.words = (size + 63) / 64
-	ctlBytes := 64 + size*64 + size*w.words*8
+	ctlBytes := 64 + size*64 + 2*size*w.words*8
 	regions0 := ctlBytes
 	if remote {
 		w.remote = true
@@ -349,6 +355,7 @@ func build(c *ranks.Comm, op string, n, dispUnit int, remote bool, h *hints, uni
 	w.hdr = (*header)(base)
 	w.ctl = unsafe.Add(base, 64)
 	w.holders = unsafe.Add(base, 64+size*64)
+	w.groups = unsafe.Add(w.holders, size*w.words*8)
 	if remote {
 		w.regions = unsafe.Add(base, regions0)
 		w.lists = make([]atomic.Pointer[regionList], size)
@@ -417,6 +424,10 @@ func (w *Win) control(t int) *control { return (*control)(unsafe.Add(w.ctl, t*64
 
 func (w *Win) holderWords(t int) []atomic.Uint64 {
 	return unsafe.Slice((*atomic.Uint64)(unsafe.Add(w.holders, t*w.words*8)), w.words)
+}
+
+func (w *Win) groupWords(t int) []atomic.Uint64 {
+	return unsafe.Slice((*atomic.Uint64)(unsafe.Add(w.groups, t*w.words*8)), w.words)
 }
 
 // Comm returns the window's communicator (a duplicate of the one it was
