@@ -8,22 +8,22 @@ import (
 	"github.com/shmpi/shmpi/ranks"
 )
 
-// Hints (MPI's info keys for windows). A window's creation takes them as
-// Options; Win.Info reads back the ones in effect and Win.SetInfo changes
+// Info is a set of hints: MPI's info keys for windows, with values. A
+// window's creation takes them as Options; Win.Info reads back the ones in effect and Win.SetInfo changes
 // those that can change after creation. Keys this package does not know
 // are ignored and not read back, as MPI allows; a known key with a value
 // it does not accept is ErrArg.
 //
-//	key                     values (default first)         here
-//	no_locks                false, true                     true: this member's Lock and LockAll return ErrRMASync
-//	accumulate_ordering     rar,raw,war,waw; a subset; none  accepted; accumulates always complete in order here
-//	accumulate_ops          same_op_no_op, same_op          accepted; every accumulate is as fast whatever the ops
-//	same_size               false, true                     with same_disp_unit (at every member): no allgather at creation
-//	same_disp_unit          false, true                     (Create: alone; CreateDynamic never gathers)
-//	alloc_shared_noncontig  false, true                     every member true: each part on pages of its own (NonContiguous)
+//	key                     values (default first)           effect here
+//	no_locks                false, true                      true: this member's Lock and LockAll return ErrRMASync
+//	accumulate_ordering     rar,raw,war,waw; a subset; none  accepted: accumulates always complete in order here
+//	accumulate_ops          same_op_no_op, same_op           accepted: accumulates are as fast whatever the ops
+//	same_size               false, true                      with same_disp_unit: no allgather of sizes at creation
+//	same_disp_unit          false, true                      (alone for Create; CreateDynamic never gathers them)
+//	alloc_shared_noncontig  false, true                      true at every member: each part on pages of its own
 //
 // Why some save nothing: the lock state of a target is one word and a
-// bitmap in the window's control page, zero until used, and no RMA call
+// bitmap in the window's control area, zero until used, and no RMA call
 // looks at it, so there is no lock work for no_locks to skip; an
 // accumulate completes before it returns, so reordering them (a weaker
 // accumulate_ordering) gains nothing; and every accumulate on an element
@@ -32,12 +32,17 @@ import (
 // nothing extra either.
 //
 // same_size and same_disp_unit promise that every member passes the same
-// size (displacement unit) and the same hint; Win.Info values and
-// layouts then come from member 0, and a member whose size or unit
-// differs makes the creation fail at every member (ErrArg) rather than
-// go unnoticed.
-
-// Info is a set of hints: keys and values, as MPI_Info holds them.
+// size (displacement unit) and the same hint, as MPI says. Member 0 then
+// sends its size and unit with the window memory's descriptor (a
+// broadcast the creation makes anyway) instead of every member gathering
+// everyone's; a member whose own differ makes the creation fail at every
+// member (ErrArg, in the agreement the creation also makes anyway)
+// rather than go unnoticed. Members that give them when others do not are
+// the program's error, as MPI says: the members then make different
+// collective calls.
+//
+// A bad value is refused before any communication: when every member
+// passes it, as usually, every member gets ErrArg and none waits.
 type Info map[string]string
 
 // Option is a hint given to a window's creation: an Info or a Flag.

@@ -475,7 +475,7 @@ func (w *Win) LockAll(assert ...int) error {
 		held |= lockNoCheck
 	}
 	for t := range w.size {
-		var err error
+		err = nil
 		if !w.locked[t].CompareAndSwap(0, lockBusy) {
 			err = w.syncErr(op, t, "this rank holds the target's lock (Lock)")
 		} else {
