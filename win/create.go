@@ -114,7 +114,8 @@ func (w *Win) table(t int) *regionTable {
 // memory: the window is shared memory, SharedQuery works, and operations
 // are loads, stores and hardware atomics. Otherwise peers reach it with
 // single-copy process_vm_readv/writev, and SharedQuery is not available.
-func Create(c *ranks.Comm, buf []byte, dispUnit int) (*Win, error) {
+// opts are hints (info.go); same_disp_unit saves gathering the units.
+func Create(c *ranks.Comm, buf []byte, dispUnit int, opts ...Option) (*Win, error) {
 	const op = "Win.Create"
 	if c == nil {
 		return nil, &ranks.Error{Class: ranks.ErrComm, Op: op, Rank: -1, Detail: "nil communicator"}
@@ -122,7 +123,11 @@ func Create(c *ranks.Comm, buf []byte, dispUnit int) (*Win, error) {
 	if dispUnit <= 0 {
 		return nil, &ranks.Error{Class: ranks.ErrArg, Op: op, Rank: -1, Detail: fmt.Sprintf("displacement unit %d", dispUnit)}
 	}
-	w, err := newRemote(c, dispUnit, false)
+	h, err := parseOptions(op, opts)
+	if err != nil {
+		return nil, err
+	}
+	w, err := newRemote(c, op, dispUnit, false, h)
 	if err != nil {
 		return nil, err
 	}
@@ -209,24 +214,37 @@ func (w *Win) mapAllocMem(buf []byte) error {
 // CreateDynamic makes a window with no memory; members expose memory with
 // Attach and withdraw it with Detach. Displacements are addresses in the
 // target (ranks.Address of the target's buffer, sent to the origin).
-func CreateDynamic(c *ranks.Comm) (*Win, error) {
+// opts are hints (info.go).
+func CreateDynamic(c *ranks.Comm, opts ...Option) (*Win, error) {
+	const op = "Win.CreateDynamic"
 	if c == nil {
-		return nil, &ranks.Error{Class: ranks.ErrComm, Op: "Win.CreateDynamic", Rank: -1, Detail: "nil communicator"}
+		return nil, &ranks.Error{Class: ranks.ErrComm, Op: op, Rank: -1, Detail: "nil communicator"}
 	}
-	return newRemote(c, 1, true)
+	h, err := parseOptions(op, opts)
+	if err != nil {
+		return nil, err
+	}
+	return newRemote(c, op, 1, true, h)
 }
 
-func newRemote(c *ranks.Comm, dispUnit int, dynamic bool) (*Win, error) {
+// newRemote makes a window over user memory. Every member's part has no
+// bytes in the window's memory, so only the units can differ: not when
+// the hints say they do not, nor in a dynamic window (all 1).
+func newRemote(c *ranks.Comm, op string, dispUnit int, dynamic bool, h *hints) (*Win, error) {
 	d, err := c.Dup()
 	if err != nil {
 		return nil, err
 	}
-	w, err := build(d, 0, dispUnit, true, 0)
+	w, err := build(d, op, 0, dispUnit, true, h, dynamic || h.sameDispUnit)
 	if err != nil {
 		d.Free()
 		return nil, err
 	}
 	w.dynamic = dynamic
+	w.flavor = FlavorCreate
+	if dynamic {
+		w.flavor = FlavorDynamic
+	}
 	w.pins = map[uintptr]*runtime.Pinner{}
 	return w, nil
 }

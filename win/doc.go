@@ -17,13 +17,19 @@
 // holds it; other elements (complex128, coll.ValLoc), and everything over
 // memory reached by cross-process copies, under the target's accumulate
 // lock. The synchronizations keep their state in shared memory: a lock
-// word per target, post and complete counters; waiters sleep on a futex
-// word there, and every wait watches the failure table and the window's
-// revoke flag, so that a dead rank or a revoke ends it with an error
-// rather than a hang. RMA calls need an access epoch to their target, as
+// word per target, post counters (with the exposure group) and complete
+// counters; waiters sleep on a futex word there, and every wait watches
+// the failure table and the window's revoke flag, so that a dead rank or
+// a revoke ends it with an error rather than a hang. RMA calls need an access epoch to their target, as
 // in MPI: after a Fence, between Start and Complete, Lock and Unlock,
 // LockAll and UnlockAll; outside one they return ranks.ErrRMASync. Any
 // goroutines of a rank may use a window at once.
+//
+// Creation takes hints (Info, Flag: MPI's info keys, info.go), which
+// Win.Info reads back and Win.SetInfo changes; Fence, Lock, LockAll, Post
+// and Start take asserts (the Mode constants), which say what each saves
+// here. Win.Base, DispUnit, Flavor and Model are MPI's window attributes,
+// and SetName and Name its name.
 //
 // Memory model: MPI_WIN_UNIFIED. Loads and stores through SharedQuery
 // and the RMA calls act on the same memory; Go's atomics in every

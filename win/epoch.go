@@ -34,6 +34,10 @@ const (
 const (
 	heldByLockAll int32 = 3 // a shared lock LockAll took
 	lockBusy      int32 = 4 // a call is taking or releasing the lock
+	// lockNoCheck is or'ed into LockExclusive, LockShared or
+	// heldByLockAll when the lock was "taken" with ModeNoCheck: not in
+	// shared memory, so there is nothing to release.
+	lockNoCheck int32 = 8
 )
 
 // inEpoch reports whether an access epoch to t is open at this rank.

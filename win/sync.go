@@ -24,11 +24,23 @@ const spinPolls = 2000
 // Fence completes an RMA epoch at every member: a barrier on the
 // window's communicator. It opens an access epoch to every target (and
 // an exposure epoch) that lasts until the next Fence, unless assert has
-// ModeNoSucceed; the other hints change nothing. A failed member makes it
-// return ErrProcFailed.
+// ModeNoSucceed. With ModeNoPrecede|ModeNoSucceed, which every member
+// must assert alike, it is no barrier: it ends and opens no epoch (see
+// the Mode constants). A failed member makes it return ErrProcFailed.
 func (w *Win) Fence(assert int) error {
-	if err := w.usable("Win.Fence"); err != nil {
+	const op = "Win.Fence"
+	if err := w.usable(op); err != nil {
 		return err
+	}
+	if err := w.checkAssert(op, assert); err != nil {
+		return err
+	}
+	if assert&(ModeNoPrecede|ModeNoSucceed) == ModeNoPrecede|ModeNoSucceed {
+		// No RMA call before it anywhere (else the program is wrong), so
+		// there is none to complete, and none after it for which a
+		// target must have arrived.
+		w.fenced.Store(false)
+		return nil
 	}
 	err := coll.Barrier(w.c)
 	w.fenced.Store(assert&ModeNoSucceed == 0)
@@ -63,7 +75,8 @@ type waitCond struct {
 	kind waitKind
 	op   string
 	t    int
-	want uint32 // untilPosted: the post count to reach
+	want uint32 // untilPosted: the last exposure epoch of t consumed here
+	got  uint32 // untilPosted: the exposure epoch matched
 }
 
 // waiter is the state of one blocked wait: the condition, the error that
@@ -87,15 +100,21 @@ var waiters = sync.Pool{New: func() any {
 // is called with the control line of the target whose wake word may end
 // the wait.
 func (w *Win) wait(op string, t int, kind waitKind, want uint32) error {
+	_, err := w.waitFor(op, t, kind, want)
+	return err
+}
+
+// waitFor is wait that also returns the condition's got.
+func (w *Win) waitFor(op string, t int, kind waitKind, want uint32) (uint32, error) {
 	if w.isRevoked() {
-		return &ranks.Error{Class: ranks.ErrRevoked, Op: op, Rank: -1, Detail: "the window was revoked"}
+		return 0, &ranks.Error{Class: ranks.ErrRevoked, Op: op, Rank: -1, Detail: "the window was revoked"}
 	}
 	cond := waitCond{kind: kind, op: op, t: t, want: want}
 	ctl := w.control(t)
 	// The common case: no wait (an uncontended lock, a post already made).
 	wv := ctl.wake.Load() // before the check: a change after it shows here
 	if ok, err := w.check(&cond); ok || err != nil {
-		return err
+		return cond.got, err
 	}
 	if ext.Spinning(w.c) {
 		// Members spin: poll the wake word a while (every change that can
@@ -105,7 +124,7 @@ func (w *Win) wait(op string, t int, kind waitKind, want uint32) error {
 			if v := ctl.wake.Load(); v != wv {
 				wv = v
 				if ok, err := w.check(&cond); ok || err != nil {
-					return err
+					return cond.got, err
 				}
 			}
 		}
@@ -121,9 +140,10 @@ func (w *Win) wait(op string, t int, kind waitKind, want uint32) error {
 	if err == nil {
 		err = wt.err
 	}
+	got := wt.cond.got
 	*wt = waiter{done: wt.done}
 	waiters.Put(wt)
-	return err
+	return got, err
 }
 
 // condDone is the predicate of a blocked wait: it records the error
@@ -180,7 +200,8 @@ func (w *Win) check(c *waitCond) (bool, error) {
 		}
 		return w.noHolders(t), nil
 	case untilPosted:
-		if int32(ctl.post.Load()-c.want) >= 0 {
+		if g, ok := w.postedTo(t, c.want); ok {
+			c.got = g
 			return true, nil
 		}
 		if w.failed(t) {
@@ -264,8 +285,10 @@ func (w *Win) deadHolder(t int, l uint64) bool {
 // every later attempt return ErrProcFailed, whether or not anyone waited
 // for it. The lock is this rank's: while one goroutine holds it (or LockAll
 // does), another's Lock of t returns ErrRMASync. Lock of ProcNull does
-// nothing.
-func (w *Win) Lock(lockType, t int) error {
+// nothing. assert may be ModeNoCheck: no conflicting lock is held or
+// asked for meanwhile, and the lock is then not taken at all (see the
+// Mode constants). A member that gave the no_locks hint gets ErrRMASync.
+func (w *Win) Lock(lockType, t int, assert ...int) error {
 	const op = "Win.Lock"
 	if t == ranks.ProcNull {
 		return w.usable(op)
@@ -273,8 +296,15 @@ func (w *Win) Lock(lockType, t int) error {
 	if err := w.target(op, t); err != nil {
 		return err
 	}
+	a, err := w.modes(op, assert)
+	if err != nil {
+		return err
+	}
 	if lockType != LockExclusive && lockType != LockShared {
 		return w.errf(ranks.ErrArg, op, t, "lock type %d", lockType)
+	}
+	if w.hints.Load().noLocks {
+		return w.syncErr(op, t, "the window's no_locks hint is true at this member")
 	}
 	if w.lockAll.Load() != epochNone {
 		return w.syncErr(op, t, "LockAll's epoch is open: every target is locked already")
@@ -282,7 +312,10 @@ func (w *Win) Lock(lockType, t int) error {
 	if !w.locked[t].CompareAndSwap(0, lockBusy) {
 		return w.syncErr(op, t, "this rank holds (or is taking) the target's lock already")
 	}
-	var err error
+	if a&ModeNoCheck != 0 {
+		w.locked[t].Store(int32(lockType) | lockNoCheck)
+		return nil
+	}
 	if lockType == LockExclusive {
 		err = w.lockExclusive(op, t)
 	} else {
@@ -397,15 +430,17 @@ func (w *Win) Unlock(t int) error {
 		return w.errf(ranks.ErrRank, op, -1, "target %d of %d", t, w.size)
 	}
 	l := w.locked[t].Load()
-	if l != LockExclusive && l != LockShared || !w.locked[t].CompareAndSwap(l, lockBusy) {
-		if l == heldByLockAll {
+	kind := l &^ lockNoCheck
+	if kind != LockExclusive && kind != LockShared || !w.locked[t].CompareAndSwap(l, lockBusy) {
+		if kind == heldByLockAll {
 			return w.syncErr(op, t, "the target's lock is LockAll's: UnlockAll releases it")
 		}
 		return w.syncErr(op, t, "this rank does not hold the target's lock")
 	}
-	if l == LockExclusive {
+	switch l {
+	case LockExclusive:
 		w.releaseExclusive(t)
-	} else {
+	case LockShared:
 		w.releaseShared(t)
 	}
 	w.locked[t].Store(0)
@@ -417,21 +452,34 @@ func (w *Win) Unlock(t int) error {
 
 // LockAll takes a shared lock on every member: a passive-target epoch to
 // every target, until UnlockAll. It returns ErrRMASync if LockAll's epoch
-// is open already or this rank holds some target's lock with Lock.
-func (w *Win) LockAll() error {
+// is open already, this rank holds some target's lock with Lock, or it
+// gave the no_locks hint. assert may be ModeNoCheck: the locks are then
+// not taken (see the Mode constants).
+func (w *Win) LockAll(assert ...int) error {
 	const op = "Win.LockAll"
 	if err := w.usable(op); err != nil {
 		return err
 	}
+	a, err := w.modes(op, assert)
+	if err != nil {
+		return err
+	}
+	if w.hints.Load().noLocks {
+		return w.syncErr(op, -1, "the window's no_locks hint is true at this member")
+	}
 	if !w.lockAll.CompareAndSwap(epochNone, epochBusy) {
 		return w.syncErr(op, -1, "LockAll's epoch is open already")
 	}
+	held := heldByLockAll
+	if a&ModeNoCheck != 0 {
+		held |= lockNoCheck
+	}
 	for t := range w.size {
-		var err error
+		err = nil
 		if !w.locked[t].CompareAndSwap(0, lockBusy) {
 			err = w.syncErr(op, t, "this rank holds the target's lock (Lock)")
 		} else {
-			if err = w.target(op, t); err == nil {
+			if err = w.target(op, t); err == nil && held == heldByLockAll {
 				err = w.lockShared(op, t)
 			}
 			if err != nil {
@@ -440,13 +488,15 @@ func (w *Win) LockAll() error {
 		}
 		if err != nil {
 			for u := range t {
-				w.releaseShared(u)
+				if held == heldByLockAll {
+					w.releaseShared(u)
+				}
 				w.locked[u].Store(0)
 			}
 			w.lockAll.Store(epochNone)
 			return err
 		}
-		w.locked[t].Store(heldByLockAll)
+		w.locked[t].Store(held)
 	}
 	w.lockAll.Store(epochOpen)
 	return nil
@@ -465,8 +515,9 @@ func (w *Win) UnlockAll() error {
 	}
 	var first error
 	for t := range w.size {
-		w.locked[t].Store(lockBusy)
-		w.releaseShared(t)
+		if w.locked[t].Swap(lockBusy) == heldByLockAll {
+			w.releaseShared(t) // not if taken with ModeNoCheck
+		}
 		w.locked[t].Store(0)
 		if first == nil && w.failed(t) {
 			first = w.procFailed(op, t, "the target has failed")
@@ -535,10 +586,14 @@ func (w *Win) Sync() error {
 }
 
 // Post starts an exposure epoch for the origins in group (ranks of the
-// window): each of them may access this rank after its Start.
-func (w *Win) Post(group []int) error {
+// window): each of them may access this rank after its Start. assert may
+// have ModeNoCheck, ModeNoStore and ModeNoPut; none saves anything here.
+func (w *Win) Post(group []int, assert ...int) error {
 	const op = "Win.Post"
 	if err := w.usable(op); err != nil {
+		return err
+	}
+	if _, err := w.modes(op, assert); err != nil {
 		return err
 	}
 	if !w.exposing.CompareAndSwap(epochNone, epochBusy) {
@@ -550,17 +605,34 @@ func (w *Win) Post(group []int) error {
 	}
 	w.exposure = append(w.exposure[:0], group...)
 	w.expected += uint32(len(group))
-	w.control(w.rank).post.Add(1)
+	// The new group, under the post sequence lock (postedTo): the last
+	// group's origins have all completed (our Wait), and the others only
+	// read it.
+	ctl, gw := w.control(w.rank), w.groupWords(w.rank)
+	ctl.post.Add(1)
+	for i := range gw {
+		gw[i].Store(0)
+	}
+	for _, o := range group {
+		gw[o/64].Or(1 << (o % 64))
+	}
+	ctl.post.Add(1)
 	w.wake(w.rank)
 	w.exposing.Store(epochOpen)
 	return nil
 }
 
 // Start starts an access epoch to the targets in group; it waits until
-// each has posted.
-func (w *Win) Start(group []int) error {
+// each has posted. With ModeNoCheck in assert, every target has posted
+// already (the program knows by other means, and the Posts assert it
+// too), and Start does not look.
+func (w *Win) Start(group []int, assert ...int) error {
 	const op = "Win.Start"
 	if err := w.usable(op); err != nil {
+		return err
+	}
+	a, err := w.modes(op, assert)
+	if err != nil {
 		return err
 	}
 	if !w.access.CompareAndSwap(epochNone, epochBusy) {
@@ -571,12 +643,16 @@ func (w *Win) Start(group []int) error {
 		return err
 	}
 	for _, t := range group {
-		want := w.started[t] + 1
-		if err := w.wait(op, t, untilPosted, want); err != nil {
+		var g uint32
+		if a&ModeNoCheck != 0 {
+			// t's post for us is its last: it cannot post again before
+			// our Complete.
+			g = w.control(t).post.Load() / 2
+		} else if g, err = w.waitFor(op, t, untilPosted, w.started[t]); err != nil {
 			w.access.Store(epochNone)
 			return err
 		}
-		w.started[t] = want
+		w.started[t] = g
 	}
 	w.accessTo = append(w.accessTo[:0], group...)
 	for _, t := range group {
@@ -639,6 +715,23 @@ func (w *Win) Test() (bool, error) {
 		w.exposing.Store(epochOpen)
 	}
 	return ok, err
+}
+
+// postedTo reports whether target t's last exposure epoch is later than
+// last (the last this rank started) and has this rank in its group, and
+// returns it. A later epoch of t that has this rank cannot come before this
+// rank's Complete ends this one, so one that has this rank is never
+// missed, and checking the last one is enough. The group is read under
+// t's post sequence lock: post is odd while t's Post rewrites the group
+// bitmap, and twice the epochs posted otherwise.
+func (w *Win) postedTo(t int, last uint32) (uint32, bool) {
+	ctl := w.control(t)
+	seq := ctl.post.Load()
+	if seq&1 != 0 || int32(seq/2-last) <= 0 {
+		return 0, false
+	}
+	in := w.groupWords(t)[w.rank/64].Load()&(1<<(w.rank%64)) != 0
+	return seq / 2, in && ctl.post.Load() == seq
 }
 
 func (w *Win) exposureDone(op string, ctl *control) (bool, error) {

@@ -23,7 +23,9 @@ import (
 //	                        bits 0-23 the exclusive holder's rank + 1
 //	  +8   wake     uint32  bumped at every unlock and complete: lock and
 //	                        PSCW waiters sleep on it
-//	  +12  post     uint32  exposure epochs this target posted
+//	  +12  post     uint32  the sequence lock of the target's exposure
+//	                        group: twice the exposure epochs it posted,
+//	                        odd while Post rewrites the group
 //	  +16  complete uint32  access epochs completed towards this target
 //	  +20  waiters  uint32  waits about to sleep or asleep on wake: only
 //	                        then does a change make a wake call
@@ -32,8 +34,11 @@ import (
 //	                        window over user memory; elements of other
 //	                        sizes than 1, 2, 4, 8 in shared memory):
 //	                        holder's rank + 1, bit 31 poisoned
-//	shared holders of target t (at 64 + size*64 + t*bitmapBytes): a bit
-//	  per member holding t's lock shared
+//	shared holders of target t (at 64 + size*64 + t*bitmapBytes, where
+//	  bitmapBytes is 8 per 64 members): a bit per member holding t's
+//	  lock shared
+//	exposure group of target t (at 64 + size*64 + (size+t)*bitmapBytes):
+//	  a bit per origin of t's last Post
 //	region table of member t (windows over user memory: 64 bytes at
 //	  regions + t*64, regionTable in create.go)
 //	data: member r's part starts at base + off[r]. Parts are contiguous,
@@ -75,27 +80,55 @@ const (
 	LockShared
 )
 
-// Assert hints for Fence. A fence is always a full barrier here; of the
-// hints only ModeNoSucceed changes something: no access epoch follows it.
+// Asserts (MPI_MODE_*): an assert is a bit-or of these, given to Fence,
+// Lock, LockAll, Post and Start to say that the program's
+// synchronization is simpler than the general case; 0 is always correct.
+// A wrong assert is the program's error, as in MPI: it is not detected,
+// and may give wrong data or let a conflicting access in. Other bits are
+// refused (ErrArg); a defined bit that a call does not use (ModeNoPut on
+// Lock) is ignored. What they save here:
+//
+//   - Fence(ModeNoPrecede|ModeNoSucceed), which every member must assert
+//     alike: no RMA precedes or follows it, and it is no barrier (MPI: a
+//     fence that ends no epoch need not be one). Every other fence is a
+//     barrier, because this rank's loads and stores before it must be
+//     ordered with the other members' RMA after it.
+//   - Fence(ModeNoSucceed) ends the access epoch (RMA calls return
+//     ErrRMASync until the next Fence without it).
+//   - Lock(lockType, t, ModeNoCheck), LockAll(ModeNoCheck): the lock is
+//     not taken (nothing is written to the target's lock word or holder
+//     bits, and nothing waits): the program excludes conflicting locks by
+//     other means. Unlock and UnlockAll then release nothing.
+//   - Start(group, ModeNoCheck): the targets have posted already, so
+//     Start does not look for their posts.
+//   - ModeNoStore and ModeNoPut (Fence, Post), and ModeNoCheck on Post:
+//     nothing to save; in unified shared memory a store needs no flush,
+//     and a Post is a counter increment that never waits.
 const (
 	ModeNoStore = 1 << iota
 	ModeNoPut
 	ModeNoPrecede
 	ModeNoSucceed
 	ModeNoCheck
+
+	modeMask = ModeNoStore | ModeNoPut | ModeNoPrecede | ModeNoSucceed | ModeNoCheck
 )
 
-// Option is a property asked of a new window (MPI's info keys).
-type Option uint32
+// modes is an assert argument: the bit-or of its values, checked.
+func (w *Win) modes(op string, assert []int) (int, error) {
+	a := 0
+	for _, x := range assert {
+		a |= x
+	}
+	return a, w.checkAssert(op, a)
+}
 
-// Options.
-const (
-	// NonContiguous is alloc_shared_noncontig: AllocateShared may place
-	// each member's part where it suits the member (here: on pages of its
-	// own, so that each is first touched, and placed, by its member)
-	// rather than right after the previous member's part.
-	NonContiguous Option = 1 << iota
-)
+func (w *Win) checkAssert(op string, a int) error {
+	if a&^modeMask != 0 {
+		return w.errf(ranks.ErrArg, op, -1, "assert %#x: bits %#x are not Mode constants", a, a&^modeMask)
+	}
+	return nil
+}
 
 // Win is a window: this rank's handle on the memory of every member.
 //
@@ -117,7 +150,8 @@ type Win struct {
 	hdr      *header
 	ctl      unsafe.Pointer
 	holders  unsafe.Pointer
-	words    int // uint64 words of a holders bitmap
+	groups   unsafe.Pointer // exposure groups
+	words    int            // uint64 words of a holders or group bitmap
 
 	// Windows over user memory (create.go): the parts live in each
 	// member's own memory and peers reach them with process_vm_readv/writev.
@@ -140,12 +174,19 @@ type Win struct {
 
 	// Owned by the call that claimed access (Start, Complete) or exposing
 	// (Post, Wait, Test).
-	started   []uint32 // per target: its posts our Starts have consumed
+	started   []uint32 // per target: the last of its exposure epochs our Starts consumed
 	accessTo  []int    // targets of the current access epoch (Start)
 	exposure  []int    // origins of the current exposure epoch (Post)
 	expected  uint32   // completes that end our exposure epochs so far
 	seenStart []bool   // checkGroup's scratch for Start
 	seenPost  []bool   // and for Post
+
+	// Hints (info.go), attributes and name (attr.go).
+	flavor    Flavor
+	noncontig bool                   // the parts are on pages of their own
+	hints     atomic.Pointer[hints]  // replaced whole by SetInfo
+	infoMu    sync.Mutex             // SetInfo's read-modify-write of hints
+	name      atomic.Pointer[string] // SetName's
 
 	raceAcc atomic.Uint32 // race.go
 }
@@ -154,110 +195,140 @@ type Win struct {
 // part directly loadable and storable by every member (SharedQuery). It
 // is collective over c; n and dispUnit may differ between members. The
 // parts are contiguous in rank order (member r+1's starts right after
-// member r's) unless every member passes NonContiguous.
+// member r's) unless every member passes NonContiguous. opts are hints
+// (info.go): an Info, or Flags.
 func AllocateShared(c *ranks.Comm, n, dispUnit int, opts ...Option) (*Win, error) {
-	const op = "Win.AllocateShared"
+	return allocate(c, "Win.AllocateShared", FlavorShared, n, dispUnit, opts)
+}
+
+// Allocate is AllocateShared (with Flavor FlavorAllocate): every window
+// here lives in shared memory, laid out the same way.
+func Allocate(c *ranks.Comm, n, dispUnit int, opts ...Option) (*Win, error) {
+	return allocate(c, "Win.Allocate", FlavorAllocate, n, dispUnit, opts)
+}
+
+func allocate(c *ranks.Comm, op string, flavor Flavor, n, dispUnit int, opts []Option) (*Win, error) {
 	if c == nil {
 		return nil, &ranks.Error{Class: ranks.ErrComm, Op: op, Rank: -1, Detail: "nil communicator"}
 	}
 	if n < 0 || dispUnit <= 0 {
 		return nil, &ranks.Error{Class: ranks.ErrArg, Op: op, Rank: -1, Detail: fmt.Sprintf("size %d, displacement unit %d", n, dispUnit)}
 	}
-	var o Option
-	for _, x := range opts {
-		o |= x
+	h, err := parseOptions(op, opts)
+	if err != nil {
+		return nil, err
 	}
 	d, err := c.Dup()
 	if err != nil {
 		return nil, err
 	}
-	w, err := build(d, n, dispUnit, false, o)
+	w, err := build(d, op, n, dispUnit, false, h, h.sameSize && h.sameDispUnit)
 	if err != nil {
 		d.Free()
 		return nil, err
 	}
+	w.flavor = flavor
 	return w, nil
 }
 
-// Allocate is AllocateShared: every window here lives in shared memory,
-// laid out the same way.
-func Allocate(c *ranks.Comm, n, dispUnit int, opts ...Option) (*Win, error) {
-	return AllocateShared(c, n, dispUnit, opts...)
-}
+// Creation flags that build agrees on among the members (a bit-and).
+const (
+	agreeMapped    = 1 << iota // the member mapped the window's memory
+	agreeUniform               // its size and unit are member 0's (uniform windows)
+	agreeNoncontig             // it asked for alloc_shared_noncontig
+)
 
 // build makes the window's memory: the control area, then the parts (of
 // n bytes here), or, over user memory (remote), the control area and the
-// region tables only.
-func build(c *ranks.Comm, n, dispUnit int, remote bool, o Option) (*Win, error) {
-	const op = "Win.AllocateShared"
+// region tables only. The members gather their sizes and units, unless
+// uniform says (from the hints) that every member's are the same: then
+// each takes member 0's, which member 0 sends with the memory's
+// descriptor, and a member whose own differ makes the creation fail at
+// every member.
+func build(c *ranks.Comm, op string, n, dispUnit int, remote bool, h *hints, uniform bool) (*Win, error) {
 	size, me := c.Size(), c.Rank()
-	sizes := make([]int64, 3*size)
-	if err := coll.Allgather(c, []int64{int64(n), int64(dispUnit), int64(o)}, sizes); err != nil {
-		return nil, err
-	}
 	w := &Win{c: c, size: size, rank: me, dispUnit: make([]int, size), off: make([]int, size), length: make([]int, size),
 		locked: make([]atomic.Int32, size), inAccess: make([]atomic.Bool, size), started: make([]uint32, size),
 		seenStart: make([]bool, size), seenPost: make([]bool, size)}
+	w.hints.Store(h)
 	w.words = (size + 63) / 64
-	ctlBytes := 64 + size*64 + size*w.words*8
+	ctlBytes := 64 + size*64 + 2*size*w.words*8
 	regions0 := ctlBytes
 	if remote {
 		w.remote = true
 		ctlBytes += size * regionTableBytes
 	}
-	// Parts are non-contiguous only if every member asked (the layout
+	asked := 0
+	if h.noncontig && !remote {
+		asked = 1
+	}
+	// The parts are non-contiguous only if every member asked (the layout
 	// must be the same at every member).
-	noncontig := true
-	for r := range size {
-		noncontig = noncontig && Option(sizes[3*r+2])&NonContiguous != 0
-	}
-	at := (ctlBytes + shm.PageSize - 1) &^ (shm.PageSize - 1)
-	for r := range size {
-		w.length[r], w.dispUnit[r] = int(sizes[3*r]), int(sizes[3*r+1])
-		w.off[r] = at
-		at += w.length[r]
-		if noncontig {
-			at = (at + shm.PageSize - 1) &^ (shm.PageSize - 1)
+	noncontig := asked == 1
+	if !uniform {
+		sizes := make([]int64, 3*size)
+		if err := coll.Allgather(c, []int64{int64(n), int64(dispUnit), int64(asked)}, sizes); err != nil {
+			return nil, err
 		}
+		for r := range size {
+			w.length[r], w.dispUnit[r] = int(sizes[3*r]), int(sizes[3*r+1])
+			noncontig = noncontig && sizes[3*r+2] == 1
+		}
+	} else {
+		for r := range size {
+			w.length[r], w.dispUnit[r] = n, dispUnit
+		}
+		// Not known yet: sized for member 0's wish, decided below.
 	}
-	total := (at + shm.PageSize - 1) &^ (shm.PageSize - 1)
+	total := w.layout(ctlBytes, noncontig)
 
-	// Member 0 creates the memory and tells the others its descriptor;
-	// they open it through /proc while member 0 keeps it open (until the
-	// barrier below).
-	var fd [1]int64
+	// Member 0 creates the memory and tells the others its descriptor,
+	// the memory's size and its own size and unit; they open it through
+	// /proc while member 0 keeps it open (until the agreement below).
+	var from0 [4]int64 // descriptor, total, n, dispUnit
 	var created *shm.Mem
 	if me == 0 {
-		m, err := shm.NewMem(total)
-		if err != nil {
-			fd[0] = -1
-		} else {
+		from0 = [4]int64{-1, int64(total), int64(n), int64(dispUnit)}
+		if m, err := shm.NewMem(total); err == nil {
 			created = m
-			fd[0] = int64(m.FD())
+			from0[0] = int64(m.FD())
 		}
 	}
-	if err := coll.Bcast(c, fd[:], 0); err != nil {
+	if err := coll.Bcast(c, from0[:], 0); err != nil {
 		if created != nil {
 			created.Close()
 		}
 		return nil, err
 	}
-	if fd[0] < 0 {
+	if from0[0] < 0 {
 		return nil, &ranks.Error{Class: ranks.ErrOther, Op: op, Rank: 0, Detail: "member 0 could not create the window's memory"}
 	}
+	total = int(from0[1])
 	var m *shm.Mem
 	var merr error
 	if me == 0 {
 		m = created
 	} else {
-		m, merr = shm.OpenMem(ext.Pid(c, 0), int(fd[0]), total)
+		m, merr = shm.OpenMem(ext.Pid(c, 0), int(from0[0]), total)
 	}
-	ok, err := coll.AllreduceValue(c, boolInt(merr == nil), coll.Min[int])
-	if err == nil && ok == 0 {
+	mine := agreeMapped | agreeUniform | asked*agreeNoncontig
+	if merr != nil {
+		mine &^= agreeMapped
+	}
+	if uniform && (int64(n) != from0[2] || int64(dispUnit) != from0[3]) {
+		mine &^= agreeUniform
+	}
+	agreed, err := coll.AllreduceValue(c, mine, coll.Band[int])
+	if err == nil && agreed&agreeMapped == 0 {
 		err = &ranks.Error{Class: ranks.ErrOther, Op: op, Rank: -1, Detail: "a member could not map the window's memory"}
 		if merr != nil {
 			err = fmt.Errorf("%w: %v", err, merr)
 		}
+	}
+	if err == nil && agreed&agreeUniform == 0 {
+		err = &ranks.Error{Class: ranks.ErrArg, Op: op, Rank: -1, Detail: fmt.Sprintf(
+			"same_size or same_disp_unit was given, but members passed different sizes or units (member 0: %d bytes, unit %d; this member: %d, %d)",
+			from0[2], from0[3], n, dispUnit)}
 	}
 	if err != nil {
 		if m != nil {
@@ -266,6 +337,13 @@ func build(c *ranks.Comm, n, dispUnit int, remote bool, o Option) (*Win, error) 
 		return nil, err
 	}
 	m.CloseFD() // every member has mapped it: the mappings keep it alive
+	if all := agreed&agreeNoncontig != 0; uniform && all != noncontig {
+		// Member 0 asked and another did not: contiguous after all (it
+		// fits in the memory sized for non-contiguous parts).
+		noncontig = false
+		w.layout(ctlBytes, false)
+	}
+	w.noncontig = noncontig
 	w.mem = m
 	if !remote {
 		w.parts = make([][]byte, size)
@@ -277,6 +355,7 @@ func build(c *ranks.Comm, n, dispUnit int, remote bool, o Option) (*Win, error) 
 	w.hdr = (*header)(base)
 	w.ctl = unsafe.Add(base, 64)
 	w.holders = unsafe.Add(base, 64+size*64)
+	w.groups = unsafe.Add(w.holders, size*w.words*8)
 	if remote {
 		w.regions = unsafe.Add(base, regions0)
 		w.lists = make([]atomic.Pointer[regionList], size)
@@ -285,11 +364,18 @@ func build(c *ranks.Comm, n, dispUnit int, remote bool, o Option) (*Win, error) 
 	return w, nil
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
+// layout places the parts (w.length) after a control area of ctlBytes:
+// it sets w.off and returns the memory's size.
+func (w *Win) layout(ctlBytes int, noncontig bool) int {
+	at := (ctlBytes + shm.PageSize - 1) &^ (shm.PageSize - 1)
+	for r := range w.size {
+		w.off[r] = at
+		at += w.length[r]
+		if noncontig {
+			at = (at + shm.PageSize - 1) &^ (shm.PageSize - 1)
+		}
 	}
-	return 0
+	return (at + shm.PageSize - 1) &^ (shm.PageSize - 1)
 }
 
 // Size is the number of members; Rank this rank's.
@@ -299,16 +385,21 @@ func (w *Win) Size() int { return w.size }
 func (w *Win) Rank() int { return w.rank }
 
 // SharedQuery returns member r's part of the window, which this rank may
-// load and store directly, and its displacement unit.
+// load and store directly, and its displacement unit. SharedQuery of
+// ranks.ProcNull returns the part of the lowest member whose part is not
+// empty (MPI 4.0), or an empty part if all are.
 func (w *Win) SharedQuery(r int) ([]byte, int, error) {
 	if err := w.usable("Win.SharedQuery"); err != nil {
 		return nil, 0, err
 	}
-	if r < 0 || r >= w.size {
+	if (r < 0 || r >= w.size) && r != ranks.ProcNull {
 		return nil, 0, w.errf(ranks.ErrRank, "Win.SharedQuery", -1, "rank %d of %d", r, w.size)
 	}
 	if w.remote {
 		return nil, 0, w.errf(ranks.ErrWin, "Win.SharedQuery", r, "a window over memory not from ranks.AllocMem (at some member) is not shared memory: use Get and Put")
+	}
+	if r == ranks.ProcNull {
+		return w.sharedQueryNull()
 	}
 	return w.part(r), w.dispUnit[r], nil
 }
@@ -333,6 +424,10 @@ func (w *Win) control(t int) *control { return (*control)(unsafe.Add(w.ctl, t*64
 
 func (w *Win) holderWords(t int) []atomic.Uint64 {
 	return unsafe.Slice((*atomic.Uint64)(unsafe.Add(w.holders, t*w.words*8)), w.words)
+}
+
+func (w *Win) groupWords(t int) []atomic.Uint64 {
+	return unsafe.Slice((*atomic.Uint64)(unsafe.Add(w.groups, t*w.words*8)), w.words)
 }
 
 // Comm returns the window's communicator (a duplicate of the one it was
