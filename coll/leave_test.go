@@ -2,6 +2,7 @@ package coll_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/shmpi/shmpi/coll"
@@ -104,5 +105,40 @@ func TestCollectiveLivePeerLeaves(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// A member that finalizes without joining a collective (an erroneous
+// program: MPI's Finalize is collective, ours is local) leaves the others
+// with ErrPeerFinalized, not a hang; one that did its part of the
+// collective before it finalized leaves them to finish normally.
+func TestCollectiveMemberFinalized(t *testing.T) {
+	for _, cores := range []int{0, 3} {
+		t.Run(fmt.Sprint("cores=", cores), func(t *testing.T) {
+			ranktest.RunOpts(t, ranktest.Options{N: 3, Cores: cores, Quiet: true}, func(r *ranktest.R) {
+				c := r.Comm
+				// Rank 2 takes part in a barrier and a broadcast it roots,
+				// then finalizes.
+				r.Check(coll.Barrier(c), "barrier")
+				b := []int64{int64(r.Rank)}
+				r.Check(coll.Bcast(c, b, 2), "bcast")
+				if b[0] != 2 {
+					r.Errorf("bcast from the member about to finalize: %d", b[0])
+				}
+				if r.Rank == 2 {
+					r.Check(r.World.Finalize(), "finalize")
+					return
+				}
+				for i, f := range []func() error{
+					func() error { return coll.Barrier(c) },
+					func() error { _, err := coll.AllreduceValue(c, 1, coll.Sum[int]); return err },
+					func() error { return coll.Allgather(c, make([]int, 100), make([]int, 300)) },
+				} {
+					if err := f(); !errors.Is(err, ranks.ErrPeerFinalized) {
+						r.Errorf("collective %d with a finalized member: %v, want ErrPeerFinalized", i, err)
+					}
+				}
+			})
+		})
 	}
 }

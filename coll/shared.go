@@ -44,7 +44,12 @@ import (
 //	                       length), so that members that took different
 //	                       paths for different lengths see it
 //	  +8   data    [2][24]byte  two halves, used by alternate phases
-//	  +56  (pad)
+//	  +56  fin     uint32  1 + the collectives r began on the communicator,
+//	                       stored when r released it or finalized (0
+//	                       before): a collective that a finalized member
+//	                       never began fails with ErrPeerFinalized
+//	                       (leftBehind), at its start or in a wait
+//	  +60  (pad)
 //
 // An arrive phase: every member writes its data into its line's half for
 // the phase, then arrives at a barrier; then each reads what it needs from
@@ -110,7 +115,8 @@ type line struct {
 	seq  atomic.Uint32
 	n    [2]uint16
 	data [2][inlineMax]byte
-	_    [8]byte
+	fin  atomic.Uint32
+	_    [4]byte
 }
 
 // spinPolls bounds the polls of a dissemination round before the wait
@@ -119,7 +125,8 @@ const spinPolls = 2000
 
 func init() {
 	if 2*stageMax > job.ScratchMember || unsafe.Sizeof(header{}) != 64 || unsafe.Offsetof(header{}.res) != 16 ||
-		unsafe.Offsetof(header{}.fault) != 40 || unsafe.Sizeof(line{}) != 64 || unsafe.Offsetof(line{}.data) != 8 {
+		unsafe.Offsetof(header{}.fault) != 40 || unsafe.Sizeof(line{}) != 64 || unsafe.Offsetof(line{}.data) != 8 ||
+		unsafe.Offsetof(line{}.fin) != 56 {
 		panic("coll: line layout drifted from its documentation")
 	}
 	ext.OnFree(func(comm any) {
@@ -127,8 +134,21 @@ func init() {
 			st.freed.Store(true)
 		}
 	})
+	ext.OnFinalize(func(comm any) {
+		if st, _ := ext.SlotsOf(comm)[ext.SlotColl].(*state); st != nil {
+			st.line(st.rank).fin.Store(uint32(st.k) + 1)
+		}
+	})
+	ext.LeftBehind = func(comm any, op string) error {
+		st, _ := ext.SlotsOf(comm)[ext.SlotColl].(*state)
+		if st == nil {
+			return nil
+		}
+		return st.leftBehind(op)
+	}
 	ext.OnRelease(func(comm any) {
 		if st, _ := ext.SlotsOf(comm)[ext.SlotColl].(*state); st != nil {
+			st.line(st.rank).fin.Store(uint32(st.k) + 1)
 			st.freeBig()
 		}
 	})
@@ -489,6 +509,25 @@ func (st *state) staged(op string, r, want int) ([]byte, error) {
 	}
 	h := st.a % 2
 	return unsafe.Slice((*byte)(unsafe.Add(st.stage, r*st.per+int(h)*stageMax)), want), nil
+}
+
+// leftBehind is ext.LeftBehind: the error of the current collective when
+// a member finalized before it began it (it recorded how far it went in
+// its line's fin word when it finalized, or when it released the
+// communicator before), which it never will. Every collective needs every
+// member, so it could never complete; failing at once, before this member
+// arrives anywhere, also keeps the phase counts right for the others.
+func (st *state) leftBehind(op string) error {
+	for r := range st.size {
+		if r == st.rank || ext.MemberState(st.c, r) != ext.Finalized {
+			continue
+		}
+		if f := st.line(r).fin.Load(); f != 0 && int32(f-1-uint32(st.cur)) < 0 {
+			return &ranks.Error{Class: ranks.ErrPeerFinalized, Op: op, Rank: r,
+				Detail: "a member finalized before it took part in the collective"}
+		}
+	}
+	return nil
 }
 
 // reached tells whether seq word w has reached v (modulo 2^32).

@@ -86,6 +86,9 @@ func init() {
 func (c *Comm) collCheck(op string) error {
 	e := c.e
 	if e.seenEpoch == c.checkedEpoch && c.checkErr == nil && !c.released && !c.revoked && !e.closed {
+		if c.hasFinal {
+			return c.leftBehindErr(op)
+		}
 		return nil
 	}
 	if err := c.collLive(op); err != nil {
@@ -94,22 +97,38 @@ func (c *Comm) collCheck(op string) error {
 	c.checkedEpoch = e.seenEpoch
 	c.checkErr = nil
 	defer func() {
-		if c.checkErr == nil {
+		if c.checkErr == nil && !c.hasFinal {
 			c.okEpoch.Store(e.seenEpoch)
 		}
 	}()
+	c.hasFinal = false
 	for _, w := range c.group {
 		if e.failed[w] {
 			c.checkErr = &Error{Class: ErrProcFailed, Op: op, Rank: int(c.toComm[w]), Failed: c.failedRanks(len(e.failedOrder)),
 				Detail: "a member of the communicator has failed"}
 			return c.checkErr
 		}
+		c.hasFinal = c.hasFinal || e.final[w]
+	}
+	if c.hasFinal {
+		return c.leftBehindErr(op)
 	}
 	// A member that finalized is no reason to fail: it may have done its
 	// part of this collective (a gather's sender, a bcast's root) and
 	// left, as MPI allows. Point-to-point steps report a finalized peer
 	// whose data never came.
 	return nil
+}
+
+// leftBehindErr is the error of the current collective on c when a
+// member that finalized never began it (ext.LeftBehind): it could never
+// complete. Asked only while a member has finalized, at the collective's
+// start and in its waits; not cached, since it depends on the collective.
+func (c *Comm) leftBehindErr(op string) error {
+	if ext.LeftBehind == nil {
+		return nil
+	}
+	return ext.LeftBehind(c, op)
 }
 
 // collLive is live for the operations of upper packages: a communicator
@@ -145,6 +164,12 @@ func (c *Comm) collWait(op string, word *atomic.Uint32, done func() bool, needed
 		}
 		if err = c.collLive(op); err != nil {
 			return true
+		}
+		c.collCheck(op) // its failures are judged below, by needed; it updates hasFinal
+		if c.hasFinal {
+			if err = c.leftBehindErr(op); err != nil {
+				return true
+			}
 		}
 		for _, w := range c.group {
 			if e.failed[w] && needed(int(c.toComm[w])) {

@@ -49,6 +49,7 @@ type Comm struct {
 	// found nothing (0: none, or freed since).
 	checkedEpoch uint64
 	checkErr     error
+	hasFinal     bool // a member other than this rank has finalized (as of checkedEpoch)
 	okEpoch      atomic.Uint64
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shmpi/shmpi/internal/ext"
 	"github.com/shmpi/shmpi/internal/job"
 	"github.com/shmpi/shmpi/shm"
 )
@@ -169,6 +170,14 @@ func (w *World) Finalize() error {
 	}
 	e.closed = true
 	e.dropPeerMaps()
+	// Upper packages leave word of how far this rank went on each of its
+	// communicators (coll: the collective phases it took part in), for
+	// members that wait for it once it is seen finalized.
+	for _, c := range e.comms {
+		if c != nil && !c.twin && !c.released {
+			ext.Finalizing(c)
+		}
+	}
 	e.t.ReleaseAll(e.me)
 	e.t.CB(e.me).State.CompareAndSwap(job.StAlive, job.StFinalized)
 	for _, le := range e.t.LivenessList(e.me) {

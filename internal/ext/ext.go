@@ -52,11 +52,12 @@ const (
 type Slots [NumSlots]any
 
 var (
-	mu        sync.Mutex
-	handlers  [NumKinds]Handler
-	onCreate  []func(comm any)
-	onFree    []func(comm any)
-	onRelease []func(comm any)
+	mu         sync.Mutex
+	handlers   [NumKinds]Handler
+	onCreate   []func(comm any)
+	onFree     []func(comm any)
+	onRelease  []func(comm any)
+	onFinalize []func(comm any)
 )
 
 // Functions of package ranks, installed by its init.
@@ -129,6 +130,11 @@ var (
 	// complete to be called, from any goroutine, with that run's error:
 	// how a persistent collective plugs into Start, Wait and Free.
 	NewPersistent func(comm any, op string, start func(complete func(error))) any
+	// LeftBehind, installed by coll, returns the error of a collective
+	// wait on comm that a finalized member will never join (it finalized
+	// before it took part in the phase waited for), or nil. Wait calls it
+	// only while some member of comm has finalized.
+	LeftBehind func(comm any, op string) error
 	// Hold keeps comm's resources while an operation of an upper package
 	// runs on it (a nonblocking collective): a Free meanwhile releases
 	// them only after the matching Unhold. Neither blocks.
@@ -237,6 +243,22 @@ func Created(comm any) {
 // Freed runs the free hooks; called by ranks.
 func Freed(comm any) {
 	for _, f := range onFree {
+		f(comm)
+	}
+}
+
+// OnFinalize adds a hook that runs, under the engine lock, for each of
+// this rank's communicators when it finalizes, before the job sees it
+// finalized.
+func OnFinalize(f func(comm any)) {
+	mu.Lock()
+	defer mu.Unlock()
+	onFinalize = append(onFinalize, f)
+}
+
+// Finalizing runs the finalize hooks; called by ranks.
+func Finalizing(comm any) {
+	for _, f := range onFinalize {
 		f(comm)
 	}
 }
