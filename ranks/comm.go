@@ -41,8 +41,8 @@ type Comm struct {
 	// context id 2*slot+1, so their traffic never matches a user's
 	// receive. Nil on coll itself.
 	coll  *Comm
-	ext   ext.Slots   // upper packages' local state (internal/ext)
-	attrs map[int]any // SetAttr's values
+	ext   ext.Slots // upper packages' local state (internal/ext)
+	local commLocal // attributes, hints, creation queue (attr.go, idup.go)
 
 	// collCheck's cache: the failure epoch it last judged, and the error;
 	// okEpoch, read without the lock, is the epoch of the last check that
@@ -189,10 +189,14 @@ func (c *Comm) WorldRank(r int) int {
 // in MPI: a pending receive still matches its message, a nonblocking
 // collective still runs; the communicator's resources (its context slot)
 // are given back once they have. The world and self communicators cannot
-// be freed.
+// be freed. The attributes' Delete callbacks run first; if one fails,
+// Free returns its error and c stays as it is (see deleteAttrs).
 func (c *Comm) Free() error {
 	if c == nil {
 		return newErr(ErrComm, "Free", -1, "nil communicator")
+	}
+	if err := c.freeAttrs(); err != nil {
+		return err
 	}
 	e := c.e
 	e.lock()

@@ -1,14 +1,16 @@
 package ranks
 
 import (
+	"errors"
 	"slices"
 	"sort"
 
 	"github.com/shmpi/shmpi/internal/job"
 )
 
-// Creating communicators: Dup, Split, SplitType, Create, CreateGroup and
-// the self communicator.
+// Creating communicators: Dup, Split, Create, CreateGroup and the self
+// communicator; SplitType is in hwsplit.go, Idup and the order of
+// creations in idup.go.
 //
 // A new communicator needs a context slot that all its members agree on.
 // Its leader (its first member) takes a free slot from the segment
@@ -17,10 +19,9 @@ import (
 // context, on tags of ranks' own; they adopt it and answer, and the
 // leader returns once every member has (so that a leader looping over
 // Dup and Free cannot run ahead of its members and take every slot of the
-// job). Split first gathers
-// every member's color and key at the parent's rank 0, which sends the
-// table back to all. No other agreement is needed: the leader's choice is
-// the decision.
+// job). Split (and SplitType) first gathers every member's color and key
+// at the parent's rank 0, which sends the table back to all. No other
+// agreement is needed: the leader's choice is the decision.
 //
 // Failures. Every step is a point-to-point operation of the parent, so a
 // dead leader or member gives ErrProcFailed instead of a hang. A member
@@ -45,21 +46,57 @@ const (
 	MaxCreateTag = tagAck - 9
 )
 
-// TypeShared is SplitType's kind for "ranks that share memory": every
-// rank of a job here.
-const TypeShared = 1
-
 // Dup returns a communicator with the same group as c and a new context
-// (MPI_Comm_dup). It is collective over c.
-func (c *Comm) Dup() (*Comm, error) {
-	if c == nil {
-		return nil, nilComm("Dup")
+// (MPI_Comm_dup). It is collective over c. Each attribute's Copy
+// callback decides what the new communicator gets (attr.go); hints are
+// not copied (MPI 4.0), so the new communicator has the defaults.
+func (c *Comm) Dup() (*Comm, error) { return c.dup(nil, "Dup") }
+
+// DupWithInfo is Dup whose new communicator takes its hints from info
+// (MPI_Comm_dup_with_info); nil gives the defaults.
+func (c *Comm) DupWithInfo(info *Info) (*Comm, error) { return c.dup(info, "DupWithInfo") }
+
+func (c *Comm) dup(info *Info, op string) (*Comm, error) {
+	if err := c.usableLocked(op); err != nil {
+		return nil, err
 	}
+	hints := hintsOf(info)
+	var nc *Comm
+	var err error
+	c.inOrder(func() { nc, err = c.create(c.everyone(), tagCreate, op) })
+	if err != nil {
+		return nil, err
+	}
+	copies, err := c.copyAttrs(op)
+	return c.finishDup(nc, copies, err, hints, op)
+}
+
+// everyone lists c's ranks in order: the members of a duplicate.
+func (c *Comm) everyone() []int {
 	members := make([]int, c.size)
 	for i := range members {
 		members[i] = i
 	}
-	return c.create(members, tagCreate, "Dup")
+	return members
+}
+
+// finishDup gives nc, a new duplicate of c, what it inherits: the
+// attribute values copied for it, and its hints. If copying failed
+// (copyErr), it deletes the copies, frees nc and returns the error
+// instead; this rank then has no duplicate while the other members may
+// have theirs, as when a member fails during a creation (a program that
+// must know agrees on it).
+func (c *Comm) finishDup(nc *Comm, copies []*attr, copyErr error, hints commHints, op string) (*Comm, error) {
+	if copyErr != nil {
+		discardCopies(nc, copies, op)
+		nc.Free()
+		return nil, copyErr
+	}
+	nc.local.mu.Lock()
+	nc.local.attrs = copies
+	nc.local.hints = hints
+	nc.local.mu.Unlock()
+	return nc, nil
 }
 
 // Split partitions c by color (MPI_Comm_split): ranks that pass the same
@@ -67,40 +104,37 @@ func (c *Comm) Dup() (*Comm, error) {
 // A rank that passes Undefined gets nil. It is collective over c; color
 // must be Undefined or non-negative at every rank.
 func (c *Comm) Split(color, key int) (*Comm, error) {
-	if c == nil {
-		return nil, nilComm("Split")
+	if err := c.usableLocked("Split"); err != nil {
+		return nil, err
 	}
 	if color < 0 && color != Undefined {
 		return nil, newErr(ErrArg, "Split", -1, "color %d (must be non-negative or Undefined)", color)
 	}
-	table, err := c.splitTable(color, key)
-	if err != nil {
-		return nil, err
-	}
-	if color == Undefined {
-		return nil, nil
-	}
+	var nc *Comm
+	var err error
+	c.inOrder(func() {
+		var table []int64
+		table, err = c.splitTable([]int64{int64(color), int64(key)}, "Split")
+		if err != nil || color == Undefined {
+			return
+		}
+		members := byKey(table, 2, func(r int) bool { return table[2*r] == int64(color) })
+		nc, err = c.create(members, tagCreate, "Split")
+	})
+	return nc, err
+}
+
+// byKey lists the ranks r for which in holds, ordered by their key
+// (entry 1 of their row of width w in table) and then by rank.
+func byKey(table []int64, w int, in func(r int) bool) []int {
 	var members []int
-	for r := range c.size {
-		if table[2*r] == int64(color) {
+	for r := range len(table) / w {
+		if in(r) {
 			members = append(members, r)
 		}
 	}
-	sort.SliceStable(members, func(i, j int) bool { return table[2*members[i]+1] < table[2*members[j]+1] })
-	return c.create(members, tagCreate, "Split")
-}
-
-// SplitType splits c by kind (MPI_Comm_split_type); with TypeShared all
-// ranks of a job share memory, so it is a Split with one color. Undefined
-// as the kind gives nil.
-func (c *Comm) SplitType(kind, key int) (*Comm, error) {
-	switch kind {
-	case TypeShared:
-		return c.Split(0, key)
-	case Undefined:
-		return c.Split(Undefined, key)
-	}
-	return nil, newErr(ErrArg, "SplitType", -1, "split type %d", kind)
+	sort.SliceStable(members, func(i, j int) bool { return table[w*members[i]+1] < table[w*members[j]+1] })
+	return members
 }
 
 // Create returns a communicator of the members of g, which must be a
@@ -116,8 +150,8 @@ func (c *Comm) CreateGroup(g Group, tag int) (*Comm, error) {
 }
 
 func (c *Comm) createGroup(g Group, tag int, op string) (*Comm, error) {
-	if c == nil {
-		return nil, nilComm(op)
+	if err := c.usableLocked(op); err != nil {
+		return nil, err
 	}
 	if tag < 0 || tag > MaxCreateTag {
 		return nil, newErr(ErrTag, op, -1, "tag %d (0..%d)", tag, MaxCreateTag)
@@ -137,11 +171,12 @@ func (c *Comm) createGroup(g Group, tag int, op string) (*Comm, error) {
 
 // create makes the communicator of members (ranks of c, in the new
 // order, this rank among them): members[0] allocates the context slot and
-// sends it to the others on tag.
+// sends it to the others on tag. The caller has checked that c was not
+// freed when the creation started (an Idup may run after a Free).
 func (c *Comm) create(members []int, tag int, op string) (*Comm, error) {
 	e := c.e
 	e.lock()
-	err := c.live(op)
+	err := c.collLive(op)
 	e.unlock()
 	if err != nil {
 		return nil, err
@@ -237,37 +272,54 @@ func relabel(err error, op string) error {
 	return err
 }
 
-// splitTable gathers every member's color and key at rank 0 of c, which
-// sends the table back: entry 2r is rank r's color, 2r+1 its key. If a
-// member failed, rank 0 sends a table whose first entry says so, so that
-// no one waits for a table that will not come.
-func (c *Comm) splitTable(color, key int) ([]int64, error) {
-	const failed = -1 << 62
-	mine := []int64{int64(color), int64(key)}
-	table := make([]int64, 2*c.size)
+// splitTable gathers every member's row (the same length at all: color
+// and key for Split) at rank 0 of c, which sends the table back: rank r's
+// row at r*len(mine). If a member failed, or its row did not fit, rank 0
+// sends a table whose first entry says so, so that no one waits for a
+// table that will not come.
+func (c *Comm) splitTable(mine []int64, op string) ([]int64, error) {
+	const (
+		failed   = -1 << 62 // a member failed
+		mismatch = failed + 1
+	)
+	w := len(mine)
+	table := make([]int64, w*c.size)
 	if c.rank != 0 {
 		if err := Send(c.coll, mine, 0, tagSplitInfo); err != nil {
-			return nil, relabel(err, "Split")
+			return nil, relabel(err, op)
 		}
 		if _, err := Recv(c.coll, table, 0, tagSplitTable); err != nil {
-			return nil, relabel(err, "Split")
+			if errors.Is(err, ErrTruncate) {
+				return nil, newErr(ErrArg, op, -1, "the members called different kinds of split: %v", err)
+			}
+			return nil, relabel(err, op)
 		}
-		if table[0] == failed {
-			return nil, newErr(ErrProcFailed, "Split", -1, "a member failed during the split (rank 0 says)")
+		switch table[0] {
+		case failed:
+			return nil, newErr(ErrProcFailed, op, -1, "a member failed during the split (rank 0 says)")
+		case mismatch:
+			return nil, newErr(ErrArg, op, -1, "the members called different kinds of split (rank 0 says)")
 		}
 		return table, nil
 	}
 	copy(table, mine)
 	var ferr error
 	for r := 1; r < c.size; r++ {
-		if _, err := Recv(c.coll, table[2*r:2*r+2], r, tagSplitInfo); err != nil && ferr == nil {
+		st, err := Recv(c.coll, table[w*r:w*r+w], r, tagSplitInfo)
+		if err == nil && st.Count != w || errors.Is(err, ErrTruncate) {
+			err = newErr(ErrArg, op, r, "the members called different kinds of split: rank %d sent %d bytes, rank 0 %d", r, st.Bytes, 8*w)
+		}
+		if err != nil && ferr == nil {
 			ferr = err
 		}
 	}
 	out := table
 	if ferr != nil {
-		out = []int64{failed}
-		out = append(out, make([]int64, 2*c.size-1)...)
+		out = make([]int64, w*c.size)
+		out[0] = failed
+		if errors.Is(ferr, ErrArg) {
+			out[0] = mismatch
+		}
 	}
 	var reqs []*Request
 	for r := 1; r < c.size; r++ {
@@ -275,12 +327,12 @@ func (c *Comm) splitTable(color, key int) ([]int64, error) {
 			reqs = append(reqs, rq)
 		}
 	}
-	// A member that died after sending its color does not get the table:
+	// A member that died after sending its row does not get the table:
 	// no reason to fail here, where every live member goes on with it
 	// (rank 0 may lead their communicator); the death surfaces in create.
 	WaitAll(reqs, nil)
 	if ferr != nil {
-		return nil, relabel(ferr, "Split")
+		return nil, relabel(ferr, op)
 	}
 	return table, nil
 }
@@ -342,89 +394,5 @@ func (c *Comm) SetName(name string) error {
 		return err
 	}
 	c.name = name
-	return nil
-}
-
-// Attributes (MPI_Comm_set_attr and friends): values a program attaches
-// to a communicator under keys from NewKeyval. Dup does not copy them
-// (MPI_COMM_NULL_COPY_FN). Predefined, read-only keys: KeyTagUB (the
-// largest tag, an int) and KeyFT (whether failures are tolerated in this
-// job, a bool: the FT attribute of DESIGN.md's rule 11).
-
-// Keyval is an attribute key.
-type Keyval struct{ id int }
-
-// Predefined attribute keys.
-var (
-	KeyTagUB = Keyval{-1}
-	KeyFT    = Keyval{-2}
-)
-
-var keyvals struct {
-	next int
-}
-
-// NewKeyval returns a new attribute key (MPI_Comm_create_keyval).
-func NewKeyval() Keyval {
-	initMu.Lock()
-	defer initMu.Unlock()
-	keyvals.next++
-	return Keyval{keyvals.next}
-}
-
-// SetAttr attaches v to c under k.
-func (c *Comm) SetAttr(k Keyval, v any) error {
-	if c == nil {
-		return nilComm("SetAttr")
-	}
-	c.e.lock()
-	defer c.e.unlock()
-	if err := c.usable("SetAttr"); err != nil {
-		return err
-	}
-	if k.id <= 0 {
-		return newErr(ErrArg, "SetAttr", -1, "predefined or zero key %d", k.id)
-	}
-	if c.attrs == nil {
-		c.attrs = map[int]any{}
-	}
-	c.attrs[k.id] = v
-	return nil
-}
-
-// Attr returns c's attribute under k, and whether it is set.
-func (c *Comm) Attr(k Keyval) (any, bool, error) {
-	if c == nil {
-		return nil, false, nilComm("Attr")
-	}
-	c.e.lock()
-	defer c.e.unlock()
-	if err := c.usable("Attr"); err != nil {
-		return nil, false, err
-	}
-	switch k {
-	case KeyTagUB:
-		return TagUB, true, nil
-	case KeyFT:
-		return jobFT, true, nil
-	}
-	v, ok := c.attrs[k.id]
-	return v, ok, nil
-}
-
-// DeleteAttr removes c's attribute under k.
-func (c *Comm) DeleteAttr(k Keyval) error {
-	if c == nil {
-		return nilComm("DeleteAttr")
-	}
-	c.e.lock()
-	defer c.e.unlock()
-	if err := c.usable("DeleteAttr"); err != nil {
-		return err
-	}
-	if k.id <= 0 {
-		return newErr(ErrArg, "DeleteAttr", -1, "predefined or zero key %d", k.id)
-	}
-	delete(c.attrs, k.id)
 	return nil
 }

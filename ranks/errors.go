@@ -81,3 +81,15 @@ func newErr(class error, op string, rank int, detail string, args ...any) *Error
 	}
 	return &Error{Class: class, Op: op, Rank: rank, Detail: detail}
 }
+
+// Error classes of info objects and attribute keys (MPI_ERR_INFO,
+// MPI_ERR_INFO_KEY, MPI_ERR_INFO_VALUE, MPI_ERR_INFO_NOKEY,
+// MPI_ERR_KEYVAL), kept apart from ErrArg so that a C interface can
+// return MPI's own codes.
+var (
+	ErrInfo      = errors.New("invalid info object")
+	ErrInfoKey   = errors.New("invalid info key")
+	ErrInfoValue = errors.New("invalid info value")
+	ErrInfoNoKey = errors.New("info key not set")
+	ErrKeyval    = errors.New("invalid attribute key")
+)

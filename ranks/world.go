@@ -160,8 +160,12 @@ func (w *World) FT() bool { return jobFT }
 // Finalize ends this rank's participation. It is local: it never waits
 // for other ranks, so it completes even when some have failed. Requests
 // still pending are abandoned. After Finalize the process may exit; that
-// exit is not a failure. Every later call returns ErrFinalized.
+// exit is not a failure. Every later call returns ErrFinalized. The
+// attributes of self are deleted first, the last set first (their
+// Delete callbacks run); the first callback error is returned once
+// Finalize is done.
 func (w *World) Finalize() error {
+	aerr := w.finalizeAttrs()
 	e := w.e
 	e.lock()
 	defer e.unlock()
@@ -187,7 +191,7 @@ func (w *World) Finalize() error {
 	initMu.Lock()
 	initState = 2
 	initMu.Unlock()
-	return nil
+	return aerr
 }
 
 // State is a rank's state in the job's failure table.

@@ -77,6 +77,8 @@ type Options struct {
 	// machine's). More cores than the machine has makes ranks spin
 	// before they sleep as if each had its own.
 	Cores int
+	// Bind pins each rank to one CPU, as shmrun does (launch.Config.Bind).
+	Bind bool
 	// Quiet suppresses the per-rank output on success (it is always
 	// shown on failure).
 	Quiet bool
@@ -278,6 +280,7 @@ func runParent(t testing.TB, o Options, id string, body func(r *R)) {
 		},
 		Layout: o.Layout,
 		Cores:  o.Cores,
+		Bind:   o.Bind,
 	})
 	if err != nil {
 		t.Fatalf("ranktest: %v", err)
