@@ -11,6 +11,7 @@ package abi
 import (
 	"bytes"
 	"fmt"
+	"go/format"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -521,7 +522,11 @@ func LibraryGo() []byte {
 		p("\t%s = %d\n", c.Name, c.Value)
 	}
 	p(")\n")
-	return b.Bytes()
+	out, err := format.Source(b.Bytes())
+	if err != nil {
+		panic("abi: generated Go does not parse: " + err.Error())
+	}
+	return out
 }
 
 // Outputs maps each generated file, relative to the module root, to its
