@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int check_rank(void)
+static inline int check_rank(void)
 {
     int r = -1, init = 0, fin = 0;
     MPI_Initialized(&init);
