@@ -68,6 +68,8 @@ int main(int argc, char **argv)
         int v = rank * 3;
         CHECK_RC(MPI_Ssend(&v, 1, MPI_INT, 0, 100 + rank, MPI_COMM_WORLD));
     }
+    /* Later messages must not reach rank 0's wildcard receives. */
+    MPI_Barrier(MPI_COMM_WORLD);
 
     /* MPI_PROC_NULL: completes at once with the null status. */
     CHECK_RC(MPI_Recv(in, 10, MPI_DOUBLE, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st));
