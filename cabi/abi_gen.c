@@ -47,16 +47,7 @@ int PMPI_Abort(MPI_Comm comm, int errorcode)
 
 int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    (void)origin_addr;
-    (void)origin_count;
-    (void)origin_datatype;
-    (void)target_rank;
-    (void)target_disp;
-    (void)target_count;
-    (void)target_datatype;
-    (void)op;
-    (void)win;
-    return shmpi_unsupported("MPI_Accumulate", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Accumulate((void*)origin_addr, (int)origin_count, (uintptr_t)origin_datatype, (int)target_rank, (int64_t)target_disp, (int)target_count, (uintptr_t)target_datatype, (uintptr_t)op, (uintptr_t)win);
 }
 
 int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
@@ -183,10 +174,7 @@ int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
 
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
-    (void)size;
-    (void)info;
-    (void)baseptr;
-    return shmpi_unsupported("MPI_Alloc_mem", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Alloc_mem((int64_t)size, (uintptr_t)info, (void*)baseptr);
 }
 
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -853,14 +841,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 
 int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
-    (void)origin_addr;
-    (void)compare_addr;
-    (void)result_addr;
-    (void)datatype;
-    (void)target_rank;
-    (void)target_disp;
-    (void)win;
-    return shmpi_unsupported("MPI_Compare_and_swap", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Compare_and_swap((void*)origin_addr, (void*)compare_addr, (void*)result_addr, (uintptr_t)datatype, (int)target_rank, (int64_t)target_disp, (uintptr_t)win);
 }
 
 int PMPI_Dims_create(int nnodes, int ndims, int dims[])
@@ -980,14 +961,7 @@ int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
 
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
-    (void)origin_addr;
-    (void)result_addr;
-    (void)datatype;
-    (void)target_rank;
-    (void)target_disp;
-    (void)op;
-    (void)win;
-    return shmpi_unsupported("MPI_Fetch_and_op", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Fetch_and_op((void*)origin_addr, (void*)result_addr, (uintptr_t)datatype, (int)target_rank, (int64_t)target_disp, (uintptr_t)op, (uintptr_t)win);
 }
 
 int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
@@ -1808,8 +1782,7 @@ int PMPI_Finalize(void)
 
 int PMPI_Free_mem(void *base)
 {
-    (void)base;
-    return shmpi_unsupported("MPI_Free_mem", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Free_mem((void*)base);
 }
 
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
@@ -1913,15 +1886,7 @@ int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
 
 int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    (void)origin_addr;
-    (void)origin_count;
-    (void)origin_datatype;
-    (void)target_rank;
-    (void)target_disp;
-    (void)target_count;
-    (void)target_datatype;
-    (void)win;
-    return shmpi_unsupported("MPI_Get", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Get((void*)origin_addr, (int)origin_count, (uintptr_t)origin_datatype, (int)target_rank, (int64_t)target_disp, (int)target_count, (uintptr_t)target_datatype, (uintptr_t)win);
 }
 
 int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
@@ -1939,19 +1904,7 @@ int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
 
 int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    (void)origin_addr;
-    (void)origin_count;
-    (void)origin_datatype;
-    (void)result_addr;
-    (void)result_count;
-    (void)result_datatype;
-    (void)target_rank;
-    (void)target_disp;
-    (void)target_count;
-    (void)target_datatype;
-    (void)op;
-    (void)win;
-    return shmpi_unsupported("MPI_Get_accumulate", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Get_accumulate((void*)origin_addr, (int)origin_count, (uintptr_t)origin_datatype, (void*)result_addr, (int)result_count, (uintptr_t)result_datatype, (int)target_rank, (int64_t)target_disp, (int)target_count, (uintptr_t)target_datatype, (uintptr_t)op, (uintptr_t)win);
 }
 
 int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
@@ -3417,15 +3370,7 @@ int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_
 
 int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    (void)origin_addr;
-    (void)origin_count;
-    (void)origin_datatype;
-    (void)target_rank;
-    (void)target_disp;
-    (void)target_count;
-    (void)target_datatype;
-    (void)win;
-    return shmpi_unsupported("MPI_Put", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Put((void*)origin_addr, (int)origin_count, (uintptr_t)origin_datatype, (int)target_rank, (int64_t)target_disp, (int)target_count, (uintptr_t)target_datatype, (uintptr_t)win);
 }
 
 int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
@@ -3443,17 +3388,7 @@ int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype ori
 
 int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-    (void)origin_addr;
-    (void)origin_count;
-    (void)origin_datatype;
-    (void)target_rank;
-    (void)target_disp;
-    (void)target_count;
-    (void)target_datatype;
-    (void)op;
-    (void)win;
-    (void)request;
-    return shmpi_unsupported("MPI_Raccumulate", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Raccumulate((void*)origin_addr, (int)origin_count, (uintptr_t)origin_datatype, (int)target_rank, (int64_t)target_disp, (int)target_count, (uintptr_t)target_datatype, (uintptr_t)op, (uintptr_t)win, (uintptr_t*)request);
 }
 
 int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
@@ -3711,16 +3646,7 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_request
 
 int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-    (void)origin_addr;
-    (void)origin_count;
-    (void)origin_datatype;
-    (void)target_rank;
-    (void)target_disp;
-    (void)target_count;
-    (void)target_datatype;
-    (void)win;
-    (void)request;
-    return shmpi_unsupported("MPI_Rget", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Rget((void*)origin_addr, (int)origin_count, (uintptr_t)origin_datatype, (int)target_rank, (int64_t)target_disp, (int)target_count, (uintptr_t)target_datatype, (uintptr_t)win, (uintptr_t*)request);
 }
 
 int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
@@ -3739,20 +3665,7 @@ int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_d
 
 int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-    (void)origin_addr;
-    (void)origin_count;
-    (void)origin_datatype;
-    (void)result_addr;
-    (void)result_count;
-    (void)result_datatype;
-    (void)target_rank;
-    (void)target_disp;
-    (void)target_count;
-    (void)target_datatype;
-    (void)op;
-    (void)win;
-    (void)request;
-    return shmpi_unsupported("MPI_Rget_accumulate", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Rget_accumulate((void*)origin_addr, (int)origin_count, (uintptr_t)origin_datatype, (void*)result_addr, (int)result_count, (uintptr_t)result_datatype, (int)target_rank, (int64_t)target_disp, (int)target_count, (uintptr_t)target_datatype, (uintptr_t)op, (uintptr_t)win, (uintptr_t*)request);
 }
 
 int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
@@ -3775,16 +3688,7 @@ int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_
 
 int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-    (void)origin_addr;
-    (void)origin_count;
-    (void)origin_datatype;
-    (void)target_rank;
-    (void)target_disp;
-    (void)target_count;
-    (void)target_datatype;
-    (void)win;
-    (void)request;
-    return shmpi_unsupported("MPI_Rput", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Rput((void*)origin_addr, (int)origin_count, (uintptr_t)origin_datatype, (int)target_rank, (int64_t)target_disp, (int)target_count, (uintptr_t)target_datatype, (uintptr_t)win, (uintptr_t*)request);
 }
 
 int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
@@ -4616,13 +4520,7 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, i
 
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-    (void)size;
-    (void)disp_unit;
-    (void)info;
-    (void)comm;
-    (void)baseptr;
-    (void)win;
-    return shmpi_unsupported("MPI_Win_allocate", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Win_allocate((int64_t)size, (int)disp_unit, (uintptr_t)info, (uintptr_t)comm, (void*)baseptr, (uintptr_t*)win);
 }
 
 int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
@@ -4638,13 +4536,7 @@ int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Co
 
 int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-    (void)size;
-    (void)disp_unit;
-    (void)info;
-    (void)comm;
-    (void)baseptr;
-    (void)win;
-    return shmpi_unsupported("MPI_Win_allocate_shared", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Win_allocate_shared((int64_t)size, (int)disp_unit, (uintptr_t)info, (uintptr_t)comm, (void*)baseptr, (uintptr_t*)win);
 }
 
 int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
@@ -4660,34 +4552,22 @@ int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
 
 int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
-    (void)win;
-    (void)base;
-    (void)size;
-    return shmpi_unsupported("MPI_Win_attach", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_attach((uintptr_t)win, (void*)base, (int64_t)size);
 }
 
 int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
-    (void)win;
-    (void)errorcode;
-    return shmpi_unsupported("MPI_Win_call_errhandler", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_call_errhandler((uintptr_t)win, (int)errorcode);
 }
 
 int PMPI_Win_complete(MPI_Win win)
 {
-    (void)win;
-    return shmpi_unsupported("MPI_Win_complete", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_complete((uintptr_t)win);
 }
 
 int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-    (void)base;
-    (void)size;
-    (void)disp_unit;
-    (void)info;
-    (void)comm;
-    (void)win;
-    return shmpi_unsupported("MPI_Win_create", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Win_create((void*)base, (int64_t)size, (int)disp_unit, (uintptr_t)info, (uintptr_t)comm, (uintptr_t*)win);
 }
 
 int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
@@ -4703,10 +4583,7 @@ int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info in
 
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-    (void)info;
-    (void)comm;
-    (void)win;
-    return shmpi_unsupported("MPI_Win_create_dynamic", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Win_create_dynamic((uintptr_t)info, (uintptr_t)comm, (uintptr_t*)win);
 }
 
 int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler)
@@ -4732,48 +4609,37 @@ int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
 
 int PMPI_Win_detach(MPI_Win win, const void *base)
 {
-    (void)win;
-    (void)base;
-    return shmpi_unsupported("MPI_Win_detach", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_detach((uintptr_t)win, (void*)base);
 }
 
 int PMPI_Win_fence(int assert, MPI_Win win)
 {
-    (void)assert;
-    (void)win;
-    return shmpi_unsupported("MPI_Win_fence", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_fence((int)assert, (uintptr_t)win);
 }
 
 int PMPI_Win_flush(int rank, MPI_Win win)
 {
-    (void)rank;
-    (void)win;
-    return shmpi_unsupported("MPI_Win_flush", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_flush((int)rank, (uintptr_t)win);
 }
 
 int PMPI_Win_flush_all(MPI_Win win)
 {
-    (void)win;
-    return shmpi_unsupported("MPI_Win_flush_all", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_flush_all((uintptr_t)win);
 }
 
 int PMPI_Win_flush_local(int rank, MPI_Win win)
 {
-    (void)rank;
-    (void)win;
-    return shmpi_unsupported("MPI_Win_flush_local", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_flush_local((int)rank, (uintptr_t)win);
 }
 
 int PMPI_Win_flush_local_all(MPI_Win win)
 {
-    (void)win;
-    return shmpi_unsupported("MPI_Win_flush_local_all", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_flush_local_all((uintptr_t)win);
 }
 
 int PMPI_Win_free(MPI_Win *win)
 {
-    (void)win;
-    return shmpi_unsupported("MPI_Win_free", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Win_free((uintptr_t*)win);
 }
 
 int PMPI_Win_free_keyval(int *win_keyval)
@@ -4784,25 +4650,17 @@ int PMPI_Win_free_keyval(int *win_keyval)
 
 int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
 {
-    (void)win;
-    (void)win_keyval;
-    (void)attribute_val;
-    (void)flag;
-    return shmpi_unsupported("MPI_Win_get_attr", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_get_attr((uintptr_t)win, (int)win_keyval, (void*)attribute_val, (int*)flag);
 }
 
 int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
-    (void)win;
-    (void)errhandler;
-    return shmpi_unsupported("MPI_Win_get_errhandler", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_get_errhandler((uintptr_t)win, (uintptr_t*)errhandler);
 }
 
 int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
-    (void)win;
-    (void)group;
-    return shmpi_unsupported("MPI_Win_get_group", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_get_group((uintptr_t)win, (uintptr_t*)group);
 }
 
 int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
@@ -4814,34 +4672,22 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 
 int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
-    (void)win;
-    (void)win_name;
-    (void)resultlen;
-    return shmpi_unsupported("MPI_Win_get_name", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_get_name((uintptr_t)win, (char*)win_name, (int*)resultlen);
 }
 
 int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
-    (void)lock_type;
-    (void)rank;
-    (void)assert;
-    (void)win;
-    return shmpi_unsupported("MPI_Win_lock", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_lock((int)lock_type, (int)rank, (int)assert, (uintptr_t)win);
 }
 
 int PMPI_Win_lock_all(int assert, MPI_Win win)
 {
-    (void)assert;
-    (void)win;
-    return shmpi_unsupported("MPI_Win_lock_all", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_lock_all((int)assert, (uintptr_t)win);
 }
 
 int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
-    (void)group;
-    (void)assert;
-    (void)win;
-    return shmpi_unsupported("MPI_Win_post", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_post((uintptr_t)group, (int)assert, (uintptr_t)win);
 }
 
 int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
@@ -4854,9 +4700,7 @@ int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
-    (void)win;
-    (void)errhandler;
-    return shmpi_unsupported("MPI_Win_set_errhandler", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_set_errhandler((uintptr_t)win, (uintptr_t)errhandler);
 }
 
 int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
@@ -4868,19 +4712,12 @@ int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
 
 int PMPI_Win_set_name(MPI_Win win, const char *win_name)
 {
-    (void)win;
-    (void)win_name;
-    return shmpi_unsupported("MPI_Win_set_name", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_set_name((uintptr_t)win, (char*)win_name);
 }
 
 int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
-    (void)win;
-    (void)rank;
-    (void)size;
-    (void)disp_unit;
-    (void)baseptr;
-    return shmpi_unsupported("MPI_Win_shared_query", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_shared_query((uintptr_t)win, (int)rank, (int64_t*)size, (int*)disp_unit, (void*)baseptr);
 }
 
 int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
@@ -4895,42 +4732,32 @@ int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *dis
 
 int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
-    (void)group;
-    (void)assert;
-    (void)win;
-    return shmpi_unsupported("MPI_Win_start", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_start((uintptr_t)group, (int)assert, (uintptr_t)win);
 }
 
 int PMPI_Win_sync(MPI_Win win)
 {
-    (void)win;
-    return shmpi_unsupported("MPI_Win_sync", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_sync((uintptr_t)win);
 }
 
 int PMPI_Win_test(MPI_Win win, int *flag)
 {
-    (void)win;
-    (void)flag;
-    return shmpi_unsupported("MPI_Win_test", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_test((uintptr_t)win, (int*)flag);
 }
 
 int PMPI_Win_unlock(int rank, MPI_Win win)
 {
-    (void)rank;
-    (void)win;
-    return shmpi_unsupported("MPI_Win_unlock", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_unlock((int)rank, (uintptr_t)win);
 }
 
 int PMPI_Win_unlock_all(MPI_Win win)
 {
-    (void)win;
-    return shmpi_unsupported("MPI_Win_unlock_all", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_unlock_all((uintptr_t)win);
 }
 
 int PMPI_Win_wait(MPI_Win win)
 {
-    (void)win;
-    return shmpi_unsupported("MPI_Win_wait", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_wait((uintptr_t)win);
 }
 
 int PMPI_T_category_changed(int *update_number)
@@ -5400,15 +5227,12 @@ int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked)
 
 int PMPIX_Win_revoke(MPI_Win win)
 {
-    (void)win;
-    return shmpi_unsupported("MPIX_Win_revoke", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPIX_Win_revoke((uintptr_t)win);
 }
 
 int PMPIX_Win_get_failed(MPI_Win win, MPI_Group *failedgrp)
 {
-    (void)win;
-    (void)failedgrp;
-    return shmpi_unsupported("MPIX_Win_get_failed", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPIX_Win_get_failed((uintptr_t)win, (uintptr_t*)failedgrp);
 }
 
 /* The MPI_ names (those of the functions written in C are in alias_gen.h). */
@@ -6039,7 +5863,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Abi_get_info",
     "MPI_Abi_set_fortran_booleans",
     "MPI_Abi_set_fortran_info",
-    "MPI_Accumulate",
     "MPI_Accumulate_c",
     "MPI_Allgather_c",
     "MPI_Allgather_init",
@@ -6047,7 +5870,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Allgatherv_c",
     "MPI_Allgatherv_init",
     "MPI_Allgatherv_init_c",
-    "MPI_Alloc_mem",
     "MPI_Allreduce_init",
     "MPI_Allreduce_init_c",
     "MPI_Alltoall_c",
@@ -6090,7 +5912,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Comm_join",
     "MPI_Comm_spawn",
     "MPI_Comm_spawn_multiple",
-    "MPI_Compare_and_swap",
     "MPI_Dims_create",
     "MPI_Dist_graph_create",
     "MPI_Dist_graph_create_adjacent",
@@ -6099,7 +5920,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Exscan_c",
     "MPI_Exscan_init",
     "MPI_Exscan_init_c",
-    "MPI_Fetch_and_op",
     "MPI_File_call_errhandler",
     "MPI_File_close",
     "MPI_File_create_errhandler",
@@ -6188,16 +6008,13 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_File_write_ordered_end",
     "MPI_File_write_shared",
     "MPI_File_write_shared_c",
-    "MPI_Free_mem",
     "MPI_Gather_c",
     "MPI_Gather_init",
     "MPI_Gather_init_c",
     "MPI_Gatherv_c",
     "MPI_Gatherv_init",
     "MPI_Gatherv_init_c",
-    "MPI_Get",
     "MPI_Get_c",
-    "MPI_Get_accumulate",
     "MPI_Get_accumulate_c",
     "MPI_Get_hw_resource_info",
     "MPI_Graph_create",
@@ -6292,9 +6109,7 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Psend_init",
     "MPI_Psend_init_c",
     "MPI_Publish_name",
-    "MPI_Put",
     "MPI_Put_c",
-    "MPI_Raccumulate",
     "MPI_Raccumulate_c",
     "MPI_Recv_init_c",
     "MPI_Reduce_init",
@@ -6311,11 +6126,8 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Request_get_status_all",
     "MPI_Request_get_status_any",
     "MPI_Request_get_status_some",
-    "MPI_Rget",
     "MPI_Rget_c",
-    "MPI_Rget_accumulate",
     "MPI_Rget_accumulate_c",
-    "MPI_Rput",
     "MPI_Rput_c",
     "MPI_Rsend_c",
     "MPI_Rsend_init_c",
@@ -6377,46 +6189,16 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Unpack_external",
     "MPI_Unpack_external_c",
     "MPI_Unpublish_name",
-    "MPI_Win_allocate",
     "MPI_Win_allocate_c",
-    "MPI_Win_allocate_shared",
     "MPI_Win_allocate_shared_c",
-    "MPI_Win_attach",
-    "MPI_Win_call_errhandler",
-    "MPI_Win_complete",
-    "MPI_Win_create",
     "MPI_Win_create_c",
-    "MPI_Win_create_dynamic",
     "MPI_Win_create_keyval",
     "MPI_Win_delete_attr",
-    "MPI_Win_detach",
-    "MPI_Win_fence",
-    "MPI_Win_flush",
-    "MPI_Win_flush_all",
-    "MPI_Win_flush_local",
-    "MPI_Win_flush_local_all",
-    "MPI_Win_free",
     "MPI_Win_free_keyval",
-    "MPI_Win_get_attr",
-    "MPI_Win_get_errhandler",
-    "MPI_Win_get_group",
     "MPI_Win_get_info",
-    "MPI_Win_get_name",
-    "MPI_Win_lock",
-    "MPI_Win_lock_all",
-    "MPI_Win_post",
     "MPI_Win_set_attr",
-    "MPI_Win_set_errhandler",
     "MPI_Win_set_info",
-    "MPI_Win_set_name",
-    "MPI_Win_shared_query",
     "MPI_Win_shared_query_c",
-    "MPI_Win_start",
-    "MPI_Win_sync",
-    "MPI_Win_test",
-    "MPI_Win_unlock",
-    "MPI_Win_unlock_all",
-    "MPI_Win_wait",
     "MPI_T_category_changed",
     "MPI_T_category_get_categories",
     "MPI_T_category_get_cvars",
@@ -6468,7 +6250,5 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_T_source_get_info",
     "MPI_T_source_get_num",
     "MPI_T_source_get_timestamp",
-    "MPIX_Win_revoke",
-    "MPIX_Win_get_failed",
     0
 };

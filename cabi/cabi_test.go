@@ -188,3 +188,5 @@ func TestULFM(t *testing.T) {
 		})
 	}
 }
+
+func TestWin(t *testing.T) { expectOK(t, 3, "win") }

@@ -40,11 +40,15 @@ type redArgs struct {
 	root         int
 	counts       []int
 	nb           bool
+	acc          *accState // one-sided kinds (win.go)
 }
 
 func runRed[T any](a *redArgs, op coll.Op[T]) (*ranks.Request, error, bool) {
 	if op == nil {
 		return nil, nil, false
+	}
+	if a.kind >= rAcc {
+		return runAcc(a, op)
 	}
 	sl := func(p unsafe.Pointer, n int) []T {
 		if p == nil {
