@@ -39,6 +39,10 @@ func main() {
 	os.Exit(run(filepath.Base(os.Args[0]), os.Args[1:]))
 }
 
+// envBuilding marks the library's build: a shmpicc that runs inside it
+// (as $CC) only compiles.
+const envBuilding = "SHMPICC_BUILDING_LIB"
+
 func run(name string, args []string) int {
 	root, err := moduleRoot()
 	if err != nil {
@@ -74,7 +78,7 @@ func run(name string, args []string) int {
 	}
 	cmd := []string{compiler, "-I" + filepath.Join(root, "include")}
 	cmd = append(cmd, user...)
-	if links(user) {
+	if links(user) && os.Getenv(envBuilding) == "" {
 		var dir string
 		if show {
 			dir = libDir()
@@ -247,6 +251,9 @@ func ensureLib(root string) (string, error) {
 	goBin := envOr("SHMPI_GO", "go")
 	cmd := exec.Command(goBin, "build", "-buildmode=c-shared", "-o", tmp, "./cabi")
 	cmd.Dir = root
+	// cgo runs $CC, which a build system may have set to shmpicc itself:
+	// the library is built with the real compilers.
+	cmd.Env = append(os.Environ(), "CC="+envOr("SHMPICC_CC", "cc"), "CXX="+envOr("SHMPICXX_CXX", "c++"), envBuilding+"=1")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	fmt.Fprintf(os.Stderr, "shmpicc: building %s (go build -buildmode=c-shared ./cabi)\n", lib)
 	if err := cmd.Run(); err != nil {
