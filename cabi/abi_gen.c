@@ -22,8 +22,7 @@ int PMPI_Abi_get_fortran_info(MPI_Info *info)
 
 int PMPI_Abi_get_info(MPI_Info *info)
 {
-    (void)info;
-    return shmpi_unsupported("MPI_Abi_get_info", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Abi_get_info((uintptr_t*)info);
 }
 
 int PMPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void *logical_false)
@@ -842,14 +841,6 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
     return shmpi_MPI_Compare_and_swap((void*)origin_addr, (void*)compare_addr, (void*)result_addr, (uintptr_t)datatype, (int)target_rank, (int64_t)target_disp, (uintptr_t)win);
-}
-
-int PMPI_Dims_create(int nnodes, int ndims, int dims[])
-{
-    (void)nnodes;
-    (void)ndims;
-    (void)dims;
-    return shmpi_unsupported("MPI_Dims_create", SHMPI_ON_NONE, 0);
 }
 
 int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
@@ -2518,12 +2509,7 @@ int PMPI_Info_free(MPI_Info *info)
 
 int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
-    (void)info;
-    (void)key;
-    (void)valuelen;
-    (void)value;
-    (void)flag;
-    return shmpi_unsupported("MPI_Info_get", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Info_get((uintptr_t)info, (char*)key, (int)valuelen, (char*)value, (int*)flag);
 }
 
 int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
@@ -2543,11 +2529,7 @@ int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *valu
 
 int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
-    (void)info;
-    (void)key;
-    (void)valuelen;
-    (void)flag;
-    return shmpi_unsupported("MPI_Info_get_valuelen", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Info_get_valuelen((uintptr_t)info, (char*)key, (int*)valuelen, (int*)flag);
 }
 
 int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
@@ -4112,13 +4094,6 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, i
     return shmpi_MPI_Testsome((int)incount, (uintptr_t*)array_of_requests, (int*)outcount, (int*)array_of_indices, (void*)array_of_statuses);
 }
 
-int PMPI_Topo_test(MPI_Comm comm, int *status)
-{
-    (void)comm;
-    (void)status;
-    return shmpi_unsupported("MPI_Topo_test", SHMPI_ON_COMM, (uintptr_t)comm);
-}
-
 int PMPI_Type_commit(MPI_Datatype *datatype)
 {
     return shmpi_MPI_Type_commit((uintptr_t*)datatype);
@@ -4372,25 +4347,9 @@ int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI
     return shmpi_unsupported("MPI_Type_get_envelope_c", SHMPI_ON_NONE, 0);
 }
 
-int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
-{
-    (void)datatype;
-    (void)lb;
-    (void)extent;
-    return shmpi_unsupported("MPI_Type_get_extent_x", SHMPI_ON_NONE, 0);
-}
-
 int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
     return shmpi_MPI_Type_get_name((uintptr_t)datatype, (char*)type_name, (int*)resultlen);
-}
-
-int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
-{
-    (void)datatype;
-    (void)true_lb;
-    (void)true_extent;
-    return shmpi_unsupported("MPI_Type_get_true_extent_x", SHMPI_ON_NONE, 0);
 }
 
 int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type)
@@ -4432,13 +4391,6 @@ int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
 int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
     return shmpi_MPI_Type_set_name((uintptr_t)datatype, (char*)type_name);
-}
-
-int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
-{
-    (void)datatype;
-    (void)size;
-    return shmpi_unsupported("MPI_Type_size_x", SHMPI_ON_NONE, 0);
 }
 
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
@@ -4665,9 +4617,7 @@ int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 
 int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {
-    (void)win;
-    (void)info_used;
-    return shmpi_unsupported("MPI_Win_get_info", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_get_info((uintptr_t)win, (uintptr_t*)info_used);
 }
 
 int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
@@ -4705,9 +4655,7 @@ int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 
 int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
 {
-    (void)win;
-    (void)info;
-    return shmpi_unsupported("MPI_Win_set_info", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_set_info((uintptr_t)win, (uintptr_t)info);
 }
 
 int PMPI_Win_set_name(MPI_Win win, const char *win_name)
@@ -5342,7 +5290,6 @@ extern __typeof__(PMPI_Comm_spawn_multiple) MPI_Comm_spawn_multiple __attribute_
 extern __typeof__(PMPI_Comm_split) MPI_Comm_split __attribute__((weak, alias("PMPI_Comm_split")));
 extern __typeof__(PMPI_Comm_split_type) MPI_Comm_split_type __attribute__((weak, alias("PMPI_Comm_split_type")));
 extern __typeof__(PMPI_Compare_and_swap) MPI_Compare_and_swap __attribute__((weak, alias("PMPI_Compare_and_swap")));
-extern __typeof__(PMPI_Dims_create) MPI_Dims_create __attribute__((weak, alias("PMPI_Dims_create")));
 extern __typeof__(PMPI_Dist_graph_create) MPI_Dist_graph_create __attribute__((weak, alias("PMPI_Dist_graph_create")));
 extern __typeof__(PMPI_Dist_graph_create_adjacent) MPI_Dist_graph_create_adjacent __attribute__((weak, alias("PMPI_Dist_graph_create_adjacent")));
 extern __typeof__(PMPI_Dist_graph_neighbors) MPI_Dist_graph_neighbors __attribute__((weak, alias("PMPI_Dist_graph_neighbors")));
@@ -5696,7 +5643,6 @@ extern __typeof__(PMPI_Test) MPI_Test __attribute__((weak, alias("PMPI_Test")));
 extern __typeof__(PMPI_Testall) MPI_Testall __attribute__((weak, alias("PMPI_Testall")));
 extern __typeof__(PMPI_Testany) MPI_Testany __attribute__((weak, alias("PMPI_Testany")));
 extern __typeof__(PMPI_Testsome) MPI_Testsome __attribute__((weak, alias("PMPI_Testsome")));
-extern __typeof__(PMPI_Topo_test) MPI_Topo_test __attribute__((weak, alias("PMPI_Topo_test")));
 extern __typeof__(PMPI_Type_commit) MPI_Type_commit __attribute__((weak, alias("PMPI_Type_commit")));
 extern __typeof__(PMPI_Type_contiguous) MPI_Type_contiguous __attribute__((weak, alias("PMPI_Type_contiguous")));
 extern __typeof__(PMPI_Type_contiguous_c) MPI_Type_contiguous_c __attribute__((weak, alias("PMPI_Type_contiguous_c")));
@@ -5729,16 +5675,13 @@ extern __typeof__(PMPI_Type_get_contents) MPI_Type_get_contents __attribute__((w
 extern __typeof__(PMPI_Type_get_contents_c) MPI_Type_get_contents_c __attribute__((weak, alias("PMPI_Type_get_contents_c")));
 extern __typeof__(PMPI_Type_get_envelope) MPI_Type_get_envelope __attribute__((weak, alias("PMPI_Type_get_envelope")));
 extern __typeof__(PMPI_Type_get_envelope_c) MPI_Type_get_envelope_c __attribute__((weak, alias("PMPI_Type_get_envelope_c")));
-extern __typeof__(PMPI_Type_get_extent_x) MPI_Type_get_extent_x __attribute__((weak, alias("PMPI_Type_get_extent_x")));
 extern __typeof__(PMPI_Type_get_name) MPI_Type_get_name __attribute__((weak, alias("PMPI_Type_get_name")));
-extern __typeof__(PMPI_Type_get_true_extent_x) MPI_Type_get_true_extent_x __attribute__((weak, alias("PMPI_Type_get_true_extent_x")));
 extern __typeof__(PMPI_Type_get_value_index) MPI_Type_get_value_index __attribute__((weak, alias("PMPI_Type_get_value_index")));
 extern __typeof__(PMPI_Type_indexed) MPI_Type_indexed __attribute__((weak, alias("PMPI_Type_indexed")));
 extern __typeof__(PMPI_Type_indexed_c) MPI_Type_indexed_c __attribute__((weak, alias("PMPI_Type_indexed_c")));
 extern __typeof__(PMPI_Type_match_size) MPI_Type_match_size __attribute__((weak, alias("PMPI_Type_match_size")));
 extern __typeof__(PMPI_Type_set_attr) MPI_Type_set_attr __attribute__((weak, alias("PMPI_Type_set_attr")));
 extern __typeof__(PMPI_Type_set_name) MPI_Type_set_name __attribute__((weak, alias("PMPI_Type_set_name")));
-extern __typeof__(PMPI_Type_size_x) MPI_Type_size_x __attribute__((weak, alias("PMPI_Type_size_x")));
 extern __typeof__(PMPI_Type_vector) MPI_Type_vector __attribute__((weak, alias("PMPI_Type_vector")));
 extern __typeof__(PMPI_Type_vector_c) MPI_Type_vector_c __attribute__((weak, alias("PMPI_Type_vector_c")));
 extern __typeof__(PMPI_Unpack) MPI_Unpack __attribute__((weak, alias("PMPI_Unpack")));
@@ -5860,7 +5803,6 @@ extern __typeof__(PMPIX_Win_get_failed) MPIX_Win_get_failed __attribute__((weak,
 const char *const shmpi_unsupported_names[] = {
     "MPI_Abi_get_fortran_booleans",
     "MPI_Abi_get_fortran_info",
-    "MPI_Abi_get_info",
     "MPI_Abi_set_fortran_booleans",
     "MPI_Abi_set_fortran_info",
     "MPI_Accumulate_c",
@@ -5912,7 +5854,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Comm_join",
     "MPI_Comm_spawn",
     "MPI_Comm_spawn_multiple",
-    "MPI_Dims_create",
     "MPI_Dist_graph_create",
     "MPI_Dist_graph_create_adjacent",
     "MPI_Dist_graph_neighbors",
@@ -6051,8 +5992,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Ineighbor_alltoallv_c",
     "MPI_Ineighbor_alltoallw",
     "MPI_Ineighbor_alltoallw_c",
-    "MPI_Info_get",
-    "MPI_Info_get_valuelen",
     "MPI_Intercomm_create",
     "MPI_Intercomm_create_from_groups",
     "MPI_Intercomm_merge",
@@ -6159,7 +6098,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Session_init",
     "MPI_Session_set_errhandler",
     "MPI_Ssend_init_c",
-    "MPI_Topo_test",
     "MPI_Type_contiguous_c",
     "MPI_Type_create_darray",
     "MPI_Type_create_darray_c",
@@ -6179,12 +6117,9 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Type_get_attr",
     "MPI_Type_get_contents_c",
     "MPI_Type_get_envelope_c",
-    "MPI_Type_get_extent_x",
-    "MPI_Type_get_true_extent_x",
     "MPI_Type_indexed_c",
     "MPI_Type_match_size",
     "MPI_Type_set_attr",
-    "MPI_Type_size_x",
     "MPI_Type_vector_c",
     "MPI_Unpack_external",
     "MPI_Unpack_external_c",
@@ -6195,9 +6130,7 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Win_create_keyval",
     "MPI_Win_delete_attr",
     "MPI_Win_free_keyval",
-    "MPI_Win_get_info",
     "MPI_Win_set_attr",
-    "MPI_Win_set_info",
     "MPI_Win_shared_query_c",
     "MPI_T_category_changed",
     "MPI_T_category_get_categories",

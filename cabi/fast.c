@@ -186,6 +186,18 @@ int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_C
     return MPI_SUCCESS;
 }
 
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) { return PMPI_Type_size_c(datatype, size); }
+
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    return PMPI_Type_get_extent_c(datatype, lb, extent);
+}
+
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+{
+    return PMPI_Type_get_true_extent_c(datatype, true_lb, true_extent);
+}
+
 /* The status keeps the received bytes in MPI_internal[0] (low half) and
  * [1] (high half). */
 static inline int64_t status_bytes(const MPI_Status *st)
@@ -383,6 +395,69 @@ int PMPI_Get_processor_name(char *name, int *resultlen)
         strcpy(name, "localhost");
     name[MPI_MAX_PROCESSOR_NAME - 1] = 0;
     *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+}
+
+/* MPI_Dims_create: a balanced factorization of nnodes over the
+ * dimensions that are 0, in non-increasing order. */
+int PMPI_Dims_create(int nnodes, int ndims, int dims[])
+{
+    if (nnodes <= 0 || ndims < 0 || (ndims > 0 && !dims))
+        return raise_none(MPI_ERR_ARG, "MPI_Dims_create");
+    int fixed = 1, free = 0;
+    for (int i = 0; i < ndims; i++) {
+        if (dims[i] < 0)
+            return raise_none(MPI_ERR_DIMS, "MPI_Dims_create");
+        if (dims[i] > 0)
+            fixed *= dims[i];
+        else
+            free++;
+    }
+    if (fixed == 0 || nnodes % fixed != 0)
+        return raise_none(MPI_ERR_DIMS, "MPI_Dims_create");
+    int rest = nnodes / fixed, f[64], nf = 0;
+    if (free == 0)
+        return rest == 1 ? MPI_SUCCESS : raise_none(MPI_ERR_DIMS, "MPI_Dims_create");
+    int out[64];
+    for (int i = 0; i < free && i < 64; i++)
+        out[i] = 1;
+    /* Prime factors, largest first, each to the smallest dimension. */
+    for (int p = 2; rest > 1 && nf < 64;) {
+        if (rest % p == 0) {
+            f[nf++] = p;
+            rest /= p;
+        } else {
+            p++;
+        }
+    }
+    for (int k = nf - 1; k >= 0; k--) {
+        int m = 0;
+        for (int i = 1; i < free && i < 64; i++)
+            if (out[i] < out[m])
+                m = i;
+        out[m] *= f[k];
+    }
+    /* Non-increasing order. */
+    for (int i = 0; i < free && i < 64; i++)
+        for (int j = i + 1; j < free && j < 64; j++)
+            if (out[j] > out[i]) {
+                int t = out[i];
+                out[i] = out[j];
+                out[j] = t;
+            }
+    for (int i = 0, k = 0; i < ndims; i++)
+        if (dims[i] == 0)
+            dims[i] = out[k++];
+    return MPI_SUCCESS;
+}
+
+int PMPI_Topo_test(MPI_Comm comm, int *status)
+{
+    if (!comm_ent(comm))
+        return raise_comm(comm, MPI_ERR_COMM, "MPI_Topo_test");
+    if (!status)
+        return raise_comm(comm, MPI_ERR_ARG, "MPI_Topo_test");
+    *status = MPI_UNDEFINED; /* no topologies yet */
     return MPI_SUCCESS;
 }
 

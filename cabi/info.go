@@ -207,3 +207,78 @@ func shmpi_MPI_Info_create_env(argc C.int, argv unsafe.Pointer, out *C.uintptr_t
 	*out = C.uintptr_t(h)
 	return 0
 }
+
+//export shmpi_MPI_Info_get
+func shmpi_MPI_Info_get(h C.uintptr_t, key *C.char, n C.int, val *C.char, flag *C.int) C.int {
+	i, r := getInfo(h, "MPI_Info_get")
+	if i == nil {
+		return r
+	}
+	if key == nil || flag == nil || n < 0 || (val == nil && n > 0) {
+		return failNone(MPI_ERR_ARG, "MPI_Info_get")
+	}
+	i.mu.Lock()
+	v, ok := i.vals[C.GoString(key)]
+	i.mu.Unlock()
+	*flag = 0
+	if ok {
+		*flag = 1
+		// valuelen excludes the terminating NUL (MPI_Info_get).
+		putString(val, v, int(n)+1)
+	}
+	return 0
+}
+
+//export shmpi_MPI_Info_get_valuelen
+func shmpi_MPI_Info_get_valuelen(h C.uintptr_t, key *C.char, n *C.int, flag *C.int) C.int {
+	i, r := getInfo(h, "MPI_Info_get_valuelen")
+	if i == nil {
+		return r
+	}
+	if key == nil || flag == nil || n == nil {
+		return failNone(MPI_ERR_ARG, "MPI_Info_get_valuelen")
+	}
+	i.mu.Lock()
+	v, ok := i.vals[C.GoString(key)]
+	i.mu.Unlock()
+	*flag = 0
+	if ok {
+		*flag, *n = 1, C.int(len(v))
+	}
+	return 0
+}
+
+//export shmpi_MPI_Win_get_info
+func shmpi_MPI_Win_get_info(h C.uintptr_t, out *C.uintptr_t) C.int {
+	if o, r := getWin(h, "MPI_Win_get_info"); o == nil {
+		return r
+	}
+	if out == nil {
+		return winCode(h, MPI_ERR_ARG, "MPI_Win_get_info")
+	}
+	*out = C.uintptr_t(newInfo())
+	return 0
+}
+
+//export shmpi_MPI_Win_set_info
+func shmpi_MPI_Win_set_info(h C.uintptr_t, info C.uintptr_t) C.int {
+	if o, r := getWin(h, "MPI_Win_set_info"); o == nil {
+		return r
+	}
+	return 0
+}
+
+//export shmpi_MPI_Abi_get_info
+func shmpi_MPI_Abi_get_info(out *C.uintptr_t) C.int {
+	if out == nil {
+		return failNone(MPI_ERR_ARG, "MPI_Abi_get_info")
+	}
+	h := newInfo()
+	i := *infos.get(h)
+	for _, kv := range [][2]string{{"mpi_aint_size", "8"}, {"mpi_count_size", "8"}, {"mpi_offset_size", "8"}} {
+		i.keys = append(i.keys, kv[0])
+		i.vals[kv[0]] = kv[1]
+	}
+	*out = C.uintptr_t(h)
+	return 0
+}

@@ -174,6 +174,44 @@ int main(int argc, char **argv)
     CHECK(MPI_Comm_fromint(MPI_Comm_toint(dup)) == dup);
     CHECK(MPI_Type_fromint(MPI_Type_toint(MPI_DOUBLE)) == MPI_DOUBLE);
 
+    /* Dims_create, Topo_test, Info. */
+    int dims[3] = {0, 0, 0};
+    CHECK_RC(MPI_Dims_create(12, 3, dims));
+    CHECK(dims[0] == 3 && dims[1] == 2 && dims[2] == 2);
+    int dims2[2] = {0, 3};
+    CHECK_RC(MPI_Dims_create(12, 2, dims2));
+    CHECK(dims2[0] == 4 && dims2[1] == 3);
+    int topo;
+    MPI_Topo_test(dup, &topo);
+    CHECK(topo == MPI_UNDEFINED);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "k1", "value one");
+    MPI_Info_set(info, "k2", "v2");
+    int nkeys, vlen;
+    MPI_Info_get_nkeys(info, &nkeys);
+    CHECK(nkeys == 2);
+    char ibuf[64], ikey[MPI_MAX_INFO_KEY];
+    MPI_Info_get_nthkey(info, 1, ikey);
+    CHECK(strcmp(ikey, "k2") == 0);
+    MPI_Info_get_valuelen(info, "k1", &vlen, &flag);
+    CHECK(flag && vlen == 9);
+    MPI_Info_get(info, "k1", 63, ibuf, &flag);
+    CHECK(flag && strcmp(ibuf, "value one") == 0);
+    int blen = sizeof ibuf;
+    MPI_Info_get_string(info, "k2", &blen, ibuf, &flag);
+    CHECK(flag && blen == 3 && strcmp(ibuf, "v2") == 0);
+    MPI_Info dupi;
+    MPI_Info_dup(info, &dupi);
+    MPI_Info_delete(info, "k1");
+    MPI_Info_get_nkeys(info, &nkeys);
+    CHECK(nkeys == 1);
+    MPI_Info_get_nkeys(dupi, &nkeys);
+    CHECK(nkeys == 2);
+    MPI_Info_free(&info);
+    MPI_Info_free(&dupi);
+    CHECK(info == MPI_INFO_NULL);
+
     MPI_Comm_free(&dup);
     MPI_Comm_free(&half);
     MPI_Comm_free(&rev);
