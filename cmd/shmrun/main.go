@@ -105,6 +105,9 @@ flags:
                        the ranks get the list as SHMPI_KILL, replacing
                        an inherited one
   --version            print the version
+  mpiexec's flags      -np N, --oversubscribe, --with-ft ulfm, -x VAR=VAL,
+                       --mca K V ... are taken as mpiexec takes them, or
+                       ignored with a note (one node)
   --help               print this help
 
 A rank that calls Comm.Abort(code) ends the job, with or without --ft:
@@ -273,6 +276,11 @@ func run(args []string) int {
 	showVersion := fs.Bool("version", false, "")
 	help := fs.Bool("help", false, "")
 	fs.BoolVar(help, "h", false, "")
+	// mpiexec's and mpirun's flags, for the run scripts of test suites.
+	args, exported, err := mpiexecArgs(args)
+	if err != nil {
+		return usageError("%v", err)
+	}
 	if err := fs.Parse(args); err != nil {
 		return usageError("%v", err)
 	}
@@ -303,6 +311,13 @@ func run(args []string) int {
 		}
 		env = withEnv(os.Environ(), job.EnvKill, spec)
 		killSpec = spec
+	}
+	for _, kv := range exported {
+		if env == nil {
+			env = os.Environ()
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		env = withEnv(env, k, v)
 	}
 	cores := runtime.NumCPU()
 	// Pinned, oversubscribed ranks beat the kernel's placement: the

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The tests build shmpicc and shmrun once, let shmpicc build the library
+// (into the same temporary directory), compile the C programs of
+// testdata/ with it and run them under shmrun. Each program checks its
+// own results and prints "OK" lines; a failure exits non-zero.
+
+var (
+	setupOnce sync.Once
+	setupErr  error
+	binDir    string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+func setup(t *testing.T) string {
+	t.Helper()
+	setupOnce.Do(func() {
+		if _, err := exec.LookPath("cc"); err != nil {
+			setupErr = fmt.Errorf("no C compiler (cc) on PATH; the C interface's tests need one (gcc is part of the machine image): %v", err)
+			return
+		}
+		binDir, setupErr = os.MkdirTemp("", "shmpi-cabi-test-")
+		if setupErr != nil {
+			return
+		}
+		out, err := exec.Command("go", "build", "-o", binDir+"/", "../cmd/shmpicc", "../cmd/shmrun").CombinedOutput()
+		if err != nil {
+			setupErr = fmt.Errorf("building shmpicc and shmrun: %v\n%s", err, out)
+			return
+		}
+		cmd := exec.Command(filepath.Join(binDir, "shmpicc"), "-shmpi-lib")
+		cmd.Env = append(os.Environ(), "SHMPI_LIBDIR="+binDir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			setupErr = fmt.Errorf("building libmpi_abi.so: %v\n%s", err, out)
+		}
+	})
+	if setupErr != nil {
+		t.Fatal(setupErr)
+	}
+	return binDir
+}
+
+var built sync.Map // program name -> error
+
+// compile builds testdata/name.c into the binary directory.
+func compile(t *testing.T, name string, extra ...string) string {
+	t.Helper()
+	dir := setup(t)
+	exe := filepath.Join(dir, name)
+	if v, ok := built.Load(name); ok {
+		if v != nil {
+			t.Fatal(v)
+		}
+		return exe
+	}
+	args := append([]string{"-O1", "-g", "-Wall", "-Werror", "-o", exe, filepath.Join("testdata", name+".c")}, extra...)
+	cmd := exec.Command(filepath.Join(dir, "shmpicc"), args...)
+	cmd.Env = append(os.Environ(), "SHMPI_LIBDIR="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		e := fmt.Errorf("shmpicc %s: %v\n%s", name, err, out)
+		built.Store(name, e)
+		t.Fatal(e)
+	}
+	built.Store(name, nil)
+	return exe
+}
+
+type result struct {
+	out, errOut string
+	code        int
+}
+
+// runJob runs a program under shmrun with a deadline.
+func runJob(t *testing.T, n int, flags []string, exe string, args ...string) result {
+	t.Helper()
+	dir := setup(t)
+	full := append([]string{"-n", fmt.Sprint(n), "--timeout", "60s"}, flags...)
+	full = append(full, exe)
+	full = append(full, args...)
+	cmd := exec.Command(filepath.Join(dir, "shmrun"), full...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	start := time.Now()
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("shmrun %s: exit %d in %v", strings.Join(full, " "), code, time.Since(start).Round(time.Millisecond))
+	return result{so.String(), se.String(), code}
+}
+
+// expectOK runs a self-checking program and requires every rank to say
+// OK and the job to succeed.
+func expectOK(t *testing.T, n int, name string, flags ...string) result {
+	t.Helper()
+	exe := compile(t, name)
+	r := runJob(t, n, flags, exe)
+	if r.code != 0 || strings.Contains(r.out, "FAIL") {
+		t.Fatalf("%s on %d ranks: exit %d\nstdout:\n%s\nstderr:\n%s", name, n, r.code, r.out, r.errOut)
+	}
+	if got := strings.Count(r.out, "OK\n"); got < n {
+		t.Fatalf("%s: %d ranks said OK, want %d\nstdout:\n%s\nstderr:\n%s", name, got, n, r.out, r.errOut)
+	}
+	return r
+}
+
+func TestHello(t *testing.T) {
+	expectOK(t, 4, "hello")
+	// A singleton: no launcher.
+	exe := compile(t, "hello")
+	out, err := exec.Command(exe).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "OK") {
+		t.Fatalf("singleton: %v\n%s", err, out)
+	}
+}
+
+func TestP2P(t *testing.T)     { expectOK(t, 4, "p2p") }
+func TestTypes(t *testing.T)   { expectOK(t, 2, "types") }
+func TestColl(t *testing.T)    { expectOK(t, 4, "coll"); expectOK(t, 3, "coll") }
+func TestComm(t *testing.T)    { expectOK(t, 4, "comm") }
+func TestErrors(t *testing.T)  { expectOK(t, 2, "errors") }
+func TestThreads(t *testing.T) { expectOK(t, 2, "threads") }
+
+// TestFatal: MPI_ERRORS_ARE_FATAL, the world's default, ends the job.
+func TestFatal(t *testing.T) {
+	exe := compile(t, "fatal")
+	r := runJob(t, 2, nil, exe)
+	if r.code == 0 || !strings.Contains(r.errOut, "MPI_Send") || strings.Contains(r.out, "after") {
+		t.Fatalf("a fatal error did not end the job: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errOut)
+	}
+}
+
+// TestAbort: MPI_Abort ends every rank with the code.
+func TestAbort(t *testing.T) {
+	exe := compile(t, "abort")
+	r := runJob(t, 4, nil, exe)
+	if r.code != 7 || strings.Contains(r.out, "after") || !strings.Contains(r.errOut, "Abort(7)") {
+		t.Fatalf("MPI_Abort(7): exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errOut)
+	}
+}
+
+// TestULFM: the spec's Example 15.5 in C, with a rank that kills itself
+// (raise(SIGKILL)) and with one that shmrun's --kill kills.
+func TestULFM(t *testing.T) {
+	exe := compile(t, "ulfm")
+	for _, c := range []struct {
+		name  string
+		n     int
+		flags []string
+		args  []string
+	}{
+		{"raise", 4, []string{"--ft"}, []string{"raise"}},
+		{"kill", 4, []string{"--ft", "--kill", "2@op=40"}, nil},
+		{"none", 3, []string{"--ft"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := runJob(t, c.n, c.flags, exe, c.args...)
+			survivors := c.n
+			if c.name != "none" {
+				survivors--
+			}
+			if strings.Contains(r.out, "FAIL") || strings.Count(r.out, "OK\n") != survivors {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errOut)
+			}
+		})
+	}
+}
+
+func TestWin(t *testing.T) { expectOK(t, 3, "win") }

@@ -1,0 +1,120 @@
+package main
+
+/*
+#include "cabi.h"
+*/
+import "C"
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/shmpi/shmpi/ranks"
+)
+
+// Initialization and finalization.
+
+var (
+	world   *ranks.World
+	initMu  sync.Mutex
+	state   atomic.Int32 // mirrors C.shmpi_state: 0 before Init, 1 initialized, 2 finalized
+	initErr error
+)
+
+func setState(s int32) {
+	state.Store(s)
+	atomic.StoreInt32((*int32)(unsafe.Pointer(&C.shmpi_state)), s)
+}
+
+// threadLevel normalises a requested MPI thread level.
+func threadLevel(required int) int {
+	switch {
+	case required <= MPI_THREAD_SINGLE:
+		return MPI_THREAD_SINGLE
+	case required <= MPI_THREAD_FUNNELED:
+		return MPI_THREAD_FUNNELED
+	case required <= MPI_THREAD_SERIALIZED:
+		return MPI_THREAD_SERIALIZED
+	}
+	return MPI_THREAD_MULTIPLE
+}
+
+func initialize(required int, fname string) C.int {
+	initMu.Lock()
+	defer initMu.Unlock()
+	if state.Load() != 0 {
+		return failNone(MPI_ERR_OTHER, fname)
+	}
+	// Every level runs the engine at ThreadMultiple: the nonblocking
+	// collectives and ULFM's Iagree run on goroutines of their own
+	// beside the caller's thread, and the biased engine lock makes a
+	// single caller pay what ThreadSingle pays (ranks/doc.go).
+	w, err := ranks.InitThread(ranks.ThreadMultiple)
+	if err != nil {
+		initErr = err
+		return raise(C.SHMPI_ON_NONE, 0, MPI_ERR_OTHER, fname, err)
+	}
+	world = w
+	self, err := w.Self()
+	if err != nil {
+		return raise(C.SHMPI_ON_NONE, 0, MPI_ERR_OTHER, fname, err)
+	}
+	installComm(MPI_COMM_WORLD, w.Comm(), fatalErrh)
+	installComm(MPI_COMM_SELF, self, fatalErrh)
+	C.shmpi_provided = C.int(threadLevel(required))
+	C.shmpi_set_main_thread()
+	setState(1)
+	return 0
+}
+
+//export shmpi_MPI_Init
+func shmpi_MPI_Init(argc, argv unsafe.Pointer) C.int {
+	return initialize(MPI_THREAD_SINGLE, "MPI_Init")
+}
+
+//export shmpi_MPI_Init_thread
+func shmpi_MPI_Init_thread(argc, argv unsafe.Pointer, required C.int, provided *C.int) C.int {
+	if r := initialize(int(required), "MPI_Init_thread"); r != 0 {
+		return r
+	}
+	if provided != nil {
+		*provided = C.shmpi_provided
+	}
+	return 0
+}
+
+//export shmpi_MPI_Finalize
+func shmpi_MPI_Finalize() C.int {
+	initMu.Lock()
+	defer initMu.Unlock()
+	if state.Load() != 1 {
+		return failNone(MPI_ERR_OTHER, "MPI_Finalize")
+	}
+	// MPI: the attributes of MPI_COMM_SELF are deleted first, so that
+	// libraries can clean up in their delete callbacks.
+	if c := getComm(MPI_COMM_SELF); c != nil {
+		c.deleteAllAttrs(MPI_COMM_SELF)
+	}
+	flushBsend()
+	err := world.Finalize()
+	setState(2)
+	if err != nil {
+		return failNone(classOf(err), "MPI_Finalize")
+	}
+	return 0
+}
+
+//export shmpi_MPI_Abort
+func shmpi_MPI_Abort(comm C.uintptr_t, code C.int) C.int {
+	if world == nil {
+		abortJob(int(code))
+	}
+	// Every rank of the job ends, whatever the communicator (MPI allows
+	// it; shmpi's jobs are one node).
+	world.Comm().Abort(int(code))
+	return failCode(handle(comm), MPI_ERR_OTHER, "MPI_Abort")
+}
+
+// live says whether MPI calls may be made now.
+func live() bool { return state.Load() == 1 }

@@ -1,0 +1,113 @@
+/* Errors: classes through MPI_ERRORS_RETURN and through a user handler,
+ * added classes, codes and strings, unsupported calls, bad handles; and
+ * the other ranks go on. */
+#include "check.h"
+
+static int calls, last;
+
+static void handler(MPI_Comm *comm, int *code, ...)
+{
+    CHECK(*comm == MPI_COMM_WORLD);
+    calls++;
+    last = *code;
+}
+
+static int class_of(int code)
+{
+    int c;
+    MPI_Error_class(code, &c);
+    return c;
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size, x = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Errhandler eh;
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh);
+    CHECK(eh == MPI_ERRORS_ARE_FATAL);
+    CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+
+    /* Bad arguments give the class MPI names. */
+    CHECK(class_of(MPI_Send(&x, 1, MPI_INT, size, 0, MPI_COMM_WORLD)) == MPI_ERR_RANK);
+    CHECK(class_of(MPI_Send(&x, 1, MPI_INT, 0, -5, MPI_COMM_WORLD)) == MPI_ERR_TAG);
+    CHECK(class_of(MPI_Send(&x, -1, MPI_INT, 0, 0, MPI_COMM_WORLD)) == MPI_ERR_COUNT);
+    CHECK(class_of(MPI_Send(&x, 1, MPI_DATATYPE_NULL, 0, 0, MPI_COMM_WORLD)) == MPI_ERR_TYPE);
+    CHECK(class_of(MPI_Send(&x, 1, (MPI_Datatype)MPI_COMM_WORLD, 0, 0, MPI_COMM_WORLD)) == MPI_ERR_TYPE);
+    CHECK(class_of(MPI_Send(&x, 1, MPI_INT, 0, 0, MPI_COMM_NULL)) == MPI_ERR_COMM);
+    CHECK(class_of(MPI_Barrier((MPI_Comm)MPI_INT)) == MPI_ERR_COMM);
+    int r;
+    CHECK(class_of(MPI_Comm_rank(MPI_COMM_NULL, &r)) == MPI_ERR_COMM);
+    /* A freed communicator's handle. */
+    MPI_Comm d, saved;
+    MPI_Comm_dup(MPI_COMM_WORLD, &d);
+    saved = d;
+    MPI_Comm_free(&d);
+    CHECK(class_of(MPI_Comm_size(saved, &r)) == MPI_ERR_COMM);
+    CHECK(class_of(MPI_Barrier(saved)) == MPI_ERR_COMM);
+    /* Requests, groups, ops. */
+    MPI_Request bad = (MPI_Request)MPI_COMM_WORLD;
+    CHECK(class_of(MPI_Wait(&bad, MPI_STATUS_IGNORE)) == MPI_ERR_REQUEST);
+    MPI_Group g = MPI_GROUP_NULL;
+    CHECK(class_of(MPI_Group_size(g, &r)) == MPI_ERR_GROUP);
+    int y;
+    CHECK(class_of(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD)) == MPI_ERR_OP);
+    CHECK(class_of(MPI_Reduce(&x, &y, 1, MPI_INT, MPI_SUM, -1, MPI_COMM_WORLD)) == MPI_ERR_ROOT);
+    /* An unsupported call. */
+    MPI_Comm cart;
+    int dims[1] = {size}, periods[1] = {0};
+    int rc = MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
+    (void)rc;
+    MPI_File fh;
+    CHECK(class_of(MPI_File_open(MPI_COMM_WORLD, "x", MPI_MODE_RDONLY, MPI_INFO_NULL, &fh)) == MPI_ERR_UNSUPPORTED_OPERATION);
+
+    /* Error strings. */
+    char s[MPI_MAX_ERROR_STRING];
+    int len;
+    MPI_Error_string(MPI_ERR_TRUNCATE, s, &len);
+    CHECK(len > 0 && strstr(s, "trunc") != NULL);
+    MPI_Error_string(MPIX_ERR_PROC_FAILED, s, &len);
+    CHECK(strstr(s, "fail") != NULL);
+    CHECK(MPI_ERR_PROC_FAILED == 101 && MPIX_ERR_REVOKED == 103);
+
+    /* Added classes, codes and strings. */
+    int cls, code;
+    CHECK_RC(MPI_Add_error_class(&cls));
+    CHECK_RC(MPI_Add_error_code(cls, &code));
+    CHECK_RC(MPI_Add_error_string(code, "my own error"));
+    CHECK(class_of(code) == cls && cls > MPI_ERR_ABI);
+    MPI_Error_string(code, s, &len);
+    CHECK(strcmp(s, "my own error") == 0);
+    int *last_used, flag;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last_used, &flag);
+    CHECK(flag);
+
+    /* A user handler is called, with the code, and the call returns it. */
+    MPI_Errhandler mine;
+    CHECK_RC(MPI_Comm_create_errhandler(handler, &mine));
+    CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, mine));
+    rc = MPI_Send(&x, 1, MPI_INT, size + 3, 0, MPI_COMM_WORLD);
+    CHECK(calls == 1 && last == rc && class_of(rc) == MPI_ERR_RANK);
+    MPI_Comm_call_errhandler(MPI_COMM_WORLD, code);
+    CHECK(calls == 2 && last == code);
+    /* A communicator inherits its parent's handler. */
+    MPI_Comm d2;
+    MPI_Comm_dup(MPI_COMM_WORLD, &d2);
+    MPI_Errhandler got;
+    MPI_Comm_get_errhandler(d2, &got);
+    CHECK(got == mine);
+    MPI_Comm_free(&d2);
+    MPI_Errhandler_free(&mine);
+    CHECK(mine == MPI_ERRHANDLER_NULL);
+    rc = MPI_Send(&x, 1, MPI_INT, size + 3, 0, MPI_COMM_WORLD);
+    CHECK(calls == 3);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+
+    /* The others go on. */
+    int sum;
+    CHECK_RC(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(sum == size * (size - 1) / 2);
+    DONE();
+}

@@ -1,0 +1,128 @@
+/* One-sided: windows from MPI_Win_allocate, _allocate_shared and
+ * _create (over malloc'd and MPI_Alloc_mem memory); Put and Get between
+ * fences; Accumulate, Fetch_and_op and Compare_and_swap under locks;
+ * post-start-complete-wait; shared_query; attributes. */
+#include "check.h"
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+
+    /* Allocate: each rank puts its rank into its right neighbour. */
+    int *base;
+    MPI_Win w;
+    CHECK_RC(MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &w));
+    for (int i = 0; i < 4; i++)
+        base[i] = -1;
+    MPI_Win_fence(0, w);
+    int v[2] = {rank, rank * 10};
+    CHECK_RC(MPI_Put(v, 2, MPI_INT, right, 1, 2, MPI_INT, w));
+    MPI_Win_fence(0, w);
+    CHECK(base[1] == left && base[2] == left * 10 && base[0] == -1);
+    int g[2];
+    CHECK_RC(MPI_Get(g, 2, MPI_INT, left, 1, 2, MPI_INT, w));
+    MPI_Win_fence(0, w);
+    CHECK(g[0] == (left + size - 1) % size);
+    int *attr_unit, flag;
+    MPI_Aint *attr_size;
+    MPI_Win_get_attr(w, MPI_WIN_DISP_UNIT, &attr_unit, &flag);
+    CHECK(flag && *attr_unit == sizeof(int));
+    MPI_Win_get_attr(w, MPI_WIN_SIZE, &attr_size, &flag);
+    CHECK(flag && *attr_size == 4 * sizeof(int));
+    void *attr_base;
+    MPI_Win_get_attr(w, MPI_WIN_BASE, &attr_base, &flag);
+    CHECK(flag && attr_base == base);
+
+    /* Accumulate and Fetch_and_op on rank 0 under locks. */
+    if (rank == 0)
+        base[3] = 0;
+    MPI_Win_fence(0, w);
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, w);
+    int one = 1, old, tot = 0;
+    for (int i = 0; i < 10; i++) {
+        CHECK_RC(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, w));
+        CHECK_RC(MPI_Accumulate(&one, 1, MPI_INT, 0, 3, 1, MPI_INT, MPI_SUM, w));
+        CHECK_RC(MPI_Win_unlock(0, w));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w);
+    CHECK_RC(MPI_Fetch_and_op(&one, &old, MPI_INT, 0, 3, MPI_NO_OP, w));
+    MPI_Win_unlock(0, w);
+    CHECK(old == 10 * size);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, w);
+    CHECK_RC(MPI_Fetch_and_op(&one, &old, MPI_INT, 0, 3, MPI_SUM, w));
+    MPI_Win_flush(0, w);
+    MPI_Win_unlock_all(w);
+    MPI_Allreduce(&old, &tot, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(tot == 11 * size - 1);
+    MPI_Win_free(&w);
+    CHECK(w == MPI_WIN_NULL);
+
+    /* allocate_shared and shared_query: loads and stores. */
+    double *mine;
+    CHECK_RC(MPI_Win_allocate_shared(sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &w));
+    *mine = rank + 0.5;
+    MPI_Win_fence(0, w);
+    double *theirs;
+    MPI_Aint sz;
+    int du;
+    CHECK_RC(MPI_Win_shared_query(w, left, &sz, &du, &theirs));
+    CHECK(sz == sizeof(double) && du == sizeof(double) && *theirs == left + 0.5);
+    MPI_Win_fence(0, w);
+    MPI_Win_free(&w);
+
+    /* create over user memory; Compare_and_swap; PSCW. */
+    long long *mem = malloc(2 * sizeof(long long));
+    mem[0] = 0;
+    mem[1] = rank;
+    CHECK_RC(MPI_Win_create(mem, 2 * sizeof(long long), sizeof(long long), MPI_INFO_NULL, MPI_COMM_WORLD, &w));
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w);
+    long long want = 0, mine_ll = rank + 1, got;
+    CHECK_RC(MPI_Compare_and_swap(&mine_ll, &want, &got, MPI_LONG_LONG, 0, 0, w));
+    MPI_Win_unlock(0, w);
+    int won = got == 0, winners;
+    MPI_Allreduce(&won, &winners, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(winners == 1);
+    MPI_Group wg, lg, rg;
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    MPI_Group_incl(wg, 1, &left, &lg);
+    MPI_Group_incl(wg, 1, &right, &rg);
+    CHECK_RC(MPI_Win_post(lg, 0, w));
+    CHECK_RC(MPI_Win_start(rg, 0, w));
+    long long val = 100 + rank;
+    CHECK_RC(MPI_Put(&val, 1, MPI_LONG_LONG, right, 1, 1, MPI_LONG_LONG, w));
+    CHECK_RC(MPI_Win_complete(w));
+    CHECK_RC(MPI_Win_wait(w));
+    CHECK(mem[1] == 100 + left);
+    MPI_Group_free(&wg);
+    MPI_Group_free(&lg);
+    MPI_Group_free(&rg);
+    MPI_Win_free(&w);
+    free(mem);
+
+    /* Alloc_mem memory in a window. */
+    int *am;
+    CHECK_RC(MPI_Alloc_mem(sizeof(int), MPI_INFO_NULL, &am));
+    *am = -1;
+    CHECK_RC(MPI_Win_create(am, sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &w));
+    MPI_Win_fence(0, w);
+    MPI_Put(&rank, 1, MPI_INT, right, 0, 1, MPI_INT, w);
+    MPI_Win_fence(0, w);
+    CHECK(*am == left);
+    MPI_Win_free(&w);
+    CHECK_RC(MPI_Free_mem(am));
+
+    /* Errors on windows: an RMA call outside an epoch. */
+    CHECK_RC(MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &w));
+    MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
+    int rc = MPI_Put(&rank, 1, MPI_INT, right, 0, 1, MPI_INT, w), cls;
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_RMA_SYNC);
+    MPI_Win_free(&w);
+    DONE();
+}

@@ -1,0 +1,846 @@
+package main
+
+/*
+#include <stdlib.h>
+#include "cabi.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/win"
+)
+
+// Windows: one-sided communication over package win. The origin's data
+// is packed like a message's; the target's type must be contiguous, or
+// have its runs on multiples of the target's displacement unit (each run
+// is then one RMA call). Accumulates run on the Go type of the basic
+// elements, as reductions do (ops.go).
+
+type winObj struct {
+	w      *win.Win
+	comm   handle // a duplicate of the creating communicator, for groups
+	errh   handle
+	eh     *errhObj
+	base   unsafe.Pointer
+	size   int64
+	unit   int
+	flavor int
+	attrs  *C.int64_t // WIN_SIZE, then WIN_DISP_UNIT, WIN_CREATE_FLAVOR, WIN_MODEL as ints
+	name   string
+}
+
+func getWin(h C.uintptr_t, fname string) (*winObj, C.int) {
+	w := wins.get(handle(h))
+	if w == nil || *w == nil {
+		return nil, failNone(MPI_ERR_WIN, fname)
+	}
+	return *w, 0
+}
+
+func winFail(h C.uintptr_t, err error, fname string) C.int {
+	if err == nil {
+		return 0
+	}
+	return raise(C.SHMPI_ON_WIN, handle(h), classOf(err), fname, err)
+}
+
+func winCode(h C.uintptr_t, code int, fname string) C.int {
+	return raise(C.SHMPI_ON_WIN, handle(h), code, fname, nil)
+}
+
+func newWin(w *win.Win, base unsafe.Pointer, size int64, unit, flavor int, out *C.uintptr_t) {
+	o := &winObj{w: w, errh: MPI_ERRORS_ARE_FATAL, eh: fatalErrh, base: base, size: size, unit: unit, flavor: flavor}
+	o.attrs = (*C.int64_t)(C.malloc(4 * 8))
+	a := unsafe.Slice((*int64)(unsafe.Pointer(o.attrs)), 4)
+	a[0] = size
+	ints := unsafe.Slice((*int32)(unsafe.Pointer(&a[1])), 6)
+	ints[0], ints[2], ints[4] = int32(unit), int32(flavor), MPI_WIN_UNIFIED
+	h, _ := wins.add(o)
+	*out = C.uintptr_t(h)
+}
+
+func winAlloc(size C.int64_t, unit C.int, info C.uintptr_t, comm C.uintptr_t, base unsafe.Pointer, out *C.uintptr_t, shared bool, fname string) C.int {
+	o, r := commArg(comm, fname)
+	if o == nil {
+		return r
+	}
+	if size < 0 || unit <= 0 || base == nil || out == nil {
+		return failCode(handle(comm), MPI_ERR_ARG, fname)
+	}
+	var opts []win.Option
+	if i := infos.get(handle(info)); i != nil && *i != nil {
+		(*i).mu.Lock()
+		if (*i).vals["alloc_shared_noncontig"] == "true" {
+			opts = append(opts, win.NonContiguous)
+		}
+		(*i).mu.Unlock()
+	}
+	w, err := win.AllocateShared(o.c, int(size), int(unit), opts...)
+	if err != nil {
+		return fail(handle(comm), err, fname)
+	}
+	mine, _, err := w.SharedQuery(w.Rank())
+	if err != nil {
+		w.Free()
+		return fail(handle(comm), err, fname)
+	}
+	var p unsafe.Pointer
+	if len(mine) > 0 {
+		p = unsafe.Pointer(&mine[0])
+	}
+	*(*unsafe.Pointer)(base) = p
+	flavor := MPI_WIN_FLAVOR_ALLOCATE
+	if shared {
+		flavor = MPI_WIN_FLAVOR_SHARED
+	}
+	newWin(w, p, int64(size), int(unit), flavor, out)
+	return 0
+}
+
+//export shmpi_MPI_Win_allocate
+func shmpi_MPI_Win_allocate(size C.int64_t, unit C.int, info C.uintptr_t, comm C.uintptr_t, base unsafe.Pointer, out *C.uintptr_t) C.int {
+	return winAlloc(size, unit, info, comm, base, out, false, "MPI_Win_allocate")
+}
+
+//export shmpi_MPI_Win_allocate_shared
+func shmpi_MPI_Win_allocate_shared(size C.int64_t, unit C.int, info C.uintptr_t, comm C.uintptr_t, base unsafe.Pointer, out *C.uintptr_t) C.int {
+	return winAlloc(size, unit, info, comm, base, out, true, "MPI_Win_allocate_shared")
+}
+
+//export shmpi_MPI_Win_create
+func shmpi_MPI_Win_create(base unsafe.Pointer, size C.int64_t, unit C.int, info C.uintptr_t, comm C.uintptr_t, out *C.uintptr_t) C.int {
+	const fname = "MPI_Win_create"
+	o, r := commArg(comm, fname)
+	if o == nil {
+		return r
+	}
+	if size < 0 || unit <= 0 || out == nil || (base == nil && size > 0) {
+		return failCode(handle(comm), MPI_ERR_ARG, fname)
+	}
+	var buf []byte
+	if size > 0 {
+		buf = unsafe.Slice((*byte)(base), int(size))
+	}
+	w, err := win.Create(o.c, buf, int(unit))
+	if err != nil {
+		return fail(handle(comm), err, fname)
+	}
+	newWin(w, base, int64(size), int(unit), MPI_WIN_FLAVOR_CREATE, out)
+	return 0
+}
+
+//export shmpi_MPI_Win_create_dynamic
+func shmpi_MPI_Win_create_dynamic(info C.uintptr_t, comm C.uintptr_t, out *C.uintptr_t) C.int {
+	const fname = "MPI_Win_create_dynamic"
+	o, r := commArg(comm, fname)
+	if o == nil {
+		return r
+	}
+	if out == nil {
+		return failCode(handle(comm), MPI_ERR_ARG, fname)
+	}
+	w, err := win.CreateDynamic(o.c)
+	if err != nil {
+		return fail(handle(comm), err, fname)
+	}
+	newWin(w, nil, 0, 1, MPI_WIN_FLAVOR_DYNAMIC, out)
+	return 0
+}
+
+//export shmpi_MPI_Win_attach
+func shmpi_MPI_Win_attach(h C.uintptr_t, base unsafe.Pointer, size C.int64_t) C.int {
+	o, r := getWin(h, "MPI_Win_attach")
+	if o == nil {
+		return r
+	}
+	if size < 0 || (base == nil && size > 0) {
+		return winCode(h, MPI_ERR_ARG, "MPI_Win_attach")
+	}
+	return winFail(h, o.w.Attach(unsafe.Slice((*byte)(base), int(size))), "MPI_Win_attach")
+}
+
+//export shmpi_MPI_Win_detach
+func shmpi_MPI_Win_detach(h C.uintptr_t, base unsafe.Pointer) C.int {
+	o, r := getWin(h, "MPI_Win_detach")
+	if o == nil {
+		return r
+	}
+	return winFail(h, o.w.Detach(unsafe.Slice((*byte)(base), 1)), "MPI_Win_detach")
+}
+
+//export shmpi_MPI_Win_free
+func shmpi_MPI_Win_free(p *C.uintptr_t) C.int {
+	if p == nil {
+		return failNone(MPI_ERR_ARG, "MPI_Win_free")
+	}
+	o, r := getWin(*p, "MPI_Win_free")
+	if o == nil {
+		return r
+	}
+	h := *p
+	err := o.w.Free()
+	wins.remove(handle(h))
+	*p = MPI_WIN_NULL
+	if err != nil {
+		return raise(C.SHMPI_ON_NONE, 0, classOf(err), "MPI_Win_free", err)
+	}
+	return 0
+}
+
+//export shmpi_MPI_Win_shared_query
+func shmpi_MPI_Win_shared_query(h C.uintptr_t, rank C.int, size *C.int64_t, unit *C.int, base unsafe.Pointer) C.int {
+	o, r := getWin(h, "MPI_Win_shared_query")
+	if o == nil {
+		return r
+	}
+	if size == nil || unit == nil || base == nil {
+		return winCode(h, MPI_ERR_ARG, "MPI_Win_shared_query")
+	}
+	t := int(rank)
+	if rank == MPI_PROC_NULL {
+		// The first member with memory, as MPI says.
+		t = 0
+		for ; t < o.w.Size(); t++ {
+			if b, _, err := o.w.SharedQuery(t); err == nil && len(b) > 0 {
+				break
+			}
+		}
+		if t == o.w.Size() {
+			t = 0
+		}
+	}
+	b, u, err := o.w.SharedQuery(t)
+	if err != nil {
+		return winFail(h, err, "MPI_Win_shared_query")
+	}
+	var p unsafe.Pointer
+	if len(b) > 0 {
+		p = unsafe.Pointer(&b[0])
+	}
+	*size, *unit = C.int64_t(len(b)), C.int(u)
+	*(*unsafe.Pointer)(base) = p
+	return 0
+}
+
+//export shmpi_MPI_Win_get_group
+func shmpi_MPI_Win_get_group(h C.uintptr_t, out *C.uintptr_t) C.int {
+	o, r := getWin(h, "MPI_Win_get_group")
+	if o == nil {
+		return r
+	}
+	if out == nil {
+		return winCode(h, MPI_ERR_ARG, "MPI_Win_get_group")
+	}
+	g, err := o.w.Comm().Group()
+	if err != nil {
+		return winFail(h, err, "MPI_Win_get_group")
+	}
+	*out = C.uintptr_t(newGroup(g))
+	return 0
+}
+
+//export shmpi_MPI_Win_get_attr
+func shmpi_MPI_Win_get_attr(h C.uintptr_t, k C.int, v unsafe.Pointer, flag *C.int) C.int {
+	o, r := getWin(h, "MPI_Win_get_attr")
+	if o == nil {
+		return r
+	}
+	if v == nil || flag == nil {
+		return winCode(h, MPI_ERR_ARG, "MPI_Win_get_attr")
+	}
+	out := (*unsafe.Pointer)(v)
+	a := unsafe.Pointer(o.attrs)
+	*flag = 1
+	switch k {
+	case MPI_WIN_BASE:
+		*out = o.base
+	case MPI_WIN_SIZE:
+		*out = a
+	case MPI_WIN_DISP_UNIT:
+		*out = unsafe.Add(a, 8)
+	case MPI_WIN_CREATE_FLAVOR:
+		*out = unsafe.Add(a, 16)
+	case MPI_WIN_MODEL:
+		*out = unsafe.Add(a, 24)
+	default:
+		*flag = 0
+	}
+	return 0
+}
+
+//export shmpi_MPI_Win_set_errhandler
+func shmpi_MPI_Win_set_errhandler(h C.uintptr_t, eh C.uintptr_t) C.int {
+	o, r := getWin(h, "MPI_Win_set_errhandler")
+	if o == nil {
+		return r
+	}
+	e := errhs.get(handle(eh))
+	if e == nil || ((*e).predef == 0 && (*e).kind != kindWin) {
+		return winCode(h, MPI_ERR_ERRHANDLER, "MPI_Win_set_errhandler")
+	}
+	o.errh, o.eh = handle(eh), *e
+	return 0
+}
+
+//export shmpi_MPI_Win_get_errhandler
+func shmpi_MPI_Win_get_errhandler(h C.uintptr_t, out *C.uintptr_t) C.int {
+	o, r := getWin(h, "MPI_Win_get_errhandler")
+	if o == nil {
+		return r
+	}
+	if out == nil {
+		return winCode(h, MPI_ERR_ARG, "MPI_Win_get_errhandler")
+	}
+	*out = C.uintptr_t(o.errh)
+	return 0
+}
+
+//export shmpi_MPI_Win_call_errhandler
+func shmpi_MPI_Win_call_errhandler(h C.uintptr_t, code C.int) C.int {
+	if o, r := getWin(h, "MPI_Win_call_errhandler"); o == nil {
+		return r
+	}
+	raise(C.SHMPI_ON_WIN, handle(h), int(code), "MPI_Win_call_errhandler", nil)
+	return 0
+}
+
+//export shmpi_MPI_Win_set_name
+func shmpi_MPI_Win_set_name(h C.uintptr_t, name *C.char) C.int {
+	o, r := getWin(h, "MPI_Win_set_name")
+	if o == nil {
+		return r
+	}
+	if name == nil {
+		return winCode(h, MPI_ERR_ARG, "MPI_Win_set_name")
+	}
+	o.name = C.GoString(name)
+	return 0
+}
+
+//export shmpi_MPI_Win_get_name
+func shmpi_MPI_Win_get_name(h C.uintptr_t, name *C.char, n *C.int) C.int {
+	o, r := getWin(h, "MPI_Win_get_name")
+	if o == nil {
+		return r
+	}
+	if name == nil || n == nil {
+		return winCode(h, MPI_ERR_ARG, "MPI_Win_get_name")
+	}
+	*n = C.int(putString(name, o.name, MPI_MAX_OBJECT_NAME))
+	return 0
+}
+
+// Synchronization.
+
+func winSync(h C.uintptr_t, fname string, f func(w *win.Win) error) C.int {
+	o, r := getWin(h, fname)
+	if o == nil {
+		return r
+	}
+	return winFail(h, f(o.w), fname)
+}
+
+//export shmpi_MPI_Win_fence
+func shmpi_MPI_Win_fence(assert C.int, h C.uintptr_t) C.int {
+	a := 0
+	if assert&MPI_MODE_NOSUCCEED != 0 {
+		a |= win.ModeNoSucceed
+	}
+	if assert&MPI_MODE_NOPRECEDE != 0 {
+		a |= win.ModeNoPrecede
+	}
+	if assert&MPI_MODE_NOSTORE != 0 {
+		a |= win.ModeNoStore
+	}
+	if assert&MPI_MODE_NOPUT != 0 {
+		a |= win.ModeNoPut
+	}
+	return winSync(h, "MPI_Win_fence", func(w *win.Win) error { return w.Fence(a) })
+}
+
+func lockRank(r C.int) int {
+	if r == MPI_PROC_NULL {
+		return ranks.ProcNull
+	}
+	return int(r)
+}
+
+//export shmpi_MPI_Win_lock
+func shmpi_MPI_Win_lock(kind, rank, assert C.int, h C.uintptr_t) C.int {
+	var k int
+	switch kind {
+	case MPI_LOCK_EXCLUSIVE:
+		k = win.LockExclusive
+	case MPI_LOCK_SHARED:
+		k = win.LockShared
+	default:
+		return winCode(h, MPI_ERR_LOCKTYPE, "MPI_Win_lock")
+	}
+	return winSync(h, "MPI_Win_lock", func(w *win.Win) error { return w.Lock(k, lockRank(rank)) })
+}
+
+//export shmpi_MPI_Win_unlock
+func shmpi_MPI_Win_unlock(rank C.int, h C.uintptr_t) C.int {
+	return winSync(h, "MPI_Win_unlock", func(w *win.Win) error { return w.Unlock(lockRank(rank)) })
+}
+
+//export shmpi_MPI_Win_lock_all
+func shmpi_MPI_Win_lock_all(assert C.int, h C.uintptr_t) C.int {
+	return winSync(h, "MPI_Win_lock_all", func(w *win.Win) error { return w.LockAll() })
+}
+
+//export shmpi_MPI_Win_unlock_all
+func shmpi_MPI_Win_unlock_all(h C.uintptr_t) C.int {
+	return winSync(h, "MPI_Win_unlock_all", func(w *win.Win) error { return w.UnlockAll() })
+}
+
+//export shmpi_MPI_Win_flush
+func shmpi_MPI_Win_flush(rank C.int, h C.uintptr_t) C.int {
+	return winSync(h, "MPI_Win_flush", func(w *win.Win) error { return w.Flush(lockRank(rank)) })
+}
+
+//export shmpi_MPI_Win_flush_local
+func shmpi_MPI_Win_flush_local(rank C.int, h C.uintptr_t) C.int {
+	return winSync(h, "MPI_Win_flush_local", func(w *win.Win) error { return w.FlushLocal(lockRank(rank)) })
+}
+
+//export shmpi_MPI_Win_flush_all
+func shmpi_MPI_Win_flush_all(h C.uintptr_t) C.int {
+	return winSync(h, "MPI_Win_flush_all", func(w *win.Win) error { return w.FlushAll() })
+}
+
+//export shmpi_MPI_Win_flush_local_all
+func shmpi_MPI_Win_flush_local_all(h C.uintptr_t) C.int {
+	return winSync(h, "MPI_Win_flush_local_all", func(w *win.Win) error { return w.FlushLocalAll() })
+}
+
+//export shmpi_MPI_Win_sync
+func shmpi_MPI_Win_sync(h C.uintptr_t) C.int {
+	return winSync(h, "MPI_Win_sync", func(w *win.Win) error { return w.Sync() })
+}
+
+// groupRanks translates a group into ranks of the window.
+func groupRanks(o *winObj, g C.uintptr_t) ([]int, bool) {
+	gr := getGroup(handle(g))
+	if gr == nil {
+		return nil, false
+	}
+	wg, err := o.w.Comm().Group()
+	if err != nil {
+		return nil, false
+	}
+	n := gr.g.Size()
+	in := make([]int, n)
+	for i := range in {
+		in[i] = i
+	}
+	out, err := gr.g.TranslateRanks(in, wg)
+	if err != nil {
+		return nil, false
+	}
+	return out, true
+}
+
+//export shmpi_MPI_Win_post
+func shmpi_MPI_Win_post(g C.uintptr_t, assert C.int, h C.uintptr_t) C.int {
+	o, r := getWin(h, "MPI_Win_post")
+	if o == nil {
+		return r
+	}
+	rs, ok := groupRanks(o, g)
+	if !ok {
+		return winCode(h, MPI_ERR_GROUP, "MPI_Win_post")
+	}
+	return winFail(h, o.w.Post(rs), "MPI_Win_post")
+}
+
+//export shmpi_MPI_Win_start
+func shmpi_MPI_Win_start(g C.uintptr_t, assert C.int, h C.uintptr_t) C.int {
+	o, r := getWin(h, "MPI_Win_start")
+	if o == nil {
+		return r
+	}
+	rs, ok := groupRanks(o, g)
+	if !ok {
+		return winCode(h, MPI_ERR_GROUP, "MPI_Win_start")
+	}
+	return winFail(h, o.w.Start(rs), "MPI_Win_start")
+}
+
+//export shmpi_MPI_Win_complete
+func shmpi_MPI_Win_complete(h C.uintptr_t) C.int {
+	return winSync(h, "MPI_Win_complete", func(w *win.Win) error { return w.Complete() })
+}
+
+//export shmpi_MPI_Win_wait
+func shmpi_MPI_Win_wait(h C.uintptr_t) C.int {
+	return winSync(h, "MPI_Win_wait", func(w *win.Win) error { return w.Wait() })
+}
+
+//export shmpi_MPI_Win_test
+func shmpi_MPI_Win_test(h C.uintptr_t, flag *C.int) C.int {
+	o, r := getWin(h, "MPI_Win_test")
+	if o == nil {
+		return r
+	}
+	if flag == nil {
+		return winCode(h, MPI_ERR_ARG, "MPI_Win_test")
+	}
+	done, err := o.w.Test()
+	*flag = 0
+	if done {
+		*flag = 1
+	}
+	return winFail(h, err, "MPI_Win_test")
+}
+
+//export shmpi_MPIX_Win_revoke
+func shmpi_MPIX_Win_revoke(h C.uintptr_t) C.int {
+	return winSync(h, "MPIX_Win_revoke", func(w *win.Win) error { return w.Revoke() })
+}
+
+//export shmpi_MPIX_Win_get_failed
+func shmpi_MPIX_Win_get_failed(h C.uintptr_t, out *C.uintptr_t) C.int {
+	o, r := getWin(h, "MPIX_Win_get_failed")
+	if o == nil {
+		return r
+	}
+	if out == nil {
+		return winCode(h, MPI_ERR_ARG, "MPIX_Win_get_failed")
+	}
+	rs, err := o.w.GetFailed()
+	if err != nil {
+		return winFail(h, err, "MPIX_Win_get_failed")
+	}
+	g, err := o.w.Comm().Group()
+	if err == nil {
+		g, err = g.Incl(rs)
+	}
+	if err != nil {
+		return winFail(h, err, "MPIX_Win_get_failed")
+	}
+	*out = C.uintptr_t(newGroup(g))
+	return 0
+}
+
+// RMA operations.
+
+// targetRuns is where the target's data goes: byte offsets from the
+// target displacement (in displacement units) of each run of count
+// elements of t, or false if a run is not on a multiple of unit.
+func targetRuns(t *dtype, count int64, unit int) ([]run, bool) {
+	var rs []run
+	if t.contig {
+		rs = []run{{t.firstOff, count * t.size}}
+	} else {
+		for i := int64(0); i < count; i++ {
+			for _, r := range t.runs {
+				rs = appendRun(rs, run{i*t.extent() + r.off, r.n})
+			}
+		}
+	}
+	for _, r := range rs {
+		if r.off%int64(unit) != 0 {
+			return nil, false
+		}
+	}
+	return rs, true
+}
+
+type rmaArgs struct {
+	o                *winObj
+	h                C.uintptr_t
+	ob               buffer // origin
+	target           int
+	disp             int64
+	tt               *dtype
+	tcount           int64
+	fname            string
+	unit             int
+	rs               []run
+	result           buffer
+	hasResult        bool
+	op               *opObj
+	compare, swapBuf unsafe.Pointer
+}
+
+func rmaSetup(origin unsafe.Pointer, ocount int64, odt C.uintptr_t, target C.int, disp C.int64_t, tcount int64, tdt C.uintptr_t, h C.uintptr_t, fname string) (*rmaArgs, C.int) {
+	o, r := getWin(h, fname)
+	if o == nil {
+		return nil, r
+	}
+	ot, tt := getType(handle(odt)), getType(handle(tdt))
+	if ot == nil || tt == nil || !ot.committed || !tt.committed {
+		return nil, winCode(h, MPI_ERR_TYPE, fname)
+	}
+	if ocount < 0 || tcount < 0 {
+		return nil, winCode(h, MPI_ERR_COUNT, fname)
+	}
+	if ocount*ot.size != tcount*tt.size {
+		return nil, winCode(h, MPI_ERR_ARG, fname)
+	}
+	a := &rmaArgs{o: o, h: h, ob: buffer{p: origin, count: ocount, t: ot, n: ocount * ot.size}, target: lockRank(target), disp: int64(disp), tt: tt, tcount: tcount, fname: fname}
+	a.unit = 1
+	if a.target >= 0 {
+		if _, u, err := o.w.SharedQuery(a.target); err == nil && u > 0 {
+			a.unit = u
+		} else if o.flavor == MPI_WIN_FLAVOR_DYNAMIC {
+			a.unit = 1
+		} else if o.unit > 0 {
+			a.unit = o.unit
+		}
+	}
+	rs, ok := targetRuns(tt, tcount, a.unit)
+	if !ok {
+		return nil, winCode(h, MPI_ERR_UNSUPPORTED_OPERATION, fname)
+	}
+	a.rs = rs
+	return a, 0
+}
+
+// each calls f for each target run with its part of the packed data.
+func (a *rmaArgs) each(data []byte, f func(part []byte, disp int) error) error {
+	pos := int64(0)
+	for _, r := range a.rs {
+		if err := f(data[pos:pos+r.n], int(a.disp+r.off/int64(a.unit))); err != nil {
+			return err
+		}
+		pos += r.n
+	}
+	return nil
+}
+
+func putCall(origin unsafe.Pointer, ocount int64, odt C.uintptr_t, target C.int, disp C.int64_t, tcount int64, tdt C.uintptr_t, h C.uintptr_t, req *C.uintptr_t, fname string) C.int {
+	a, r := rmaSetup(origin, ocount, odt, target, disp, tcount, tdt, h, fname)
+	if a == nil {
+		return r
+	}
+	data := a.ob.packed()
+	err := a.each(data, func(part []byte, d int) error { return win.Put(a.o.w, part, a.target, d) })
+	if err == nil && req != nil {
+		*req = C.uintptr_t(doneRequest(MPI_COMM_WORLD))
+	}
+	return winFail(h, err, fname)
+}
+
+func getCall(origin unsafe.Pointer, ocount int64, odt C.uintptr_t, target C.int, disp C.int64_t, tcount int64, tdt C.uintptr_t, h C.uintptr_t, req *C.uintptr_t, fname string) C.int {
+	a, r := rmaSetup(origin, ocount, odt, target, disp, tcount, tdt, h, fname)
+	if a == nil {
+		return r
+	}
+	area, staged := a.ob.recvArea()
+	err := a.each(area, func(part []byte, d int) error { return win.Get(a.o.w, part, a.target, d) })
+	if err == nil && staged {
+		a.ob.t.unpack(a.ob.p, area, a.ob.count)
+	}
+	if err == nil && req != nil {
+		*req = C.uintptr_t(doneRequest(MPI_COMM_WORLD))
+	}
+	return winFail(h, err, fname)
+}
+
+//export shmpi_MPI_Put
+func shmpi_MPI_Put(o unsafe.Pointer, oc C.int, odt C.uintptr_t, t C.int, d C.int64_t, tc C.int, tdt C.uintptr_t, h C.uintptr_t) C.int {
+	return putCall(o, int64(oc), odt, t, d, int64(tc), tdt, h, nil, "MPI_Put")
+}
+
+//export shmpi_MPI_Rput
+func shmpi_MPI_Rput(o unsafe.Pointer, oc C.int, odt C.uintptr_t, t C.int, d C.int64_t, tc C.int, tdt C.uintptr_t, h C.uintptr_t, req *C.uintptr_t) C.int {
+	if req == nil {
+		return winCode(h, MPI_ERR_ARG, "MPI_Rput")
+	}
+	return putCall(o, int64(oc), odt, t, d, int64(tc), tdt, h, req, "MPI_Rput")
+}
+
+//export shmpi_MPI_Get
+func shmpi_MPI_Get(o unsafe.Pointer, oc C.int, odt C.uintptr_t, t C.int, d C.int64_t, tc C.int, tdt C.uintptr_t, h C.uintptr_t) C.int {
+	return getCall(o, int64(oc), odt, t, d, int64(tc), tdt, h, nil, "MPI_Get")
+}
+
+//export shmpi_MPI_Rget
+func shmpi_MPI_Rget(o unsafe.Pointer, oc C.int, odt C.uintptr_t, t C.int, d C.int64_t, tc C.int, tdt C.uintptr_t, h C.uintptr_t, req *C.uintptr_t) C.int {
+	if req == nil {
+		return winCode(h, MPI_ERR_ARG, "MPI_Rget")
+	}
+	return getCall(o, int64(oc), odt, t, d, int64(tc), tdt, h, req, "MPI_Rget")
+}
+
+// Accumulates: the reduction dispatch (ops.go) with one-sided kinds.
+const (
+	rAcc redKind = 200 + iota
+	rGetAcc
+	rFetchOp
+)
+
+// accState carries an accumulate through dispatch.
+type accState struct {
+	w      *win.Win
+	target int
+	disp   int
+	result unsafe.Pointer
+}
+
+func runAcc[T any](a *redArgs, op coll.Op[T]) (*ranks.Request, error, bool) {
+	if op == nil {
+		return nil, nil, false
+	}
+	st := a.acc
+	s := unsafe.Slice((*T)(a.send), a.sendN)
+	switch a.kind {
+	case rAcc:
+		return nil, win.Accumulate(st.w, s, st.target, st.disp, op), true
+	case rGetAcc:
+		r := unsafe.Slice((*T)(st.result), a.sendN)
+		return nil, win.GetAccumulate(st.w, s, r, st.target, st.disp, op), true
+	case rFetchOp:
+		old, err := win.FetchAndOp(st.w, s[0], st.target, st.disp, op)
+		if err == nil {
+			*(*T)(st.result) = old
+		}
+		return nil, err, true
+	}
+	return nil, nil, false
+}
+
+func accCall(kind redKind, origin unsafe.Pointer, ocount int64, odt C.uintptr_t, result unsafe.Pointer, rcount int64, rdt C.uintptr_t, target C.int, disp C.int64_t, tcount int64, tdt C.uintptr_t, op C.uintptr_t, h C.uintptr_t, req *C.uintptr_t, fname string) C.int {
+	opo := getOp(handle(op))
+	if opo == nil || opo.predef == 0 {
+		// MPI allows only predefined ops in accumulates.
+		return winCode(h, MPI_ERR_OP, fname)
+	}
+	if opo.predef == MPI_NO_OP && kind == rGetAcc {
+		// Only the target's data is read: the origin may be anything.
+		ocount, odt = tcount, tdt
+		origin = nil
+	}
+	a, r := rmaSetup(origin, ocount, odt, target, disp, tcount, tdt, h, fname)
+	if a == nil {
+		return r
+	}
+	tt := a.tt
+	k := tt.red
+	per := tt.nprim
+	if tt.pairPredef {
+		per = 1
+	}
+	if k == bNone || k == bOpaque || len(a.rs) != 1 && !tt.pairPredef {
+		return winCode(h, MPI_ERR_UNSUPPORTED_OPERATION, fname)
+	}
+	var data []byte
+	if origin != nil {
+		data = a.ob.packed()
+	} else {
+		data = make([]byte, a.ob.n)
+	}
+	if len(data) == 0 {
+		data = make([]byte, 1)
+	}
+	ra := &redArgs{kind: kind, send: unsafe.Pointer(&data[0]), sendN: int(tcount * per)}
+	ra.acc = &accState{w: a.o.w, target: a.target, disp: int(a.disp + a.rs[0].off/int64(a.unit))}
+	var rarea []byte
+	var rb buffer
+	staged := false
+	if kind == rGetAcc || kind == rFetchOp {
+		rt := getType(handle(rdt))
+		if rt == nil || !rt.committed {
+			return winCode(h, MPI_ERR_TYPE, fname)
+		}
+		rb = buffer{p: result, count: rcount, t: rt, n: rcount * rt.size}
+		if rb.n != a.ob.n && !(kind == rFetchOp) {
+			return winCode(h, MPI_ERR_ARG, fname)
+		}
+		rarea, staged = rb.recvArea()
+		if len(rarea) == 0 {
+			rarea = make([]byte, 1)
+		}
+		ra.acc.result = unsafe.Pointer(&rarea[0])
+	}
+	if a.target == ranks.ProcNull {
+		return 0
+	}
+	_, err, ok := dispatch(ra, k, opo.predef, logicalTypes[handle(tdt)])
+	if !ok {
+		return winCode(h, MPI_ERR_OP, fname)
+	}
+	if err == nil && staged {
+		rb.t.unpack(rb.p, rarea[:rb.n], rb.count)
+	}
+	if err == nil && req != nil {
+		*req = C.uintptr_t(doneRequest(MPI_COMM_WORLD))
+	}
+	return winFail(h, err, fname)
+}
+
+//export shmpi_MPI_Accumulate
+func shmpi_MPI_Accumulate(o unsafe.Pointer, oc C.int, odt C.uintptr_t, t C.int, d C.int64_t, tc C.int, tdt C.uintptr_t, op C.uintptr_t, h C.uintptr_t) C.int {
+	return accCall(rAcc, o, int64(oc), odt, nil, 0, 0, t, d, int64(tc), tdt, op, h, nil, "MPI_Accumulate")
+}
+
+//export shmpi_MPI_Raccumulate
+func shmpi_MPI_Raccumulate(o unsafe.Pointer, oc C.int, odt C.uintptr_t, t C.int, d C.int64_t, tc C.int, tdt C.uintptr_t, op C.uintptr_t, h C.uintptr_t, req *C.uintptr_t) C.int {
+	if req == nil {
+		return winCode(h, MPI_ERR_ARG, "MPI_Raccumulate")
+	}
+	return accCall(rAcc, o, int64(oc), odt, nil, 0, 0, t, d, int64(tc), tdt, op, h, req, "MPI_Raccumulate")
+}
+
+//export shmpi_MPI_Get_accumulate
+func shmpi_MPI_Get_accumulate(o unsafe.Pointer, oc C.int, odt C.uintptr_t, res unsafe.Pointer, rc C.int, rdt C.uintptr_t, t C.int, d C.int64_t, tc C.int, tdt C.uintptr_t, op C.uintptr_t, h C.uintptr_t) C.int {
+	return accCall(rGetAcc, o, int64(oc), odt, res, int64(rc), rdt, t, d, int64(tc), tdt, op, h, nil, "MPI_Get_accumulate")
+}
+
+//export shmpi_MPI_Rget_accumulate
+func shmpi_MPI_Rget_accumulate(o unsafe.Pointer, oc C.int, odt C.uintptr_t, res unsafe.Pointer, rc C.int, rdt C.uintptr_t, t C.int, d C.int64_t, tc C.int, tdt C.uintptr_t, op C.uintptr_t, h C.uintptr_t, req *C.uintptr_t) C.int {
+	if req == nil {
+		return winCode(h, MPI_ERR_ARG, "MPI_Rget_accumulate")
+	}
+	return accCall(rGetAcc, o, int64(oc), odt, res, int64(rc), rdt, t, d, int64(tc), tdt, op, h, req, "MPI_Rget_accumulate")
+}
+
+//export shmpi_MPI_Fetch_and_op
+func shmpi_MPI_Fetch_and_op(o, res unsafe.Pointer, dt C.uintptr_t, t C.int, d C.int64_t, op C.uintptr_t, h C.uintptr_t) C.int {
+	return accCall(rFetchOp, o, 1, dt, res, 1, dt, t, d, 1, dt, op, h, nil, "MPI_Fetch_and_op")
+}
+
+//export shmpi_MPI_Compare_and_swap
+func shmpi_MPI_Compare_and_swap(o, cmp, res unsafe.Pointer, dt C.uintptr_t, t C.int, d C.int64_t, h C.uintptr_t) C.int {
+	const fname = "MPI_Compare_and_swap"
+	w, r := getWin(h, fname)
+	if w == nil {
+		return r
+	}
+	tt := getType(handle(dt))
+	if tt == nil || !tt.predef || o == nil || cmp == nil || res == nil {
+		return winCode(h, MPI_ERR_TYPE, fname)
+	}
+	target := lockRank(t)
+	if target == ranks.ProcNull {
+		return 0
+	}
+	var err error
+	switch tt.size {
+	case 1:
+		err = cas[uint8](w.w, o, cmp, res, target, int(d))
+	case 2:
+		err = cas[uint16](w.w, o, cmp, res, target, int(d))
+	case 4:
+		err = cas[uint32](w.w, o, cmp, res, target, int(d))
+	case 8:
+		err = cas[uint64](w.w, o, cmp, res, target, int(d))
+	default:
+		return winCode(h, MPI_ERR_TYPE, fname)
+	}
+	return winFail(h, err, fname)
+}
+
+func cas[T uint8 | uint16 | uint32 | uint64](w *win.Win, o, cmp, res unsafe.Pointer, target, disp int) error {
+	old, err := win.CompareAndSwap(w, *(*T)(cmp), *(*T)(o), target, disp)
+	if err == nil {
+		*(*T)(res) = old
+	}
+	return err
+}
