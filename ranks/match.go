@@ -151,6 +151,7 @@ type umsg struct {
 	n          int
 	data       []byte
 	sender     *request // a synchronous send to self, completed at match
+	h          *Message // while a matched probe holds it: the handle (mprobe.go)
 }
 
 func (e *engine) newUmsg(src, tag int, kind, flags uint8, hs int, gen uint32) *umsg {
@@ -175,7 +176,7 @@ func (m *umsg) setData(p unsafe.Pointer, n int) {
 }
 
 func (e *engine) putUmsg(m *umsg) {
-	m.sender = nil
+	m.sender, m.h = nil, nil
 	if cap(m.data) > 1<<16 {
 		m.data = nil
 	}

@@ -61,6 +61,8 @@ type request struct {
 	active     bool // persistent: started and not yet waited for
 	orphan     bool // its handle was freed while it was pending
 	anySrc     bool
+	whole      bool // an Isendrecv: completes when both its parts have (p2pmore.go)
+	bmode      bool // a persistent buffered send (BsendInit): Start buffers it (bsend.go)
 
 	buf    unsafe.Pointer
 	nbytes int
@@ -82,6 +84,12 @@ type request struct {
 	pinned bool
 	frag   bool // sent or received in fragments (fallback.go)
 	ackMsg bool // a synchronous send waiting for a kAck message; gen is its id
+
+	// Rarely set, and placed where they move no other field. pair and
+	// bpool are handled when the request is recycled (see recycle).
+	parts uint8      // whole: parts still pending
+	pair  *request   // a part of an Isendrecv: its whole; the whole: its receive part while pending
+	bpool *bsendPool // a buffered send: the attached buffer holding its data
 }
 
 func (r *request) reset() {
@@ -96,18 +104,7 @@ func (r *request) reset() {
 // slabs of 64, handles from blocks of handleBlock (one allocation per 64
 // or 1024 calls, for the first calls only).
 func (e *engine) newRequest() (*request, *Request) {
-	var r *request
-	if n := len(e.nbFree); n > 0 {
-		r = e.nbFree[n-1]
-		e.nbFree = e.nbFree[:n-1]
-	} else {
-		if len(e.slab) == 0 {
-			e.slab = make([]request, 64)
-		}
-		r = &e.slab[0]
-		e.slab = e.slab[1:]
-		r.e = e
-	}
+	r := e.reqState()
 	if len(e.handles) == 0 {
 		e.handles = newHandleBlock()
 	}
@@ -115,6 +112,26 @@ func (e *engine) newRequest() (*request, *Request) {
 	e.handles = e.handles[1:]
 	h.r, h.gen = r, r.hgen
 	return r, h
+}
+
+// reqState takes the state of a nonblocking operation: one freed
+// before, or a new one from a slab. Internal operations that no handle
+// reaches (the parts of an Isendrecv, buffered sends) take theirs here
+// and then release it at once: it comes back through recycle when the
+// operation completes.
+func (e *engine) reqState() *request {
+	if n := len(e.nbFree); n > 0 {
+		r := e.nbFree[n-1]
+		e.nbFree = e.nbFree[:n-1]
+		return r
+	}
+	if len(e.slab) == 0 {
+		e.slab = make([]request, 64)
+	}
+	r := &e.slab[0]
+	e.slab = e.slab[1:]
+	r.e = e
+	return r
 }
 
 // handleBlock is how many handles are allocated at once: 16 KiB, a
@@ -155,6 +172,13 @@ func (e *engine) releaseReq(r *request) {
 }
 
 func (e *engine) recycle(r *request) {
+	if r.pair != nil && !r.whole {
+		e.partDone(r) // an Isendrecv's part: the whole may be complete now
+	}
+	if r.bpool != nil {
+		e.bsendDone(r) // a buffered send: free its space
+	}
+	r.whole, r.bmode, r.pair = false, false, nil
 	r.orphan = false
 	if len(e.nbFree) >= 256 {
 		return // enough kept
@@ -225,6 +249,12 @@ func (h *Request) stale() bool { return h.r.hgen != h.gen }
 // receive still waiting for a match can be: once matched to a live
 // sender it completes normally, whoever else fails (spec 15.2.2).
 func (e *engine) pendingFailure(r *request) bool {
+	if r.whole {
+		// An Isendrecv is pending on its receive part's failure.
+		if r = r.pair; r == nil {
+			return false
+		}
+	}
 	return r.anySrc && !r.done && r.unmatched() && e.drained && r.c.unacked()
 }
 
@@ -328,8 +358,10 @@ func (h *Request) Test() (Status, bool, error) {
 }
 
 // Cancel cancels a pending receive that has not matched a message; its
-// Wait then returns a status with Cancelled set. A receive that already
-// matched completes normally. Sends cannot be cancelled.
+// Wait or Test then returns a status with Cancelled set (MPI_Test_cancelled).
+// A receive that already matched (an Imrecv's always has) completes
+// normally, with Cancelled unset. Sends cannot be cancelled; for an
+// Isendrecv, Cancel withdraws the receive part and the send goes on.
 func (h *Request) Cancel() error {
 	r, err := h.enter("Cancel")
 	if err != nil {
@@ -337,6 +369,16 @@ func (h *Request) Cancel() error {
 	}
 	e := r.e
 	defer e.unlock()
+	if r.whole {
+		// An Isendrecv: withdraw its receive part if it has not matched;
+		// the send part completes as it would.
+		if p := r.pair; p != nil && p.list == &p.c.posted {
+			p.c.posted.remove(p)
+			p.st = Status{Source: p.peer, Tag: p.tag, Cancelled: true}
+			e.complete(p, nil)
+		}
+		return nil
+	}
 	if r.send {
 		return newErr(ErrRequest, "Cancel", -1, "send requests cannot be cancelled")
 	}
@@ -370,6 +412,9 @@ func (h *Request) Start() error {
 	}
 	r.reset()
 	r.active = true
+	if r.bmode {
+		return e.startBuffered(r)
+	}
 	e.start(r)
 	return nil
 }

@@ -157,9 +157,12 @@ var jobFT = true
 func (w *World) FT() bool { return jobFT }
 
 // Finalize ends this rank's participation. It is local: it never waits
-// for other ranks, so it completes even when some have failed. Requests
-// still pending are abandoned. After Finalize the process may exit; that
-// exit is not a failure. Every later call returns ErrFinalized.
+// for other ranks, so it completes even when some have failed, with one
+// exception, MPI's: it first waits, as BufferDetach does, until the
+// messages sent in buffered mode (Bsend) have been handed over to their
+// receivers or have failed. Requests still pending are abandoned. After
+// Finalize the process may exit; that exit is not a failure. Every later
+// call returns ErrFinalized.
 func (w *World) Finalize() error {
 	e := w.e
 	e.lock()
@@ -167,6 +170,7 @@ func (w *World) Finalize() error {
 	if e.closed {
 		return newErr(ErrFinalized, "Finalize", -1, "")
 	}
+	e.flushBuffered() // MPI's implicit BufferDetach (bsend.go)
 	e.closed = true
 	e.dropPeerMaps()
 	e.t.ReleaseAll(e.me)
