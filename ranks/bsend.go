@@ -20,8 +20,8 @@ import (
 // attached buffer and sent from there: a rendezvous (the receiver reads
 // it where it lies, once it matches), or an eager message queued because
 // the inbox or the chunks are full. The copy's send is an internal
-// request with no handle (an orphan); when it completes, recycle frees
-// its space (bsendDone). A message that does not fit fails with
+// request with no handle (an orphan); when it completes, recycleOrphan
+// frees its space (bsendDone). A message that does not fit fails with
 // ErrBuffer and is not sent.
 //
 // BufferDetach waits until every message in the buffer has been handed
@@ -79,7 +79,8 @@ func (e *engine) hold(b *bsendPool, r *request) bool {
 }
 
 // bsendDone frees the space of buffered send r, which completed (called
-// by recycle). A failure after its call returned is kept for the detach.
+// by recycleOrphan). A failure after its call returned is kept for the
+// detach.
 func (e *engine) bsendDone(r *request) {
 	b := r.bpool
 	r.bpool = nil
@@ -127,7 +128,7 @@ func (c *Comm) bsend(p unsafe.Pointer, n, esize, dest, tag int, op string) (bufE
 		if b == nil || !e.hold(b, r) {
 			e.progress() // buffered sends that completed free their space
 			if b == nil || !e.hold(b, r) {
-				e.recycle(r)
+				e.recycle(r) // never started: nothing to free
 				return bufErrOf(b, n, op), nil
 			}
 		}
@@ -150,7 +151,7 @@ func (c *Comm) bsend(p unsafe.Pointer, n, esize, dest, tag int, op string) (bufE
 	if r.done {
 		opErr = r.st.Err
 	}
-	e.releaseReq(r) // recycled, and its space freed, once it completes
+	e.releaseInternal(r) // recycled, and its space freed, once it completes
 	return nil, opErr
 }
 

@@ -10,13 +10,14 @@ import (
 // Isendrecv and IsendrecvReplace), and looking at a request without
 // completing it (GetStatus).
 //
-// An Isendrecv is three requests: the user's (the whole, whole set),
-// which no list holds, and its two parts, internal requests without
-// handles (orphans) whose pair points to the whole. A part that
-// completes is recycled at once, and recycle calls partDone, which
-// completes the whole with its last part. So the hot paths (complete,
-// Wait) know nothing of it, except pendingFailure, which looks at the
-// receive part (the whole's pair while it is pending).
+// An Isendrecv is three requests: the user's (the whole, with parts
+// set), which no list holds, and its two parts, internal requests
+// without handles (orphans) whose pair points to the whole. A part that
+// completes is recycled at once, through recycleOrphan, which calls
+// partDone, which completes the whole with its last part. So the hot
+// paths (complete, Wait) know nothing of it, except pendingFailure,
+// which looks at the receive part (the whole's pair while it is
+// pending).
 
 // Rsend sends buf in ready mode (MPI_Rsend): the caller promises that
 // the matching receive is already posted. shmpi gains nothing from the
@@ -154,7 +155,7 @@ func (c *Comm) isendrecv(sp unsafe.Pointer, sn, ssz, dest, stag int, rp unsafe.P
 	w, h := e.newRequest()
 	c.newOp(w, false, false, rp, rn, rsz, src, rtag, op)
 	w.anySrc = false // pendingFailure looks at the receive part
-	w.whole, w.parts = true, 2
+	w.parts = 2
 	if dest < 0 || w.wpeer != c.group[dest] {
 		w.wpeer = -1 // waits on two peers: no direct liveness word
 	}
@@ -166,13 +167,14 @@ func (c *Comm) isendrecv(sp unsafe.Pointer, sn, ssz, dest, stag int, rp unsafe.P
 	e.startSend(sr)
 	// Orphans from now on: each calls partDone when it completes (or
 	// now, if it has).
-	e.releaseReq(rr)
-	e.releaseReq(sr)
+	e.releaseInternal(rr)
+	e.releaseInternal(sr)
 	return h, nil
 }
 
 // partDone records that part p of an Isendrecv completed, and completes
-// the whole with its last part. Called by recycle, under the engine lock.
+// the whole with its last part. Called by recycleOrphan, under the
+// engine lock.
 func (e *engine) partDone(p *request) {
 	w := p.pair
 	p.pair = nil

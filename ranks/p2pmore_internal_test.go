@@ -2,8 +2,13 @@ package ranks
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/shmpi/shmpi/internal/job"
 )
 
 // allocsPerRound runs round until steady, then reports the bytes it
@@ -59,5 +64,30 @@ func TestP2PMoreAllocs(t *testing.T) {
 		if per > tc.max {
 			t.Errorf("%s: %.1f bytes allocated per round, want at most %.0f", tc.name, per, tc.max)
 		}
+	}
+}
+
+// A rendezvous whose copy finds the sender gone (ESRCH) while its
+// failure is declared but not yet published (the declarer set the
+// state and stopped before the epoch bump, here for good: it died)
+// completes with ErrProcFailed, not an internal error. (Seen once in 200
+// runs of TestMprobeSenderDiesMidCopy, whose kill waits for the state
+// only, before rndvLost waited for the declaration.)
+func TestRendezvousLostDuringDeclaration(t *testing.T) {
+	c0, _ := twoEngines(t)
+	e := c0.e
+	e.lock()
+	defer e.unlock()
+	e.refresh() // up to date: the change below is not published
+	// Rank 1's declaration, claimed by rank 1 itself (dead, so Repair may
+	// take it over), stopped after the state.
+	cb := e.t.CB(1)
+	cb.LogClaim.Store(uint32(1 + 2))
+	cb.State.Store(job.StFailed)
+	r := e.getReq()
+	c0.newOp(r, false, false, nil, 0, 1, 1, 7, "Recv")
+	e.rndvLost(r, 1, unix.ESRCH)
+	if !r.done || !errors.Is(r.st.Err, ErrProcFailed) {
+		t.Errorf("rendezvous lost to a sender being declared: done=%v %v, want ErrProcFailed", r.done, r.st.Err)
 	}
 }

@@ -61,8 +61,7 @@ type request struct {
 	active     bool // persistent: started and not yet waited for
 	orphan     bool // its handle was freed while it was pending
 	anySrc     bool
-	whole      bool // an Isendrecv: completes when both its parts have (p2pmore.go)
-	bmode      bool // a persistent buffered send (BsendInit): Start buffers it (bsend.go)
+	bmode      bool // a persistent buffered send (BsendInit): Start buffers it (bsend.go); reset by Free
 
 	buf    unsafe.Pointer
 	nbytes int
@@ -85,9 +84,10 @@ type request struct {
 	frag   bool // sent or received in fragments (fallback.go)
 	ackMsg bool // a synchronous send waiting for a kAck message; gen is its id
 
-	// Rarely set, and placed where they move no other field. pair and
-	// bpool are handled when the request is recycled (see recycle).
-	parts uint8      // whole: parts still pending
+	// Rarely set, and placed where they move no other field. A part
+	// and a buffered send are internal orphans: recycleOrphan handles
+	// pair and bpool when they complete.
+	parts uint8      // an Isendrecv (the whole): parts still pending, 0 once complete
 	pair  *request   // a part of an Isendrecv: its whole; the whole: its receive part while pending
 	bpool *bsendPool // a buffered send: the attached buffer holding its data
 }
@@ -172,19 +172,38 @@ func (e *engine) releaseReq(r *request) {
 }
 
 func (e *engine) recycle(r *request) {
-	if r.pair != nil && !r.whole {
-		e.partDone(r) // an Isendrecv's part: the whole may be complete now
-	}
-	if r.bpool != nil {
-		e.bsendDone(r) // a buffered send: free its space
-	}
-	r.whole, r.bmode, r.pair = false, false, nil
 	r.orphan = false
 	if len(e.nbFree) >= 256 {
 		return // enough kept
 	}
 	r.buf, r.c, r.st.Err = nil, nil, nil
 	e.nbFree = append(e.nbFree, r)
+}
+
+// recycleOrphan recycles r, whose handle was freed (or which never had
+// one), once it completed. Internal operations learn of their completion
+// here, off the path of requests that users wait for: an Isendrecv's
+// part (its whole may be complete now), a buffered send (its space is
+// free now).
+func (e *engine) recycleOrphan(r *request) {
+	if r.pair != nil && r.parts == 0 {
+		e.partDone(r)
+	}
+	if r.bpool != nil {
+		e.bsendDone(r)
+	}
+	e.recycle(r)
+}
+
+// releaseInternal releases internal operation r (an Isendrecv's part, a
+// buffered send), which has no handle: as releaseReq, but if it is
+// complete already, it is recycled through recycleOrphan.
+func (e *engine) releaseInternal(r *request) {
+	if !r.done || r.list != nil || r.pinned {
+		r.orphan = true // complete recycles it
+		return
+	}
+	e.recycleOrphan(r)
 }
 
 func (e *engine) getReq() *request {
@@ -249,7 +268,7 @@ func (h *Request) stale() bool { return h.r.hgen != h.gen }
 // receive still waiting for a match can be: once matched to a live
 // sender it completes normally, whoever else fails (spec 15.2.2).
 func (e *engine) pendingFailure(r *request) bool {
-	if r.whole {
+	if r.parts > 0 {
 		// An Isendrecv is pending on its receive part's failure.
 		if r = r.pair; r == nil {
 			return false
@@ -369,7 +388,7 @@ func (h *Request) Cancel() error {
 	}
 	e := r.e
 	defer e.unlock()
-	if r.whole {
+	if r.parts > 0 {
 		// An Isendrecv: withdraw its receive part if it has not matched;
 		// the send part completes as it would.
 		if p := r.pair; p != nil && p.list == &p.c.posted {
@@ -444,6 +463,7 @@ func (h *Request) Free() error {
 	if r.persistent && r.active && !r.done {
 		return newErr(ErrRequest, "Free", -1, "persistent request is active; Wait for it first")
 	}
+	r.bmode = false
 	e.releaseReq(r)
 	return nil
 }
