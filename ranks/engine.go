@@ -24,6 +24,10 @@ import (
 //	protocol.go  starting sends and receives: inline, eager chunks, handshakes
 //	transfer.go  the rendezvous: cooperative single copy, pipelined fallback
 //	fallback.go  protocols for when handshake slots run out (MPI's progress rule)
+//	mprobe.go    matched probes: messages taken out of matching (Mprobe, Mrecv)
+//	bsend.go     buffered mode: the attached buffer, sends from it, detach
+//	p2pmore.go   ready mode, the send-receive family (Isendrecv), GetStatus
+//	waitctx.go   waits bounded by a context.Context
 //	failure.go   failure knowledge: the table, dead claimers, judging operations,
 //	             the liveness watcher
 //	revoke.go    the revoke mechanism, and dispatch to upper packages' kinds
@@ -39,6 +43,8 @@ import (
 //   - Messages of one sender to one receiver leave in the order they were
 //     sent: the send queue per destination is FIFO, and nothing is posted
 //     to a destination whose queue is not empty.
+//   - A message that a matched probe took (mprobe.go) is on the held list
+//     and on no communicator's: only its *Message receives it.
 //   - A receive matches unexpected messages before it is posted, and an
 //     arriving message matches posted receives before it is kept as
 //     unexpected: so matching follows arrival order per sender.
@@ -151,6 +157,9 @@ type engine struct {
 
 	killAt int64 // fault injection: die at this entry into the engine (killinject.go)
 	calls  int64 // entries so far, counted only when killAt is set
+
+	// Last, so that the hot fields above keep their offsets.
+	p2p p2pState // matched probes' messages and buffered mode (mprobe.go, bsend.go)
 }
 
 // lock takes the engine lock, announcing itself to a holder that polls.

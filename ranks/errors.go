@@ -7,7 +7,9 @@ import (
 )
 
 // Error classes. Every error an operation returns matches exactly one of
-// them with errors.Is; errors.As with *Error gives the details.
+// them with errors.Is; errors.As with *Error gives the details. (The one
+// exception is a context-bounded wait whose context ended first, such as
+// Request.WaitContext: its class is the context's error.)
 var (
 	// ErrProcFailed: a process involved in the operation has failed.
 	ErrProcFailed = errors.New("process failed")

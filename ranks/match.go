@@ -154,6 +154,7 @@ type umsg struct {
 	n          int
 	data       []byte
 	sender     *request // a synchronous send to self, completed at match
+	h          *Message // while a matched probe holds it: the handle (mprobe.go)
 }
 
 func (e *engine) newUmsg(src, tag int, kind, flags uint8, hs int, gen uint32) *umsg {
@@ -178,7 +179,7 @@ func (m *umsg) setData(p unsafe.Pointer, n int) {
 }
 
 func (e *engine) putUmsg(m *umsg) {
-	m.sender = nil
+	m.sender, m.h = nil, nil
 	if cap(m.data) > 1<<16 {
 		m.data = nil
 	}

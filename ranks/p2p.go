@@ -326,29 +326,6 @@ func RecvInit[T any](c *Comm, buf []T, src, tag int) (*Request, error) {
 	return c.irecv(p, n, sz, src, tag, true, "RecvInit")
 }
 
-// Sendrecv sends sbuf to dest and receives into rbuf from src, without
-// deadlock whatever the other side does first.
-func Sendrecv[T, U any](c *Comm, sbuf []T, dest, stag int, rbuf []U, src, rtag int) (Status, error) {
-	rp, rn, rsz, err := argsOf(rbuf, "Sendrecv")
-	if err != nil {
-		return Status{}, err
-	}
-	sp, sn, ssz, err := argsOf(sbuf, "Sendrecv")
-	if err != nil {
-		return Status{}, err
-	}
-	rr, err := c.irecv(rp, rn, rsz, src, rtag, false, "Sendrecv")
-	if err != nil {
-		return Status{}, err
-	}
-	if err := c.send(sp, sn, ssz, dest, stag, false, "Sendrecv"); err != nil {
-		rr.Cancel()
-		rr.Wait()
-		return Status{}, err
-	}
-	return rr.Wait()
-}
-
 // SendPtr, RecvPtr, IsendPtr and IrecvPtr take raw memory, for callers
 // that hold buffers outside Go's heap (mmap'd or C memory) or bind other
 // languages. count is in elements of elemSize bytes.
@@ -416,6 +393,21 @@ func (c *Comm) probe(src, tag int, block bool, op string) (Status, bool, error) 
 	if src == ProcNull {
 		return Status{Source: ProcNull, Tag: AnyTag}, true, nil
 	}
+	m, err := c.findUnexp(src, tag, block, op)
+	if m == nil {
+		return Status{}, false, err
+	}
+	return c.probeStatus(m), true, nil
+}
+
+// findUnexp returns the first unexpected message on c from src (a rank
+// of c, or AnySource) with tag (or AnyTag), leaving it where it is. If
+// block, it waits for one; else it makes progress once. Without a
+// message it returns why none can come: c was revoked, the named source
+// ended, or (AnySource) a member failed unacknowledged or every other
+// member ended; or nil (not blocking: none yet). Under the engine lock.
+func (c *Comm) findUnexp(src, tag int, block bool, op string) (*umsg, error) {
+	e := c.e
 	anySrc := src == AnySource
 	w := -1
 	if !anySrc {
@@ -451,8 +443,13 @@ func (c *Comm) probe(src, tag int, block bool, op string) (Status, bool, error) 
 		pred()
 	}
 	if m != nil {
-		st := Status{Source: int(c.toComm[m.src]), Tag: m.tag, Bytes: m.n, Count: m.n}
-		return st, true, nil
+		return m, nil
 	}
-	return Status{}, false, perr
+	return nil, perr
+}
+
+// probeStatus describes unexpected message m on c (Count in bytes: a
+// probe knows no element type; see Count).
+func (c *Comm) probeStatus(m *umsg) Status {
+	return Status{Source: int(c.toComm[m.src]), Tag: m.tag, Bytes: m.n, Count: m.n}
 }

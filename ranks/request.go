@@ -66,6 +66,7 @@ type request struct {
 	active     bool // persistent: started and not yet waited for
 	orphan     bool // its handle was freed while it was pending
 	anySrc     bool
+	bmode      bool // a persistent buffered send (BsendInit): Start buffers it (bsend.go); reset by Free
 
 	buf    unsafe.Pointer
 	nbytes int
@@ -89,6 +90,13 @@ type request struct {
 	ackMsg bool // a synchronous send waiting for a kAck message; gen is its id
 	lost   bool // a rendezvous receive whose sender's memory is gone (rndvLost)
 
+	// Rarely set, and placed where they move no other field. A part
+	// and a buffered send are internal orphans: recycleOrphan handles
+	// pair and bpool when they complete.
+	parts uint8      // an Isendrecv (the whole): parts still pending, 0 once complete
+	pair  *request   // a part of an Isendrecv: its whole; the whole: its receive part while pending
+	bpool *bsendPool // a buffered send: the attached buffer holding its data
+
 	// startFn starts a persistent operation of an upper package (a
 	// persistent collective, ext.NewPersistent): Start calls it, and the
 	// operation completes the request itself.
@@ -111,18 +119,7 @@ func (r *request) reset() {
 // slabs of 64, handles from blocks of handleBlock (one allocation per 64
 // or 1024 calls, for the first calls only).
 func (e *engine) newRequest() (*request, *Request) {
-	var r *request
-	if n := len(e.nbFree); n > 0 {
-		r = e.nbFree[n-1]
-		e.nbFree = e.nbFree[:n-1]
-	} else {
-		if len(e.slab) == 0 {
-			e.slab = make([]request, 64)
-		}
-		r = &e.slab[0]
-		e.slab = e.slab[1:]
-		r.e = e
-	}
+	r := e.reqState()
 	if len(e.handles) == 0 {
 		e.handles = newHandleBlock()
 	}
@@ -130,6 +127,26 @@ func (e *engine) newRequest() (*request, *Request) {
 	e.handles = e.handles[1:]
 	h.r, h.gen = r, r.hgen
 	return r, h
+}
+
+// reqState takes the state of a nonblocking operation: one freed
+// before, or a new one from a slab. Internal operations that no handle
+// reaches (the parts of an Isendrecv, buffered sends) take theirs here
+// and then release it at once: it comes back through recycle when the
+// operation completes.
+func (e *engine) reqState() *request {
+	if n := len(e.nbFree); n > 0 {
+		r := e.nbFree[n-1]
+		e.nbFree = e.nbFree[:n-1]
+		return r
+	}
+	if len(e.slab) == 0 {
+		e.slab = make([]request, 64)
+	}
+	r := &e.slab[0]
+	e.slab = e.slab[1:]
+	r.e = e
+	return r
 }
 
 // handleBlock is how many handles are allocated at once: 16 KiB, a
@@ -176,6 +193,32 @@ func (e *engine) recycle(r *request) {
 	}
 	r.buf, r.c, r.st.Err, r.startFn, r.help = nil, nil, nil, nil, nil
 	e.nbFree = append(e.nbFree, r)
+}
+
+// recycleOrphan recycles r, whose handle was freed (or which never had
+// one), once it completed. Internal operations learn of their completion
+// here, off the path of requests that users wait for: an Isendrecv's
+// part (its whole may be complete now), a buffered send (its space is
+// free now).
+func (e *engine) recycleOrphan(r *request) {
+	if r.pair != nil && r.parts == 0 {
+		e.partDone(r)
+	}
+	if r.bpool != nil {
+		e.bsendDone(r)
+	}
+	e.recycle(r)
+}
+
+// releaseInternal releases internal operation r (an Isendrecv's part, a
+// buffered send), which has no handle: as releaseReq, but if it is
+// complete already, it is recycled through recycleOrphan.
+func (e *engine) releaseInternal(r *request) {
+	if !r.done || r.list != nil || r.pinned {
+		r.orphan = true // complete recycles it
+		return
+	}
+	e.recycleOrphan(r)
 }
 
 func (e *engine) getReq() *request {
@@ -240,6 +283,12 @@ func (h *Request) stale() bool { return h.r.hgen != h.gen }
 // receive still waiting for a match can be: once matched to a live
 // sender it completes normally, whoever else fails (spec 15.2.2).
 func (e *engine) pendingFailure(r *request) bool {
+	if r.parts > 0 {
+		// An Isendrecv is pending on its receive part's failure.
+		if r = r.pair; r == nil {
+			return false
+		}
+	}
 	return r.anySrc && !r.done && r.unmatched() && e.drained && r.c.unacked()
 }
 
@@ -362,8 +411,10 @@ func (h *Request) Test() (Status, bool, error) {
 }
 
 // Cancel cancels a pending receive that has not matched a message; its
-// Wait then returns a status with Cancelled set. A receive that already
-// matched completes normally. Sends cannot be cancelled.
+// Wait or Test then returns a status with Cancelled set (MPI_Test_cancelled).
+// A receive that already matched (an Imrecv's always has) completes
+// normally, with Cancelled unset. Sends cannot be cancelled; for an
+// Isendrecv, Cancel withdraws the receive part and the send goes on.
 func (h *Request) Cancel() error {
 	r, err := h.enter("Cancel")
 	if err != nil {
@@ -371,6 +422,16 @@ func (h *Request) Cancel() error {
 	}
 	e := r.e
 	defer e.unlock()
+	if r.parts > 0 {
+		// An Isendrecv: withdraw its receive part if it has not matched;
+		// the send part completes as it would.
+		if p := r.pair; p != nil && p.list == &p.c.posted {
+			p.c.posted.remove(p)
+			p.st = Status{Source: p.peer, Tag: p.tag, Cancelled: true}
+			e.complete(p, nil)
+		}
+		return nil
+	}
 	if r.send {
 		return newErr(ErrRequest, "Cancel", -1, "send requests cannot be cancelled")
 	}
@@ -408,6 +469,9 @@ func (h *Request) Start() error {
 		r.startFn()
 		return nil
 	}
+	if r.bmode {
+		return e.startBuffered(r)
+	}
 	e.start(r)
 	return nil
 }
@@ -437,6 +501,7 @@ func (h *Request) Free() error {
 	if r.persistent && r.active && !r.done {
 		return newErr(ErrRequest, "Free", -1, "persistent request is active; Wait for it first")
 	}
+	r.bmode = false
 	e.releaseReq(r)
 	return nil
 }

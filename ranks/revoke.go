@@ -98,6 +98,7 @@ func (e *engine) revokeLocal(c *Comm) {
 			e.dropUmsg(u, rejRevoked)
 		}
 	}
+	e.dropHeld(c, rejRevoked) // and those matched probes took (mprobe.go)
 	for _, w := range e.queued {
 		l := &e.sendq[w]
 		for r := l.head; r != nil; {

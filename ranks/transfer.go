@@ -140,6 +140,15 @@ func (e *engine) rndvLost(r *request, src int, err error) {
 	if !e.gone[src] && err == unix.ESRCH {
 		e.t.CheckLiveness(e.me)
 		e.refresh()
+		// The sender may be dead with the rank (or thread) declaring
+		// it not yet done publishing (job.Map.DeclareFailed bumps the
+		// epoch last): wait for it, or finish it for a declarer that
+		// died. Bounded, in case the job is aborting.
+		for i := 0; i < 1<<16 && !e.gone[src] && e.t.DeadRank(src); i++ {
+			spin.Pause()
+			e.t.Repair(e.me)
+			e.refresh()
+		}
 		if !e.gone[src] {
 			r.lost = true
 			if r.list == nil {

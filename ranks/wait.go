@@ -34,7 +34,7 @@ func (e *engine) complete(r *request, err error) {
 		e.db.Ring() // another goroutine of this rank may sleep on r
 	}
 	if r.orphan && r.list == nil {
-		e.recycle(r) // nobody holds a handle: callers touch r no more
+		e.recycleOrphan(r) // nobody holds a handle: callers touch r no more
 	}
 }
 

@@ -158,12 +158,14 @@ var jobFT = true
 func (w *World) FT() bool { return jobFT }
 
 // Finalize ends this rank's participation. It is local: it never waits
-// for other ranks, so it completes even when some have failed. Requests
-// still pending are abandoned. After Finalize the process may exit; that
-// exit is not a failure. Every later call returns ErrFinalized. The
-// attributes of self are deleted first, the last set first (their
-// Delete callbacks run); the first callback error is returned once
-// Finalize is done.
+// for other ranks, so it completes even when some have failed, with one
+// exception, MPI's: it first waits, as BufferDetach does, until the
+// messages sent in buffered mode (Bsend) have been handed over to their
+// receivers or have failed. Requests still pending are abandoned. After
+// Finalize the process may exit; that exit is not a failure. Every later
+// call returns ErrFinalized. The attributes of self are deleted first,
+// the last set first (their Delete callbacks run); the first callback
+// error is returned once Finalize is done.
 func (w *World) Finalize() error {
 	aerr := w.finalizeAttrs()
 	e := w.e
@@ -172,6 +174,7 @@ func (w *World) Finalize() error {
 	if e.closed {
 		return newErr(ErrFinalized, "Finalize", -1, "")
 	}
+	e.flushBuffered() // MPI's implicit BufferDetach (bsend.go)
 	e.closed = true
 	e.dropPeerMaps()
 	// Upper packages leave word of how far this rank went on each of its
