@@ -323,3 +323,29 @@ func TestPersistentCollectives(t *testing.T) {
 		r.Check(q2.Free(), "free")
 	})
 }
+
+// At ThreadSerialized the engine takes no lock, but a queued nonblocking
+// collective may run on a goroutine of the runtime's own while the
+// program's goroutine sends and receives: the engine then takes its lock
+// from the first such collective on (run it under -race too).
+func TestNonblockingAtThreadSerialized(t *testing.T) {
+	ranktest.RunOpts(t, ranktest.Options{N: 2, Serialized: true, Quiet: true}, func(r *ranktest.R) {
+		c := r.Comm
+		other := 1 - r.Rank
+		for it := range 200 {
+			v := []int64{int64(r.Rank + it)}
+			q, err := coll.Iallreduce(c, nil, v, coll.Sum[int64])
+			r.Check(err, "iallreduce")
+			// Point-to-point on this goroutine while the collective may
+			// run on the communicator's.
+			b := make([]byte, 100)
+			_, err = ranks.Sendrecv(c, b, other, 1, make([]byte, 100), other, 1)
+			r.Check(err, "sendrecv")
+			_, err = q.Wait()
+			r.Check(err, "wait")
+			if v[0] != int64(1+2*it) {
+				r.Fatalf("iteration %d: %d", it, v[0])
+			}
+		}
+	})
+}

@@ -73,6 +73,7 @@ func (st *state) enqueue(job func()) uint64 {
 	q.busy.Store(true)
 	if !q.spawned {
 		q.spawned = true
+		ext.Concurrent(st.c)
 		go st.drain()
 	}
 	return n

@@ -68,6 +68,7 @@ func init() {
 	}
 	ext.SleepTimeouts = func(comm any) uint64 { return comm.(*Comm).e.sleepTimeouts.Load() }
 	ext.Hold = func(comm any) { comm.(*Comm).holds.Add(1) }
+	ext.Concurrent = func(comm any) { comm.(*Comm).e.concurrent() }
 	ext.Unhold = func(comm any) {
 		c := comm.(*Comm)
 		if c.holds.Add(-1) == 0 && c.freed {
@@ -216,4 +217,15 @@ func (c *Comm) persistentRequest(op string, start func(complete func(error))) *R
 	}
 	r.startFn = func() { start(complete) }
 	return h
+}
+
+// concurrent makes the engine take its lock from now on, if it took none
+// (ThreadSerialized and below): a goroutine of the runtime's own (a queued
+// nonblocking collective, an Idup) is about to call in beside the user's.
+// The user's goroutine calls it outside any engine call, so no call is
+// under way unlocked when the lock starts to be taken.
+func (e *engine) concurrent() {
+	if e.serial {
+		e.serial = false
+	}
 }

@@ -42,6 +42,7 @@ func (c *Comm) inOrder(f func()) {
 	f()
 	q.mu.Lock()
 	if len(q.jobs) > 0 {
+		c.e.concurrent()
 		go c.drainCreations() // Idups started meanwhile by other goroutines
 	} else {
 		q.running = false
@@ -57,6 +58,7 @@ func (c *Comm) enqueue(job func()) {
 	q.jobs = append(q.jobs, job)
 	if !q.running {
 		q.running = true
+		c.e.concurrent()
 		go c.drainCreations()
 	}
 }

@@ -125,6 +125,7 @@ func (st *state) post(job func()) {
 	q.jobs = append(q.jobs, job)
 	if !q.running {
 		q.running = true
+		ext.Concurrent(st.c)
 		go func() {
 			for {
 				q.mu.Lock()

@@ -135,6 +135,12 @@ var (
 	// before it took part in the phase waited for), or nil. Wait calls it
 	// only while some member of comm has finalized.
 	LeftBehind func(comm any, op string) error
+	// Concurrent tells comm's rank that calls into it are about to come
+	// from a goroutine of an upper package too (a queued nonblocking
+	// collective): a rank at ThreadSerialized or below, whose engine
+	// takes no lock, takes one from then on. Called from the user's
+	// goroutine, outside any call of ranks, before that goroutine starts.
+	Concurrent func(comm any)
 	// Hold keeps comm's resources while an operation of an upper package
 	// runs on it (a nonblocking collective): a Free meanwhile releases
 	// them only after the matching Unhold. Neither blocks.

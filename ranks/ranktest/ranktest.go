@@ -40,6 +40,9 @@ import (
 // EnvRun names the test (and which Run call in it) a rank process runs.
 const EnvRun = "SHMPI_RANKTEST"
 
+// envSerialized asks a rank to start at ThreadSerialized.
+const envSerialized = "SHMPI_RANKTEST_SERIALIZED"
+
 // envPoint tells a rank where to kill itself: "rank:point:how".
 const envPoint = "SHMPI_RANKTEST_POINT"
 
@@ -79,6 +82,9 @@ type Options struct {
 	Cores int
 	// Bind pins each rank to one CPU, as shmrun does (launch.Config.Bind).
 	Bind bool
+	// Serialized starts the ranks at ThreadSerialized (ranks.InitThread)
+	// rather than Init's ThreadMultiple.
+	Serialized bool
 	// Quiet suppresses the per-rank output on success (it is always
 	// shown on failure).
 	Quiet bool
@@ -193,7 +199,11 @@ func RunOpts(t testing.TB, o Options, body func(r *R)) {
 
 // runRank is the rank side: Init, body, Finalize, exit.
 func runRank(body func(r *R)) {
-	w, err := ranks.Init()
+	level := ranks.ThreadMultiple
+	if os.Getenv(envSerialized) == "1" {
+		level = ranks.ThreadSerialized
+	}
+	w, err := ranks.InitThread(level)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ranktest: Init: %v\n", err)
 		syscall.Exit(2)
@@ -266,6 +276,14 @@ func runParent(t testing.TB, o Options, id string, body func(r *R)) {
 		outs[i] = &syncBuf{}
 	}
 	env := append(os.Environ(), EnvRun+"="+id)
+	if o.Serialized {
+		env = append(env, envSerialized+"=1")
+	}
+	if os.Getenv("GORACE") == "" {
+		// Ranks end with syscall.Exit, which skips the race detector's
+		// exit status: under -race, a race must end the rank instead.
+		env = append(env, "GORACE=halt_on_error=1")
+	}
 	env = append(env, o.Env...)
 	if o.Kill != nil {
 		env = append(env, fmt.Sprintf("%s=%d:%s:%d", envPoint, o.Kill.Rank, o.Kill.Point, o.Kill.How))
