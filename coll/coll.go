@@ -71,6 +71,14 @@ func start[T any](c *ranks.Comm, op string, root int) (*state, int, error) {
 	if err != nil {
 		return nil, 0, relabel(err, op)
 	}
+	if st.ic != nil {
+		if root != noRoot {
+			if err := st.interRoot(op, root); err != nil {
+				return nil, 0, err
+			}
+		}
+		return st, sz, nil
+	}
 	if root != noRoot && (root < 0 || root >= st.size) {
 		return nil, 0, &ranks.Error{Class: ranks.ErrRank, Op: op, Rank: -1, Detail: "root out of range"}
 	}
@@ -255,18 +263,36 @@ func barrier(c *ranks.Comm) error {
 	if err != nil {
 		return err
 	}
+	if st.ic != nil {
+		return interBarrier(st)
+	}
 	return st.arrive("Barrier")
 }
 
-func bcast[T any](c *ranks.Comm, buf []T, root int) error {
+func bcast[T any](c *ranks.Comm, buf []T, root int) error { return bcastErr(c, buf, root, nil) }
+
+// bcastErr is Bcast whose root may carry an error of its own (rootErr):
+// it still broadcasts, and every member returns that error (argErr; an
+// intercommunicator's leader hands its group the outcome of its exchange
+// so).
+func bcastErr[T any](c *ranks.Comm, buf []T, root int, rootErr error) error {
 	const op = "Bcast"
 	st, _, err := start[T](c, op, root)
 	if err != nil {
 		return err
 	}
+	if st.ic != nil {
+		return interBcast(st, buf, root, op)
+	}
+	if rootErr != nil && st.rank == root {
+		st.argErr(rootErr)
+	}
 	b := bytesOf(buf)
 	if len(b) <= inlineMax && st.spin {
-		return st.bcastOneWay(op, b, root)
+		if err := st.bcastOneWay(op, b, root); err != nil {
+			return err
+		}
+		return st.verdict(op)
 	}
 	if len(b) <= inlineMax {
 		if st.rank == root {
@@ -284,7 +310,7 @@ func bcast[T any](c *ranks.Comm, buf []T, root int) error {
 			}
 			copy(b, d)
 		}
-		return nil
+		return st.verdict(op)
 	}
 	if st.rank != root {
 		return st.conclude(op, nil, recvExact(st, buf, root, op))
@@ -297,6 +323,12 @@ func reduce[T any](c *ranks.Comm, send, recv []T, op Op[T], root int) error {
 	st, _, err := start[T](c, name, root)
 	if err != nil {
 		return err
+	}
+	if st.ic != nil {
+		if op == nil {
+			return errf(ranks.ErrArg, name, "nil op")
+		}
+		return interReduce(st, send, recv, op, root, name)
 	}
 	mine := send
 	if mine == nil && st.rank == root {
@@ -395,6 +427,12 @@ func allreduce[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 	st, _, err := start[T](c, name, noRoot)
 	if err != nil {
 		return err
+	}
+	if st.ic != nil {
+		if op == nil {
+			return errf(ranks.ErrArg, name, "nil op")
+		}
+		return interAllreduce(st, send, recv, op, name)
 	}
 	mine := send
 	if mine == nil {
@@ -571,9 +609,9 @@ func allreduceLarge[T any](st *state, mine, recv []T, op Op[T], name string) err
 
 // AllreduceValue is Allreduce of one value.
 func AllreduceValue[T any](c *ranks.Comm, v T, op Op[T]) (T, error) {
-	buf := []T{v}
-	err := Allreduce(c, nil, buf, op)
-	return buf[0], err
+	buf := [2]T{v}
+	err := Allreduce(c, buf[:1], buf[1:], op)
+	return buf[1], err
 }
 
 func gather[T any](c *ranks.Comm, send, recv []T, root int) error {
@@ -581,6 +619,9 @@ func gather[T any](c *ranks.Comm, send, recv []T, root int) error {
 	st, _, err := start[T](c, name, root)
 	if err != nil {
 		return err
+	}
+	if st.ic != nil {
+		return interGatherv(st, send, recv, nil, nil, root, name)
 	}
 	m := len(send)
 	if send == nil && st.rank == root {
@@ -646,6 +687,9 @@ func gatherv[T any](c *ranks.Comm, send, recv []T, counts, displs []int, root in
 	if err != nil {
 		return err
 	}
+	if st.ic != nil {
+		return interGatherv(st, send, recv, counts, displs, root, name)
+	}
 	if st.rank != root {
 		return st.conclude(name, nil, ranks.Send(st.cc, send, root, st.tag()))
 	}
@@ -667,6 +711,9 @@ func scatter[T any](c *ranks.Comm, send, recv []T, root int) error {
 	st, _, err := start[T](c, name, root)
 	if err != nil {
 		return err
+	}
+	if st.ic != nil {
+		return interScatterv(st, send, nil, nil, recv, root, true, name)
 	}
 	if st.rank != root {
 		return st.conclude(name, nil, recvExact(st, recv, root, name))
@@ -691,6 +738,9 @@ func scatterv[T any](c *ranks.Comm, send []T, counts, displs []int, recv []T, ro
 	st, _, err := start[T](c, name, root)
 	if err != nil {
 		return err
+	}
+	if st.ic != nil {
+		return interScatterv(st, send, counts, displs, recv, root, false, name)
 	}
 	if st.rank != root {
 		s, err := ranks.Recv(st.cc, recv, root, st.tag())
@@ -722,6 +772,9 @@ func allgather[T any](c *ranks.Comm, send, recv []T) error {
 	st, _, err := start[T](c, name, noRoot)
 	if err != nil {
 		return err
+	}
+	if st.ic != nil {
+		return interAllgatherv(st, send, recv, nil, nil, name)
 	}
 	m := len(send)
 	mine := send
@@ -779,6 +832,9 @@ func allgatherv[T any](c *ranks.Comm, send, recv []T, counts, displs []int) erro
 	if err != nil {
 		return err
 	}
+	if st.ic != nil {
+		return interAllgatherv(st, send, recv, counts, displs, name)
+	}
 	if bad := checkV(name, st.size, counts, displs, len(recv)); bad != nil {
 		return st.conclude(name, st.argErr(bad), st.absorb(name, all, all))
 	}
@@ -803,6 +859,9 @@ func alltoall[T any](c *ranks.Comm, send, recv []T) error {
 	st, _, err := start[T](c, name, noRoot)
 	if err != nil {
 		return err
+	}
+	if st.ic != nil {
+		return interAlltoallv(st, send, nil, nil, recv, nil, nil, name)
 	}
 	src := send
 	if send == nil {
@@ -861,6 +920,9 @@ func alltoallv[T any](c *ranks.Comm, send []T, scounts, sdispls []int, recv []T,
 	if err != nil {
 		return err
 	}
+	if st.ic != nil {
+		return interAlltoallv(st, send, scounts, sdispls, recv, rcounts, rdispls, name)
+	}
 	bad := checkV(name, st.size, scounts, sdispls, len(send))
 	if bad == nil {
 		bad = checkV(name, st.size, rcounts, rdispls, len(recv))
@@ -887,6 +949,12 @@ func alltoallw(c *ranks.Comm, send, recv [][]byte) error {
 	if err != nil {
 		return err
 	}
+	if st.ic != nil {
+		if len(send) < st.ic.rsize || len(recv) < st.ic.rsize {
+			return errf(ranks.ErrCount, name, "fewer send or receive blocks than remote members")
+		}
+		return st.fail(interExchange(st, func(r int) []byte { return recv[r] }, func(r int) []byte { return send[r] }, name), name)
+	}
 	if len(send) < st.size || len(recv) < st.size {
 		bad := st.argErr(errf(ranks.ErrCount, name, "fewer send or receive blocks than members"))
 		return st.conclude(name, bad, st.absorb(name, all, all))
@@ -905,6 +973,16 @@ func reduceScatterBlock[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 	st, _, err := start[T](c, name, noRoot)
 	if err != nil {
 		return err
+	}
+	if st.ic != nil {
+		if op == nil {
+			return errf(ranks.ErrArg, name, "nil op")
+		}
+		counts := make([]int, st.size)
+		for r := range counts {
+			counts[r] = len(recv)
+		}
+		return interReduceScatter(st, send, recv, counts, op, name)
 	}
 	m := len(recv)
 	src := send
@@ -934,6 +1012,12 @@ func reduceScatter[T any](c *ranks.Comm, send, recv []T, counts []int, op Op[T])
 	st, _, err := start[T](c, name, noRoot)
 	if err != nil {
 		return err
+	}
+	if st.ic != nil {
+		if op == nil {
+			return errf(ranks.ErrArg, name, "nil op")
+		}
+		return interReduceScatter(st, send, recv, counts, op, name)
 	}
 	var bad error
 	total := 0
@@ -1006,6 +1090,9 @@ func prefix[T any](c *ranks.Comm, send, recv []T, op Op[T], exclusive bool, name
 	st, _, err := start[T](c, name, noRoot)
 	if err != nil {
 		return err
+	}
+	if st.ic != nil {
+		return errNotInter(name)
 	}
 	mine := send
 	if mine == nil {

@@ -51,7 +51,13 @@ func initCheck[T any](c *ranks.Comm, op string, root int, hasOp bool) error {
 	if _, err := ranks.ElemSize[T](); err != nil {
 		return relabel(err, op)
 	}
-	if root != noRoot && (root < 0 || root >= c.Size()) {
+	switch {
+	case root == noRoot:
+	case c.IsInter():
+		if root != ranks.Root && root != ranks.ProcNull && (root < 0 || root >= c.RemoteSize()) {
+			return &ranks.Error{Class: ranks.ErrRank, Op: op, Rank: -1, Detail: "root out of range"}
+		}
+	case root < 0 || root >= c.Size():
 		return &ranks.Error{Class: ranks.ErrRank, Op: op, Rank: -1, Detail: "root out of range"}
 	}
 	if !hasOp {

@@ -135,25 +135,29 @@ func init() {
 		}
 	})
 	ext.OnFinalize(func(comm any) {
-		if st, _ := ext.SlotsOf(comm)[ext.SlotColl].(*state); st != nil {
+		if st, _ := ext.SlotsOf(comm)[ext.SlotColl].(*state); st != nil && st.ic == nil {
 			st.line(st.rank).fin.Store(uint32(st.k) + 1)
 		}
 	})
 	ext.LeftBehind = func(comm any, op string) error {
 		st, _ := ext.SlotsOf(comm)[ext.SlotColl].(*state)
-		if st == nil {
+		if st == nil || st.ic != nil {
 			return nil
 		}
 		return st.leftBehind(op)
 	}
 	ext.OnRelease(func(comm any) {
-		if st, _ := ext.SlotsOf(comm)[ext.SlotColl].(*state); st != nil {
+		if st, _ := ext.SlotsOf(comm)[ext.SlotColl].(*state); st != nil && st.ic == nil {
 			st.line(st.rank).fin.Store(uint32(st.k) + 1)
 			st.freeBig()
 		}
 	})
 	ext.OnCreate(func(comm any) {
 		c := comm.(*ranks.Comm)
+		if st := interOf(c); st != nil {
+			ext.SlotsOf(comm)[ext.SlotColl] = st
+			return
+		}
 		base := ext.Shared(comm)
 		st := &state{
 			c: c, cc: ext.CollOf(comm).(*ranks.Comm), size: c.Size(), rank: c.Rank(),
@@ -213,6 +217,10 @@ type state struct {
 	own     [inlineMax]byte
 	ownN    int
 	ownKind uint16
+
+	// An intercommunicator's (inter.go): nil for an intracommunicator,
+	// whose other fields then hold.
+	ic *interState
 
 	// The shared area of large reductions (big.go).
 	big      *shm.Mem
@@ -596,7 +604,8 @@ func (st *state) argErr(err error) error {
 
 // faultClasses are the classes argErr records (by index; ErrArg for any
 // other).
-var faultClasses = []error{nil, ranks.ErrBuffer, ranks.ErrCount, ranks.ErrRank, ranks.ErrType, ranks.ErrTruncate, ranks.ErrArg}
+var faultClasses = []error{nil, ranks.ErrBuffer, ranks.ErrCount, ranks.ErrRank, ranks.ErrType, ranks.ErrTruncate,
+	ranks.ErrProcFailed, ranks.ErrRevoked, ranks.ErrPeerFinalized, ranks.ErrArg}
 
 // verdict is the error of the current collective at a member whose own
 // part went well: another member's arguments were invalid (argErr). A
@@ -610,5 +619,5 @@ func (st *state) verdict(op string) error {
 		return nil
 	}
 	return &ranks.Error{Class: faultClasses[w&0xff], Op: op, Rank: int(w >> 8 & 0xffffff),
-		Detail: "a member's arguments to the collective are invalid"}
+		Detail: "a member's arguments to the collective were invalid, or its part failed"}
 }

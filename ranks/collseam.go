@@ -52,7 +52,7 @@ func init() {
 	ext.Spinning = func(comm any) bool { return comm.(*Comm).e.spin }
 	ext.Wake = func(comm any, r int) {
 		c := comm.(*Comm)
-		if w := c.group[r]; w != c.e.me {
+		if w := c.members()[r]; w != c.e.me {
 			c.e.dbs[w].Ring()
 		}
 	}
@@ -69,6 +69,13 @@ func init() {
 	ext.SleepTimeouts = func(comm any) uint64 { return comm.(*Comm).e.sleepTimeouts.Load() }
 	ext.Hold = func(comm any) { comm.(*Comm).holds.Add(1) }
 	ext.Concurrent = func(comm any) { comm.(*Comm).e.concurrent() }
+	ext.Inter = func(comm any) (any, int, bool) {
+		c := comm.(*Comm)
+		if c.inter == nil {
+			return nil, 0, false
+		}
+		return c.inter.localComm, len(c.group), true
+	}
 	ext.Unhold = func(comm any) {
 		c := comm.(*Comm)
 		if c.holds.Add(-1) == 0 && c.freed {
@@ -103,13 +110,13 @@ func (c *Comm) collCheck(op string) error {
 		}
 	}()
 	c.hasFinal = false
-	for _, w := range c.group {
+	for _, w := range c.failScope() {
 		if e.failed[w] {
 			c.checkErr = &Error{Class: ErrProcFailed, Op: op, Rank: int(c.toComm[w]), Failed: c.failedRanks(len(e.failedOrder)),
 				Detail: "a member of the communicator has failed"}
 			return c.checkErr
 		}
-		c.hasFinal = c.hasFinal || e.final[w]
+		c.hasFinal = c.hasFinal || e.final[w] && w != e.me
 	}
 	if c.hasFinal {
 		return c.leftBehindErr(op)

@@ -30,6 +30,9 @@ type Comm struct {
 	revoked   bool         // set by revoke, locally or seen in the context slot
 	unusable  bool         // freed or revoked: the hot paths check this one flag
 	twin      bool         // the collective twin of a user's communicator
+	internal  bool         // an intercommunicator's local intracommunicator: freed with it
+	owner     *Comm        // internal: the intercommunicator it serves
+	inter     *interComm   // an intercommunicator's groups (intercomm.go); nil for an intracommunicator
 	collDead  bool         // twin: a member failed, so collective traffic is refused (collDeath)
 	rejecting bool         // arrivals may be refused: revoked, or collDead (route)
 	holds     atomic.Int32 // operations of upper packages still running (ext.Hold)
@@ -160,8 +163,14 @@ func (c *Comm) id() uint32 { return c.ctx & ctxIDMask }
 // Rank is this process's rank in the communicator.
 func (c *Comm) Rank() int { return c.rank }
 
-// Size is the number of ranks in the communicator.
-func (c *Comm) Size() int { return c.size }
+// Size is the number of ranks in the communicator (of an
+// intercommunicator, in its local group: RemoteSize is the other's).
+func (c *Comm) Size() int {
+	if c.inter != nil {
+		return len(c.inter.local)
+	}
+	return c.size
+}
 
 // Name is the communicator's name (MPI_Comm_get_name): "MPI_COMM_WORLD"
 // for the world, "MPI_COMM_SELF" for self, and empty for a new
@@ -176,7 +185,9 @@ func (c *Comm) label() string {
 	return fmt.Sprintf("context %d", c.slot)
 }
 
-// WorldRank translates a rank of c into a world rank.
+// WorldRank translates a rank of c into a world rank (of an
+// intercommunicator: a rank of the remote group, as point-to-point
+// addresses them).
 func (c *Comm) WorldRank(r int) int {
 	if r < 0 || r >= c.size {
 		return -1
@@ -220,17 +231,30 @@ func (c *Comm) Free() error {
 // hold of an upper package (ext.Hold). Called under the engine lock, by
 // Free, by progress while some wait, and when a hold ends.
 func (e *engine) reap() {
-	k := 0
-	for _, c := range e.freeing {
-		if c.holds.Load() != 0 || c.posted.n != 0 || c.coll.posted.n != 0 {
-			e.freeing[k] = c
-			k++
-			continue
+	for again := true; again; {
+		again = false
+		k := 0
+		for _, c := range e.freeing {
+			if c.holds.Load() != 0 || c.posted.n != 0 || c.coll.posted.n != 0 {
+				e.freeing[k] = c
+				k++
+				continue
+			}
+			e.releaseComm(c)
 		}
-		e.releaseComm(c)
+		clear(e.freeing[k:])
+		e.freeing = e.freeing[:k]
+		// An intercommunicator's local intracommunicator goes after it
+		// (its collectives used the local one until then).
+		for _, lc := range e.localGone {
+			lc.freed, lc.unusable = true, true
+			ext.Freed(lc)
+			e.freeing = append(e.freeing, lc)
+			again = true
+		}
+		clear(e.localGone)
+		e.localGone = e.localGone[:0]
 	}
-	clear(e.freeing[k:])
-	e.freeing = e.freeing[:k]
 }
 
 // releaseComm gives back freed communicator c's context slot. Messages
@@ -238,6 +262,9 @@ func (e *engine) reap() {
 // waiting for their match is told: ErrComm); later ones are dropped on
 // arrival (fresh).
 func (e *engine) releaseComm(c *Comm) {
+	if c.inter != nil && !c.inter.localComm.freed {
+		e.localGone = append(e.localGone, c.inter.localComm)
+	}
 	ext.Released(c)
 	for _, m := range []*Comm{c, c.coll} {
 		m.released, m.freed, m.unusable = true, true, true
@@ -361,8 +388,8 @@ func (c *Comm) unacked() bool {
 // every one of them has failed or finalized. An AnySource receive that
 // nothing matched then can never complete.
 func (c *Comm) noSender() bool {
-	if c.size == 1 {
-		return false
+	if c.size == 1 && c.inter == nil {
+		return false // this rank alone: it may send to itself
 	}
 	for _, w := range c.group {
 		if w != c.e.me && !c.e.gone[w] {

@@ -63,12 +63,21 @@ func (c *Comm) dup(info *Info, op string) (*Comm, error) {
 	hints := hintsOf(info)
 	var nc *Comm
 	var err error
-	c.inOrder(func() { nc, err = c.create(c.everyone(), tagCreate, op) })
+	c.inOrder(func() { nc, err = c.dupNow(op) })
 	if err != nil {
 		return nil, err
 	}
 	copies, err := c.copyAttrs(op)
 	return c.finishDup(nc, copies, err, hints, op)
+}
+
+// dupNow makes the duplicate of c (an intercommunicator's through
+// interDup), in c's order of creations.
+func (c *Comm) dupNow(op string) (*Comm, error) {
+	if c.inter != nil {
+		return c.interDup(op)
+	}
+	return c.create(c.everyone(), tagCreate, op)
 }
 
 // everyone lists c's ranks in order: the members of a duplicate.
@@ -113,6 +122,10 @@ func (c *Comm) Split(color, key int) (*Comm, error) {
 	var nc *Comm
 	var err error
 	c.inOrder(func() {
+		if c.inter != nil {
+			nc, err = c.interSplit(color, key, "Split")
+			return
+		}
 		var table []int64
 		table, err = c.splitTable([]int64{int64(color), int64(key)}, "Split")
 		if err != nil || color == Undefined {
@@ -155,6 +168,15 @@ func (c *Comm) createGroup(g Group, tag int, op string) (*Comm, error) {
 	}
 	if tag < 0 || tag > MaxCreateTag {
 		return nil, newErr(ErrTag, op, -1, "tag %d (0..%d)", tag, MaxCreateTag)
+	}
+	if c.inter != nil {
+		if op != "Create" {
+			return nil, newErr(ErrComm, op, -1, "an intercommunicator (MPI_Comm_create_group takes intracommunicators)")
+		}
+		var nc *Comm
+		var err error
+		c.inOrder(func() { nc, err = c.interCreateGroup(g, op) })
+		return nc, err
 	}
 	members := make([]int, len(g.world))
 	for i, w := range g.world {

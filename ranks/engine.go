@@ -96,10 +96,11 @@ type engine struct {
 	needEval    bool   // a peer ended: pending operations must be re-judged
 	drained     bool   // the last drain emptied the inbox
 
-	comms   []*Comm                 // by context id (the wire context's low bits)
-	slotGen []uint32                // per context slot: the generation of its last communicator here
-	early   map[uint32]*ilist[umsg] // by wire context: messages for communicators not created here yet
-	freeing []*Comm                 // freed, with operations still running (reap)
+	comms     []*Comm                 // by context id (the wire context's low bits)
+	slotGen   []uint32                // per context slot: the generation of its last communicator here
+	early     map[uint32]*ilist[umsg] // by wire context: messages for communicators not created here yet
+	freeing   []*Comm                 // freed, with operations still running (reap)
+	localGone []*Comm                 // local intracommunicators of intercommunicators just released (reap)
 
 	sendq   []ilist[request] // per destination: sends waiting for ring space, in order
 	queued  []int            // destinations with a non-empty sendq

@@ -159,7 +159,7 @@ func (e *engine) evaluate() {
 
 // memberFailed reports whether a member of c is known here to have failed.
 func (c *Comm) memberFailed() bool {
-	for _, w := range c.group {
+	for _, w := range c.failScope() {
 		if c.e.failed[w] {
 			return true
 		}

@@ -21,7 +21,8 @@ const (
 // EmptyGroup is the group without members (MPI_GROUP_EMPTY).
 var EmptyGroup = Group{me: -1}
 
-// Group returns the group of c.
+// Group returns the group of c (of an intercommunicator: the local
+// group; RemoteGroup is the other).
 func (c *Comm) Group() (Group, error) {
 	if c == nil {
 		return Group{}, nilComm("Group")
@@ -31,7 +32,7 @@ func (c *Comm) Group() (Group, error) {
 	if err := c.usable("Group"); err != nil {
 		return Group{}, err
 	}
-	return Group{world: c.group, me: c.e.me}, nil
+	return Group{world: c.localGroup(), me: c.e.me}, nil
 }
 
 // Size is the number of members.

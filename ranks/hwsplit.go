@@ -109,6 +109,9 @@ func (c *Comm) SplitTypeInfo(kind, key int, info *Info) (*Comm, error) {
 	if err := c.usableLocked(op); err != nil {
 		return nil, err
 	}
+	if c.inter != nil {
+		return nil, newErr(ErrComm, op, -1, "an intercommunicator")
+	}
 	level := lvAny
 	switch kind {
 	case TypeShared:

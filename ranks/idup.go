@@ -114,7 +114,7 @@ func (c *Comm) idup(info *Info, out **Comm, op string) (*Request, error) {
 	c.holds.Add(1) // a Free meanwhile keeps c's resources until the creation ends
 	c.enqueue(func() {
 		defer c.unhold()
-		nc, err := c.create(c.everyone(), tagCreate, op)
+		nc, err := c.dupNow(op)
 		if err != nil || copyErr != nil {
 			// Delete callbacks may call shmpi, even start a creation on
 			// c, which waits for this queue: run them elsewhere.

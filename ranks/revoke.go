@@ -110,6 +110,12 @@ func (e *engine) revokeLocal(c *Comm) {
 			r = next
 		}
 	}
+	if c.inter != nil {
+		// Its collectives' local phases run on the local
+		// intracommunicator: a member waiting there must not wait for one
+		// that left because of the revoke.
+		e.revokeLocal(c.inter.localComm)
+	}
 	e.needEval = true // flushQueues forgets emptied queues
 }
 

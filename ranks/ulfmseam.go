@@ -18,7 +18,7 @@ func init() {
 	}
 	ext.MemberState = func(comm any, r int) int {
 		c := comm.(*Comm)
-		w := c.group[r]
+		w := c.members()[r]
 		switch c.e.t.State(w) {
 		case job.StFailed:
 			return ext.Failed
@@ -31,7 +31,7 @@ func init() {
 		}
 		return ext.Alive
 	}
-	ext.MemberLogIndex = func(comm any, r int) int { c := comm.(*Comm); return c.e.t.LogIndex(c.group[r]) }
+	ext.MemberLogIndex = func(comm any, r int) int { c := comm.(*Comm); return c.e.t.LogIndex(c.members()[r]) }
 	ext.Known = func(comm any) int {
 		c := comm.(*Comm)
 		c.e.lock()
@@ -58,13 +58,30 @@ func init() {
 	}
 	ext.LogMember = func(comm any, i int) int {
 		c := comm.(*Comm)
-		return int(c.toComm[c.e.t.LogEntry(i)])
+		return c.memberIndex(c.e.t.LogEntry(i))
+	}
+	ext.Membership = func(comm any) (int, int) {
+		c := comm.(*Comm)
+		return len(c.members()), c.memberIndex(c.e.me)
+	}
+	ext.Sides = func(comm any) (bool, int, bool) {
+		c := comm.(*Comm)
+		if c.inter == nil {
+			return false, 0, false
+		}
+		if c.inter.low {
+			return true, len(c.inter.local), true
+		}
+		return true, len(c.group), false
+	}
+	ext.AdoptInter = func(comm any, s, gen, ls, lgen uint32, members []int) (any, error) {
+		return comm.(*Comm).adoptShrunk(s, gen, ls, lgen, members)
 	}
 	ext.Alloc = func(comm any, members []int) (uint32, uint32, bool) {
 		c := comm.(*Comm)
 		world := make([]int, len(members))
 		for i, m := range members {
-			world[i] = c.group[m]
+			world[i] = c.members()[m]
 		}
 		return c.e.t.AllocContext(c.e.me, world)
 	}

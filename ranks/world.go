@@ -18,6 +18,7 @@ const (
 	AnySource = -1 // receive from any rank of the communicator
 	AnyTag    = -1 // receive with any tag
 	ProcNull  = -2 // a null peer: sends and receives complete at once
+	Root      = -3 // the root of an intercommunicator collective (MPI_ROOT), at the root
 	Undefined = -32766
 	// TagUB is the largest valid tag.
 	TagUB = 1<<31 - 1

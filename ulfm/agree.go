@@ -120,7 +120,11 @@ type decision struct {
 	// decided is the low 32 bits of the last decided round: the word
 	// members sleep on (ext.Block), so that one wake reaches them all.
 	decided atomic.Uint32
-	_       [24]byte
+	// An intercommunicator's Shrink: the local communicators' slots
+	// and generations, of the low group then of the other.
+	lslot [2]atomic.Uint32
+	lgen  [2]atomic.Uint32
+	_     [8]byte
 }
 
 type contribution struct {
@@ -137,7 +141,9 @@ func init() {
 	}
 	ext.OnCreate(func(comm any) {
 		c := comm.(*ranks.Comm)
-		st := &state{c: c, size: c.Size(), rank: c.Rank(), base: ext.AgreeArea(comm)}
+		n, me := ext.Membership(comm)
+		st := &state{c: c, size: n, rank: me, base: ext.AgreeArea(comm)}
+		st.inter, st.lowSize, st.meLow = ext.Sides(comm)
 		st.agreeDone = st.roundComplete
 		ext.SlotsOf(comm)[ext.SlotULFM] = st
 	})
@@ -160,6 +166,20 @@ type state struct {
 
 	waitRound uint64      // the Agree round being waited for
 	agreeDone func() bool // st.complete as a predicate, made once
+
+	// An intercommunicator's members are its union, the low group (the
+	// first lowSize members) first: Agree ANDs the other group's flags,
+	// Shrink gives each group a local communicator of its own.
+	inter   bool
+	lowSize int
+	meLow   bool
+}
+
+// remote reports whether member q is in the other group of an
+// intercommunicator (every member is, of an intracommunicator: Agree
+// ANDs all flags).
+func (st *state) remote(q int) bool {
+	return !st.inter || (q < st.lowSize) != st.meLow
 }
 
 func stateOf(c *ranks.Comm, op string) (*state, error) {
@@ -194,11 +214,12 @@ func (st *state) contribution(m int, round uint64) *contribution {
 
 // outcome is what a round decided, as this member read it.
 type outcome struct {
-	value     uint64
-	err       bool
-	noSlot    bool
-	slot, gen uint32
-	excluded  []int // ranks of the communicator, increasing
+	value       uint64
+	err         bool
+	noSlot      bool
+	slot, gen   uint32
+	lslot, lgen uint32 // Shrink of an intercommunicator: this rank's group's local slot
+	excluded    []int  // ranks of the communicator, increasing
 }
 
 // agree runs one round with this member's flag. For Shrink, the decider
@@ -224,6 +245,13 @@ func (st *state) agree(flag uint64, op string) (outcome, error) {
 		return outcome{}, err
 	}
 	out := outcome{value: dec.value.Load(), slot: dec.slot.Load(), gen: dec.gen.Load()}
+	if st.inter {
+		side := 1
+		if st.meLow {
+			side = 0
+		}
+		out.lslot, out.lgen = dec.lslot[side].Load(), dec.lgen[side].Load()
+	}
 	f := dec.flags.Load()
 	out.noSlot = f&decNoSlot != 0
 	if f&decExcluded != 0 {
@@ -289,7 +317,9 @@ func (st *state) agreeLocal(flag uint64, op string) (outcome, error) {
 		if q == st.rank {
 			// Our own line is not read back: the members polling it
 			// may have taken it, and a read would cost a transfer.
-			out.value &= flag
+			if st.remote(q) {
+				out.value &= flag
+			}
 			minAcked = min(minAcked, acked)
 			continue
 		}
@@ -298,7 +328,9 @@ func (st *state) agreeLocal(flag uint64, op string) (outcome, error) {
 			out.excluded = append(out.excluded, q) // dead: it never will
 			continue
 		}
-		out.value &= ct.flag.Load()
+		if st.remote(q) {
+			out.value &= ct.flag.Load()
+		}
 		minAcked = min(minAcked, ct.acked.Load())
 	}
 	for _, q := range out.excluded {
@@ -434,6 +466,27 @@ func (st *state) write(round uint64, dec *decision) {
 			dec.gen.Store(gen)
 		} else {
 			flags |= decNoSlot
+		}
+		if st.inter {
+			// Each group's survivors get a local communicator too.
+			for side := range 2 {
+				dec.lgen[side].Store(0)
+				var group []int
+				for _, m := range members {
+					if (m < st.lowSize) == (side == 0) {
+						group = append(group, m)
+					}
+				}
+				if len(group) == 0 {
+					continue
+				}
+				if slot, gen, ok := ext.Alloc(c, group); ok {
+					dec.lslot[side].Store(slot)
+					dec.lgen[side].Store(gen)
+				} else {
+					flags |= decNoSlot
+				}
+			}
 		}
 	}
 	if slices.Contains(excluded, true) {

@@ -60,6 +60,13 @@ func (st *state) shrink() (*ranks.Comm, error) {
 			members = append(members, m)
 		}
 	}
+	if st.inter {
+		nc, err := ext.AdoptInter(c, out.slot, out.gen, out.lslot, out.lgen, members)
+		if err != nil {
+			return nil, err
+		}
+		return nc.(*ranks.Comm), nil
+	}
 	nc, err := ext.Adopt(c, out.slot, out.gen, members, "")
 	if err != nil {
 		return nil, err

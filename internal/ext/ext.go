@@ -135,6 +135,9 @@ var (
 	// before it took part in the phase waited for), or nil. Wait calls it
 	// only while some member of comm has finalized.
 	LeftBehind func(comm any, op string) error
+	// Inter tells whether comm is an intercommunicator and, if so, its
+	// local intracommunicator (a *ranks.Comm) and the remote group's size.
+	Inter func(comm any) (local any, remoteSize int, ok bool)
 	// Concurrent tells comm's rank that calls into it are about to come
 	// from a goroutine of an upper package too (a queued nonblocking
 	// collective): a rank at ThreadSerialized or below, whose engine
@@ -190,6 +193,18 @@ var (
 	// LogMember is the member of comm at failure-log position i, or -1
 	// if that failure is not a member's.
 	LogMember func(comm any, i int) int
+	// Membership is comm's member count and this rank's position among
+	// them: its group, or an intercommunicator's union (both groups, the
+	// low one first); every member function here counts members so.
+	Membership func(comm any) (n, me int)
+	// Sides tells, for an intercommunicator, how many members come first
+	// in the union (the low group) and whether this rank is among them.
+	Sides func(comm any) (inter bool, lowSize int, meLow bool)
+	// AdoptInter makes this rank's intercommunicator of the members of
+	// intercommunicator comm (union positions, in order) in slot s of
+	// generation gen, with its local intracommunicator in slot ls of
+	// generation lgen (Shrink of an intercommunicator).
+	AdoptInter func(comm any, s, gen, ls, lgen uint32, members []int) (any, error)
 	// Alloc takes a context slot for a communicator of members (ranks
 	// of comm, in order), marking each as holding it.
 	Alloc func(comm any, members []int) (slot, gen uint32, ok bool)

@@ -1,0 +1,106 @@
+package ulfm_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/ulfm"
+)
+
+// interOf splits the world into group A (world ranks below na) and B and
+// returns their intercommunicator and whether this rank is in A.
+func interOf(r *ranktest.R, na int) (*ranks.Comm, bool) {
+	inA := r.Rank < na
+	color, remoteLeader := 1, 0
+	if inA {
+		color, remoteLeader = 0, na
+	}
+	local, err := r.Comm.Split(color, 0)
+	r.Check(err, "split")
+	ic, err := ranks.IntercommCreate(local, 0, r.Comm, remoteLeader, 7)
+	r.Check(err, "IntercommCreate")
+	r.Check(local.Free(), "free local")
+	return ic, inA
+}
+
+// ULFM on intercommunicators, as the chapter says: Agree returns the AND
+// of the other group's flags, uniformly; a revoke from either group
+// reaches both; after a member of either group dies, Agree raises the
+// error everywhere alike, FailedGroup covers both groups, and Shrink
+// makes an intercommunicator of the survivors of each group that works.
+func TestIntercommULFM(t *testing.T) {
+	for _, victim := range []int{1, 3} {
+		for _, revoker := range []int{0, 4} {
+			t.Run(fmt.Sprintf("victim=%d/revoker=%d", victim, revoker), func(t *testing.T) {
+				ranktest.RunOpts(t, ranktest.Options{N: 5, Dies: []int{victim}, Quiet: true}, func(r *ranktest.R) {
+					ic, inA := interOf(r, 2)
+					// A passes 6, B 5: A gets 5, B gets 6.
+					flag := 5
+					if inA {
+						flag = 6
+					}
+					v, err := ulfm.Agree(ic, flag)
+					r.Check(err, "agree")
+					if want := map[bool]int{true: 5, false: 6}[inA]; v != want {
+						r.Errorf("agree: %d, want %d", v, want)
+					}
+					// Revoke from one member reaches both groups.
+					d, err := ic.Dup()
+					r.Check(err, "dup")
+					if r.Rank == revoker {
+						r.Check(ulfm.Revoke(d), "revoke")
+					} else {
+						_, err := ranks.Recv(d, make([]byte, 1), ranks.AnySource, 1)
+						if !errors.Is(err, ranks.ErrRevoked) {
+							r.Errorf("recv on the revoked intercommunicator: %v", err)
+						}
+					}
+					if err := coll.Barrier(d); !errors.Is(err, ranks.ErrRevoked) {
+						r.Errorf("barrier on the revoked intercommunicator: %v", err)
+					}
+					// A death: agree raises it uniformly.
+					if r.Rank == victim {
+						r.Kill()
+					}
+					_, err = ulfm.Agree(ic, 1)
+					if !errors.Is(err, ranks.ErrProcFailed) {
+						r.Errorf("agree with an unacknowledged death: %v", err)
+					}
+					r.Check(ic.FailureAck(), "ack")
+					if _, err := ulfm.Agree(ic, 1); err != nil {
+						r.Errorf("agree after the acknowledgement: %v", err)
+					}
+					g, err := ic.FailedGroup()
+					r.Check(err, "failed group")
+					if w := g.WorldRanks(); len(w) != 1 || w[0] != victim {
+						r.Errorf("failed group %v, want [%d]", w, victim)
+					}
+					s, err := ulfm.Shrink(ic)
+					r.Check(err, "shrink")
+					lsize, rsize := 2, 3
+					if !inA {
+						lsize, rsize = 3, 2
+					}
+					if victim < 2 == inA {
+						lsize--
+					} else {
+						rsize--
+					}
+					if !s.IsInter() || s.Size() != lsize || s.RemoteSize() != rsize {
+						r.Fatalf("shrunk: inter %v size %d remote %d, want %d and %d", s.IsInter(), s.Size(), s.RemoteSize(), lsize, rsize)
+					}
+					got, err := coll.AllreduceValue(s, 1, coll.Sum[int])
+					r.Check(err, "allreduce on the shrunk intercommunicator")
+					if got != rsize {
+						r.Errorf("allreduce on the shrunk: %d, want %d", got, rsize)
+					}
+					r.Check(s.Free(), "free")
+				})
+			})
+		}
+	}
+}
