@@ -44,10 +44,10 @@ trap 'rm -rf "$tmp"' EXIT
 
 ompi=0
 if have_mpi; then
-	mpicc -O2 -o "$tmp/ompi_coll" benchmarks/ref/osu_coll.c
+	"$MPICC" -O2 -o "$tmp/ompi_coll" benchmarks/ref/osu_coll.c
 	ompi=1
 else
-	echo "mpicc or mpirun not installed: the system MPI columns are skipped"
+	echo "$MPICC or $MPIRUN not installed: the system MPI columns are skipped"
 fi
 cores=$(nproc)
 
@@ -93,8 +93,8 @@ theirs() {
 	shift
 	[ "$ompi" = 1 ] || return 0
 	[ "$n" -le "$cores" ] && bind=core
-	if ! timeout "$TMO" mpirun --allow-run-as-root --oversubscribe --bind-to "$bind" -n "$n" "$tmp/ompi_coll" "$@" >"$tmp/out" 2>"$tmp/err"; then
-		echo "system MPI failed: mpirun -n $n osu_coll $*" >&2
+	if ! timeout "$TMO" "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to "$bind" -n "$n" "$tmp/ompi_coll" "$@" >"$tmp/out" 2>"$tmp/err"; then
+		echo "system MPI failed: $MPIRUN -n $n osu_coll $*" >&2
 		tail -5 "$tmp/err" >&2
 		return 0
 	fi

@@ -36,12 +36,12 @@ log() { [ "$JSON" = 1 ] || echo "$@"; }
 
 ompi=0
 if have_mpi; then
-	mpicc -O2 -o "$tmp/ompi_latency" benchmarks/ref/osu_latency.c
-	mpicc -O2 -o "$tmp/ompi_bw" benchmarks/ref/osu_bw.c
-	mpicc -O2 -o "$tmp/ompi_mbw" benchmarks/ref/osu_mbw_mr.c
+	"$MPICC" -O2 -o "$tmp/ompi_latency" benchmarks/ref/osu_latency.c
+	"$MPICC" -O2 -o "$tmp/ompi_bw" benchmarks/ref/osu_bw.c
+	"$MPICC" -O2 -o "$tmp/ompi_mbw" benchmarks/ref/osu_mbw_mr.c
 	ompi=1
 fi
-run_mpi() { mpirun --allow-run-as-root --bind-to core -n 2 "$@" 2>/dev/null; }
+run_mpi() { "$MPIRUN" --allow-run-as-root --bind-to core -n 2 "$@" 2>/dev/null; }
 
 # measure KIND CMD...: one latency run between two hand-offs; appends
 # "kind hb ha lat8 lat1k lat8k" (ns) to runs.

@@ -12,14 +12,29 @@ median() {
 # (ns), the reference of every small-message figure; ≈60 ms.
 handoff() { bin/shm_limits -handoff -runs 3 -trips 50000 | awk '/^cacheline_oneway_ns/ {print $2}'; }
 
+# The system MPI the reports compare with: Open MPI's own commands when
+# installed, since mpicc and mpirun are alternatives that may point at
+# another MPI (MPICH is installed beside it on this machine kind), and the
+# reports pass Open MPI's mpirun flags; else mpicc and mpirun.
+if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
+	MPICC=mpicc.openmpi MPIRUN=mpirun.openmpi
+else
+	MPICC=mpicc MPIRUN=mpirun
+fi
+
 # have_mpi: whether the system MPI can be built against and run.
-have_mpi() { command -v mpicc >/dev/null && command -v mpirun >/dev/null; }
+have_mpi() { command -v "$MPICC" >/dev/null && command -v "$MPIRUN" >/dev/null; }
 
 # mpi_version: the system MPI's name and version ("Open MPI 4.1.4"), or
 # nothing.
 mpi_version() {
 	have_mpi || return 0
-	mpirun --version 2>/dev/null | awk 'NR==1 {v=$NF; sub(/^\(/, "", $2); sub(/\)$/, "", $3); print $2, $3, v; exit}'
+	# "mpirun (Open MPI) 4.1.4", "mpirun.openmpi (OpenRTE) 4.1.4", or
+	# MPICH's "HYDRA build details:" and a "Version:" line
+	"$MPIRUN" --version 2>/dev/null | awk '
+		NR == 1 && match($0, /\([^)]*\)/) {n = substr($0, RSTART + 1, RLENGTH - 2); if (n == "OpenRTE") n = "Open MPI"; print n, $NF; exit}
+		/^HYDRA/ {hydra = 1}
+		hydra && $1 == "Version:" {print "MPICH", $2; exit}'
 }
 
 # jnum V: V as a JSON number, or null for "-", "nan" or nothing.

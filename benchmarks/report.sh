@@ -34,11 +34,11 @@ trap 'rm -rf "$tmp"' EXIT
 
 ompi=0
 if have_mpi; then
-	mpicc -O2 -o "$tmp/ompi_latency" benchmarks/ref/osu_latency.c
-	mpicc -O2 -o "$tmp/ompi_bw" benchmarks/ref/osu_bw.c
+	"$MPICC" -O2 -o "$tmp/ompi_latency" benchmarks/ref/osu_latency.c
+	"$MPICC" -O2 -o "$tmp/ompi_bw" benchmarks/ref/osu_bw.c
 	ompi=1
 fi
-run_mpi() { mpirun --allow-run-as-root --bind-to core -n 2 "$@" 2>/dev/null; }
+run_mpi() { "$MPIRUN" --allow-run-as-root --bind-to core -n 2 "$@" 2>/dev/null; }
 
 printf "%-6s %10s %12s %12s %10s %12s %10s %10s %12s %12s\n" round line_ns lat8_single lat8_multi bw4M_MBps memcpy4M_GBps ompi_lat8 ompi_bw4M bw4M_alloc memcpy1call
 for r in $(seq "$ROUNDS"); do

@@ -32,14 +32,14 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ompi=0
 if have_mpi; then
-	mpicc -O2 -o "$tmp/osu_rma" benchmarks/ref/osu_rma.c
+	"$MPICC" -O2 -o "$tmp/osu_rma" benchmarks/ref/osu_rma.c
 	ompi=1
 fi
 memcpy() { bin/shm_limits | awk '/^memcpy_4MiB_GBps/ {a = $2 * 1000} /^memcpy_64MiB_GBps/ {b = $2 * 1000} END {print a, b}'; }
 ours() { bin/shmrun -n 2 "bin/$1" -s flush -digits 3 -m "$2:$2" ${3:+-W $3} | tail -1 | awk '{print $2}'; }
 theirs() {
 	if [ "$ompi" = 1 ]; then
-		mpirun --allow-run-as-root --bind-to core -n 2 "$tmp/osu_rma" "$1" flush "$2" "$3" ${4:-} 2>/dev/null | awk '{print $2}'
+		"$MPIRUN" --allow-run-as-root --bind-to core -n 2 "$tmp/osu_rma" "$1" flush "$2" "$3" ${4:-} 2>/dev/null | awk '{print $2}'
 	else
 		echo nan
 	fi

@@ -49,9 +49,24 @@ static void check(const char *b, long n, unsigned char seed, const char *what) {
 	}
 }
 
+/* mpi_name: the library's name and version ("Open MPI v4.1.4"). */
+static char mpi_name[64];
+
+static void set_mpi_name(void) {
+	char v[MPI_MAX_LIBRARY_VERSION_STRING];
+	int len;
+	MPI_Get_library_version(v, &len);
+	size_t m = strcspn(v, ",\n");
+	if (m >= sizeof mpi_name) m = sizeof mpi_name - 1;
+	memcpy(mpi_name, v, m);
+	mpi_name[m] = 0;
+	for (char *p = mpi_name; *p; p++)
+		if (*p == '\t') *p = ' ';
+}
+
 static void header(const char *title, const char *datatype) {
 	if (rank) return;
-	printf("# OSU MPI %s Test (reference loop, system MPI)\n", title);
+	printf("# OSU MPI %s Test (reference loop, %s)\n", title, mpi_name);
 	if (datatype) {
 		printf("# Datatype: %s.\n", datatype);
 		printf("%-10s%18s", "# Size", "Avg Latency(us)");
@@ -276,7 +291,7 @@ static void run_comm_create(void) {
 	MPI_Gather(mine, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 	if (rank) return;
 	static const char *names[] = {"dup_us", "split_us", "free_us"};
-	printf("# system MPI communicator creation: Dup, Split(rank%%2, rank), Free; %d ranks, %d iterations\n", np, iters);
+	printf("# %s communicator creation: Dup, Split(rank%%2, rank), Free; %d ranks, %d iterations\n", mpi_name, np, iters);
 	printf("# us per call, average over the ranks of each rank's mean\n");
 	for (int k = 0; k < 3; k++) {
 		double sum = 0;
@@ -290,6 +305,7 @@ int main(int argc, char **argv) {
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &np);
+	set_mpi_name();
 	const char *mode = argc > 1 ? argv[1] : "";
 	int cc = strcmp(mode, "comm_create") == 0;
 	if (cc) iters = 200, skip = 20;

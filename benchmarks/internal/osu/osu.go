@@ -41,7 +41,7 @@ func parse(o Options) Options {
 	flag.IntVar(&o.Skip, "x", o.Skip, "warm-up iterations for small messages")
 	flag.IntVar(&o.ItersLarge, "il", o.ItersLarge, "iterations for large messages")
 	flag.IntVar(&o.Window, "W", o.Window, "window size (bandwidth tests)")
-	flag.StringVar(&threadLevel, "t", "single", "thread level: single (as OSU's MPI_Init) or multiple")
+	flag.StringVar(&threadLevel, threadFlag, threadLevel, "thread level: single (as OSU's MPI_Init) or multiple")
 	flag.IntVar(&digits, "digits", 2, "decimals printed (OSU prints 2)")
 	flag.StringVar(&memKind, "mem", "heap", "message buffers: heap (make, as OSU's malloc) or alloc (ranks.AllocMem, as MPI_Alloc_mem)")
 	flag.Parse()
@@ -94,7 +94,13 @@ var digits = 2
 // Row prints one table row.
 func Row(size int, v float64) { fmt.Printf("%-10d%18.*f\n", size, digits, v) }
 
+// threadLevel is the thread level's flag: single unless a benchmark sets
+// another default before parsing.
 var threadLevel = "single"
+
+// threadFlag names the thread-level flag: -t, except in the nonblocking
+// collective benchmarks, where -t is OSU's number of MPI_Test calls.
+var threadFlag = "t"
 
 // Init starts the rank and checks the world has at least min ranks.
 func Init(min int) (*ranks.World, *ranks.Comm) {

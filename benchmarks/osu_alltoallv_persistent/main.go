@@ -1,0 +1,18 @@
+// Command osu_alltoallv_persistent measures the persistent collective
+// coll.AlltoallvInit with blocks of n bytes, with counts and
+// displacements, as OSU 7.x's osu_alltoallv_persistent does: the request
+// made once per size, then Start and Wait timed together, the average over
+// the ranks of each rank's mean, in the blocking benchmarks' table. With
+// -compare each row holds instead the persistent, nonblocking and blocking
+// forms measured in the same run. -t is the thread level, multiple by
+// default. benchmarks/internal/osu (persistent.go, colls.go) has the loop
+// and the data; after the timed calls of each size one more run is
+// checked.
+//
+//	shmrun -n 8 ./osu_alltoallv_persistent -m 1:1048576
+//	shmrun -n 8 ./osu_alltoallv_persistent -m 1:1048576 -compare
+package main
+
+import "github.com/shmpi/shmpi/benchmarks/internal/osu"
+
+func main() { osu.RunPersistent(osu.Alltoallv()) }

@@ -1,0 +1,17 @@
+// Command osu_reduce_persistent measures the persistent collective
+// coll.ReduceInit with coll.Sum over float32 elements at rank 0, as OSU
+// 7.x's osu_reduce_persistent does: the request made once per size, then
+// Start and Wait timed together, the average over the ranks of each rank's
+// mean, in the blocking benchmarks' table. With -compare each row holds
+// instead the persistent, nonblocking and blocking forms measured in the
+// same run. -t is the thread level, multiple by default.
+// benchmarks/internal/osu (persistent.go, colls.go) has the loop and the
+// data; after the timed calls of each size one more run is checked.
+//
+//	shmrun -n 8 ./osu_reduce_persistent -m 4:1048576
+//	shmrun -n 8 ./osu_reduce_persistent -m 4:1048576 -compare
+package main
+
+import "github.com/shmpi/shmpi/benchmarks/internal/osu"
+
+func main() { osu.RunPersistent(osu.Reduce()) }
