@@ -42,6 +42,7 @@ type Comm struct {
 	coll  *Comm
 	ext   ext.Slots   // upper packages' local state (internal/ext)
 	attrs map[int]any // SetAttr's values
+	topo  *topology   // its virtual topology, or nil (topo.go); immutable
 
 	// collCheck's cache: the failure epoch it last judged, and the error;
 	// okEpoch, read without the lock, is the epoch of the last check that

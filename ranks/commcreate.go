@@ -49,8 +49,8 @@ const (
 // rank of a job here.
 const TypeShared = 1
 
-// Dup returns a communicator with the same group as c and a new context
-// (MPI_Comm_dup). It is collective over c.
+// Dup returns a communicator with the same group and topology as c and a
+// new context (MPI_Comm_dup). It is collective over c.
 func (c *Comm) Dup() (*Comm, error) {
 	if c == nil {
 		return nil, nilComm("Dup")
@@ -59,7 +59,11 @@ func (c *Comm) Dup() (*Comm, error) {
 	for i := range members {
 		members[i] = i
 	}
-	return c.create(members, tagCreate, "Dup")
+	nc, err := c.create(members, tagCreate, "Dup")
+	if nc != nil {
+		nc.topo = c.topo // a duplicate keeps the topology (topo.go)
+	}
+	return nc, err
 }
 
 // Split partitions c by color (MPI_Comm_split): ranks that pass the same
