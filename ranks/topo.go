@@ -103,11 +103,27 @@ func (c *Comm) Topo() (Topology, error) {
 
 // topoOf returns c's topology, which must be of kind want (0: any).
 func (c *Comm) topoOf(op string, want Topology) (*topology, error) {
+	return c.topoCheck(op, want, false)
+}
+
+// topoCheck is topoOf; if pending, a communicator the user freed still
+// answers until it is released, as the operations started before the
+// free need (package coll's nonblocking neighbourhood collectives read
+// Neighbors and GraphGet).
+func (c *Comm) topoCheck(op string, want Topology, pending bool) (*topology, error) {
 	if c == nil {
 		return nil, nilComm(op)
 	}
 	c.e.lock()
-	err := c.usable(op)
+	var err error
+	if pending {
+		err = c.collLive(op)
+		if errors.Is(err, ErrRevoked) {
+			err = nil // a revoke does not hide the topology
+		}
+	} else {
+		err = c.usable(op)
+	}
 	c.e.unlock()
 	if err != nil {
 		return nil, err
@@ -663,9 +679,10 @@ func (c *Comm) GraphNeighbors(rank int) ([]int, error) {
 }
 
 // GraphGet returns the index and edges c's graph was created with
-// (MPI_Graph_get).
+// (MPI_Graph_get). Like Neighbors, it answers on a freed communicator
+// until the operations started before the free have ended.
 func (c *Comm) GraphGet() (index, edges []int, err error) {
-	t, err := c.topoOf("GraphGet", Graph)
+	t, err := c.topoCheck("GraphGet", Graph, true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -1110,9 +1127,11 @@ func (c *Comm) DistGraphNeighbors() (sources, sourceWeights, destinations, destW
 // each dimension the rank one step back then the rank one step forward
 // (ProcNull past a non-periodic edge), as both lists; for a graph, the
 // node's neighbours, as both lists; for a distributed graph, its sources
-// and its destinations. ErrTopology if c has no topology.
+// and its destinations. ErrTopology if c has no topology. It answers on
+// a freed or revoked communicator until the operations started before
+// the free have ended (they may need it).
 func (c *Comm) Neighbors() (sources, destinations []int, err error) {
-	t, err := c.topoOf("Neighbors", 0)
+	t, err := c.topoCheck("Neighbors", 0, true)
 	if err != nil {
 		return nil, nil, err
 	}
