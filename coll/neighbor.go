@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -60,6 +61,10 @@ import (
 //	                      comes as a message
 //	    +16  data [mailMax]byte
 //
+// Halves are whole cache lines (halfBytes = 4160, 65 lines), so a block
+// of up to 48 bytes travels in the line of its sequence word: one line
+// transfer from sender to receiver.
+//
 // A half is rewritten for call k+2 only after its receiver's done says
 // it took call k's block; the receiver reads call k's half only once its
 // seq says k. Calls are counted per communicator by every member alike.
@@ -76,8 +81,14 @@ import (
 // dropping what it receives, and returns the error; its neighbours get
 // ErrCount for the empty blocks.
 
+// mailMax is the largest block a mailbox carries: 4 KiB blocks, the
+// usual halo sizes, still fit. Up to 2 KiB the mailboxes were clearly
+// faster than messages (benchmarks/halo's Neighbor column, 2 ranks, and
+// the same run with every block sent as a message); from 2 to 8 KiB the
+// copies dominate and the two were within the noise of a loaded
+// machine, so the mailboxes stop at 4 KiB and cost 8 KiB a neighbour.
 const (
-	halfBytes = 4096
+	halfBytes = 4096 + 64
 	slotBytes = 2 * halfBytes
 	mailMax   = halfBytes - 16
 	// boxLimit bounds the mailbox memory of a communicator; a graph that
@@ -92,7 +103,7 @@ type halfHdr struct {
 }
 
 func init() {
-	if unsafe.Sizeof(halfHdr{}) != 16 || mailMax <= 0 {
+	if unsafe.Sizeof(halfHdr{}) != 16 || halfBytes%64 != 0 || mailMax != halfBytes-16 {
 		panic("coll: mailbox layout drifted from its documentation")
 	}
 	ext.OnRelease(func(comm any) {
@@ -326,7 +337,7 @@ func (nb *nbState) setup(op string) error {
 	}
 	// Fresh pages cost a fault each in every process on first touch;
 	// populating those this member touches costs several times less.
-	unix.Madvise(m.B[off[st.rank]:off[st.rank+1]], unix.MADV_POPULATE_WRITE)
+	populate(m.B, off[st.rank], off[st.rank+1])
 	slots, err := nb.pair(op)
 	if err != nil {
 		return err
@@ -340,10 +351,18 @@ func (nb *nbState) setup(op string) error {
 		nb.outBox[j] = unsafe.Add(region(d), 64+slots[j]*slotBytes)
 		nb.outDone[j] = (*atomic.Uint32)(region(d))
 		o := off[d] + 64 + slots[j]*slotBytes
-		unix.Madvise(m.B[o:o+slotBytes], unix.MADV_POPULATE_WRITE)
+		populate(m.B, o, o+slotBytes)
 	}
 	nb.mode = nbBox
 	return nil
+}
+
+// populate faults in the pages of b[lo:hi] (whole pages: madvise takes
+// page-aligned ranges). Best effort: a page it misses faults later.
+func populate(b []byte, lo, hi int) {
+	lo = lo &^ (shm.PageSize - 1)
+	hi = min(len(b), (hi+shm.PageSize-1)&^(shm.PageSize-1))
+	unix.Madvise(b[lo:hi], unix.MADV_POPULATE_WRITE)
 }
 
 // pair returns, for each destination j, the index of this member's slot
@@ -744,7 +763,10 @@ func NeighborAlltoall[T any](c *ranks.Comm, send, recv []T) error {
 	return ordered(c, func() error { return neighborAlltoall(c, send, recv) })
 }
 
-// INeighborAllgather is the nonblocking NeighborAllgather.
+// INeighborAllgather is the nonblocking NeighborAllgather. Like the
+// other nonblocking collectives it runs on a goroutine of the
+// communicator's (nonblocking.go), which calls into package ranks while
+// the caller may: the rank must run at ThreadMultiple, Init's default.
 func INeighborAllgather[T any](c *ranks.Comm, send, recv []T) (*ranks.Request, error) {
 	return post(c, "INeighborAllgather", func() error { return neighborAllgather(c, send, recv) })
 }
@@ -763,7 +785,8 @@ func INeighborAlltoall[T any](c *ranks.Comm, send, recv []T) (*ranks.Request, er
 // at every member.
 //
 // A started instance runs as the nonblocking collective does (in order,
-// on the communicator's queue). Complete it with Wait or Test, or with
+// on the communicator's queue; so the rank must run at ThreadMultiple,
+// Init's default). Complete it with Wait or Test, or with
 // package ranks' many-request calls on Request (WaitAll with the
 // point-to-point requests of the same step, say); either way the next
 // Start may follow.
@@ -844,6 +867,14 @@ func (p *Persistent) Wait() error {
 	}
 	rq := p.active
 	p.active = nil
+	if !p.ended.Load() {
+		// Let the communicator's queue run the collective on this
+		// thread first: ranks run with one P, and a goroutine woken
+		// only once this one sleeps in a syscall waits for the
+		// runtime's sysmon to hand it the P (benchmarks/halo's
+		// Persistent column, ranks outnumbering cores, showed it).
+		runtime.Gosched()
+	}
 	_, err := rq.Wait()
 	if errors.Is(err, ranks.ErrRequest) {
 		return nil // completed by a many-request call on Request
@@ -856,6 +887,9 @@ func (p *Persistent) Wait() error {
 func (p *Persistent) Test() (bool, error) {
 	if p == nil || p.active == nil {
 		return true, nil
+	}
+	if !p.ended.Load() {
+		runtime.Gosched() // as in Wait: a loop of Tests would starve the queue
 	}
 	_, ok, err := p.active.Test()
 	if errors.Is(err, ranks.ErrRequest) {

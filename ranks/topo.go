@@ -85,20 +85,18 @@ type topology struct {
 	weighted               bool
 }
 
-// Topo returns the kind of c's topology, or Undefined for none.
+// Topo returns the kind of c's topology, or Undefined for none
+// (MPI_Topo_test). Like Neighbors, it answers on a freed communicator
+// until the operations started before the free have ended.
 func (c *Comm) Topo() (Topology, error) {
-	if c == nil {
-		return Undefined, nilComm("Topo")
-	}
-	c.e.lock()
-	defer c.e.unlock()
-	if err := c.usable("Topo"); err != nil {
+	t, err := c.topoCheck("Topo", 0, true)
+	switch {
+	case errors.Is(err, ErrTopology):
+		return Undefined, nil
+	case err != nil:
 		return Undefined, err
 	}
-	if c.topo == nil {
-		return Undefined, nil
-	}
-	return c.topo.kind, nil
+	return t.kind, nil
 }
 
 // topoOf returns c's topology, which must be of kind want (0: any).

@@ -613,3 +613,41 @@ func TestTopoBadInput(t *testing.T) {
 		want(err, ranks.ErrComm, "nil communicator")
 	})
 }
+
+// A member killed with SIGKILL just before a topology's creation: the
+// others get ErrProcFailed (or, for a grid whose leader lives, the
+// communicator: creation judges only the members it waits for), never a
+// hang. Member 0 gathers the distributed graphs, so both it and another
+// member die in turn.
+func TestTopoCreateKilled(t *testing.T) {
+	for _, victim := range []int{0, 2} {
+		for _, kind := range []string{"adjacent", "dist", "cart"} {
+			t.Run(fmt.Sprintf("%s/%d", kind, victim), func(t *testing.T) {
+				o := ranktest.Options{N: 4, Quiet: true, Kill: &ranktest.KillAt{Rank: victim, Point: "before"}}
+				ranktest.RunOpts(t, o, func(r *ranktest.R) {
+					me, n := r.Rank, r.Size
+					r.Point("before")
+					var c *ranks.Comm
+					var err error
+					switch kind {
+					case "adjacent":
+						c, err = r.Comm.DistGraphCreateAdjacent([]int{(me + n - 1) % n}, nil, []int{(me + 1) % n}, nil, false)
+					case "dist":
+						c, err = r.Comm.DistGraphCreate([]int{me}, []int{1}, []int{(me + 1) % n}, nil, false)
+					case "cart":
+						c, err = r.Comm.CartCreate([]int{4}, []bool{true}, false)
+					}
+					switch {
+					case err == nil && kind != "cart":
+						r.Errorf("%s without member %d: no error", kind, victim)
+					case err != nil && !errors.Is(err, ranks.ErrProcFailed):
+						r.Errorf("%s without member %d: %v, want ErrProcFailed", kind, victim, err)
+					}
+					if c != nil {
+						c.Free()
+					}
+				})
+			})
+		}
+	}
+}
