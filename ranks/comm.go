@@ -46,6 +46,7 @@ type Comm struct {
 	coll  *Comm
 	ext   ext.Slots // upper packages' local state (internal/ext)
 	local commLocal // attributes, hints, creation queue (attr.go, idup.go)
+	topo  *topology // its virtual topology, or nil (topo.go); immutable
 
 	// collCheck's cache: the failure epoch it last judged, and the error;
 	// okEpoch, read without the lock, is the epoch of the last check that

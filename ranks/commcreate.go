@@ -46,8 +46,8 @@ const (
 	MaxCreateTag = tagAck - 9
 )
 
-// Dup returns a communicator with the same group as c and a new context
-// (MPI_Comm_dup). It is collective over c. Each attribute's Copy
+// Dup returns a communicator with the same group and topology as c and a
+// new context (MPI_Comm_dup). It is collective over c. Each attribute's Copy
 // callback decides what the new communicator gets (attr.go); hints are
 // not copied (MPI 4.0), so the new communicator has the defaults.
 func (c *Comm) Dup() (*Comm, error) { return c.dup(nil, "Dup") }
@@ -105,6 +105,7 @@ func (c *Comm) finishDup(nc *Comm, copies []*attr, copyErr error, hints commHint
 	nc.local.attrs = copies
 	nc.local.hints = hints
 	nc.local.mu.Unlock()
+	nc.topo = c.topo // a duplicate keeps the topology (topo.go)
 	return nc, nil
 }
 

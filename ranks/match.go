@@ -110,9 +110,13 @@ func (e *engine) startRecv(r *request) {
 		return
 	}
 	e.refresh()
-	if c.revoked {
-		e.complete(r, revokedErr(c, r.op))
-		return
+	if c.rejecting {
+		if why := e.refusal(c, c.ctx, r.tag); why != 0 {
+			// Revoked, or a collective receive on a twin whose member
+			// failed: no message will come (collDeath).
+			e.complete(r, refusedErr(c, r.op, r.peer, why))
+			return
+		}
 	}
 	if m := c.matchUnexp(r.wpeer, r.tag, r.anySrc); m != nil {
 		c.unexp.remove(m)
