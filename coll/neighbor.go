@@ -147,6 +147,8 @@ type nbState struct {
 	dropN    []int
 	pre      []*ranks.Request // per source: its block's receive, posted before the wait
 	reqs     []*ranks.Request
+	sends    [][]byte // exchange's blocks, per destination and per source
+	recvs    [][]byte
 	statuses []ranks.Status
 
 	// The waits' predicates and their arguments (as state's).
@@ -442,6 +444,23 @@ func (nb *nbState) pair(op string) ([]int, error) {
 // source i. bad, if not nil, is this member's argument error: it sends
 // empty blocks and drops what it receives, and returns bad.
 func (nb *nbState) exchange(op string, send []byte, sstride, sblk int, recv []byte, rblk int, bad error) error {
+	nb.sends, nb.recvs = nb.sends[:0], nb.recvs[:0]
+	if bad == nil {
+		for j := range nb.dst {
+			nb.sends = append(nb.sends, send[j*sstride:j*sstride+sblk])
+		}
+		for i := range nb.src {
+			nb.recvs = append(nb.recvs, recv[i*rblk:(i+1)*rblk])
+		}
+	}
+	return nb.exchangeV(op, nb.sends, nb.recvs, bad)
+}
+
+// exchangeV runs one neighbourhood collective on blocks of any sizes:
+// sends[j] goes to destination j and recvs[i] comes from source i (each
+// as long as the block expected). With bad, both are empty: this member
+// sends empty blocks, drops what it receives, and returns bad.
+func (nb *nbState) exchangeV(op string, sends, recvs [][]byte, bad error) error {
 	if nb.mode == nbUnset {
 		if err := nb.setup(op); err != nil {
 			// The members may disagree on the mailboxes now; the error
@@ -451,14 +470,15 @@ func (nb *nbState) exchange(op string, send []byte, sstride, sblk int, recv []by
 			return err
 		}
 	}
-	if bad != nil {
-		send, sstride, sblk, recv = nil, 0, 0, nil
+	drop := bad != nil
+	if drop {
+		sends, recvs = nil, nil
 	}
 	var err error
 	if nb.mode == nbBox {
-		err = nb.boxExchange(op, send, sstride, sblk, recv, rblk, bad != nil)
+		err = nb.boxExchange(op, sends, recvs, drop)
 	} else {
-		err = nb.msgExchange(op, send, sstride, sblk, recv, rblk, bad != nil)
+		err = nb.msgExchange(op, sends, recvs, drop)
 	}
 	clear(nb.reqs)
 	nb.reqs = nb.reqs[:0]
@@ -468,9 +488,17 @@ func (nb *nbState) exchange(op string, send []byte, sstride, sblk int, recv []by
 	return err
 }
 
+// blockOf is block i of blocks, or none (an empty list: the member drops).
+func blockOf(blocks [][]byte, i int) []byte {
+	if i < len(blocks) {
+		return blocks[i]
+	}
+	return nil
+}
+
 // msgExchange is exchange by messages: every receive posted, in the
 // sources' order, then every send, in the pairing order.
-func (nb *nbState) msgExchange(op string, send []byte, sstride, sblk int, recv []byte, rblk int, drop bool) error {
+func (nb *nbState) msgExchange(op string, sends, recvs [][]byte, drop bool) error {
 	st := nb.st
 	tag := st.tag()
 	if err := ext.Check(st.c, op); err != nil {
@@ -480,11 +508,7 @@ func (nb *nbState) msgExchange(op string, send []byte, sstride, sblk int, recv [
 		if s == ranks.ProcNull {
 			continue
 		}
-		var buf []byte
-		if !drop {
-			buf = recv[i*rblk : (i+1)*rblk]
-		}
-		rq, err := ranks.Irecv(st.cc, buf, s, tag)
+		rq, err := ranks.Irecv(st.cc, blockOf(recvs, i), s, tag)
 		if err != nil {
 			return relabel(err, op)
 		}
@@ -495,7 +519,7 @@ func (nb *nbState) msgExchange(op string, send []byte, sstride, sblk int, recv [
 		if d == ranks.ProcNull {
 			continue
 		}
-		rq, err := ranks.Isend(st.cc, send[j*sstride:j*sstride+sblk], d, tag)
+		rq, err := ranks.Isend(st.cc, blockOf(sends, j), d, tag)
 		if err != nil {
 			return relabel(err, op)
 		}
@@ -513,11 +537,11 @@ func (nb *nbState) msgExchange(op string, send []byte, sstride, sblk int, recv [
 		return st.fail(err, op)
 	}
 	k := 0
-	for _, s := range nb.src {
+	for i, s := range nb.src {
 		if s == ranks.ProcNull {
 			continue
 		}
-		if statuses[k].Bytes != rblk {
+		if statuses[k].Bytes != len(recvs[i]) {
 			return &ranks.Error{Class: ranks.ErrCount, Op: op, Rank: s, Detail: "a neighbour sent a block of another size"}
 		}
 		k++
@@ -530,7 +554,7 @@ func (nb *nbState) msgExchange(op string, send []byte, sstride, sblk int, recv [
 // receives before it waits for the slots, in its sources' order, so
 // that the senders' messages find them; the slots then only confirm
 // their sizes.
-func (nb *nbState) boxExchange(op string, send []byte, sstride, sblk int, recv []byte, rblk int, drop bool) error {
+func (nb *nbState) boxExchange(op string, sends, recvs [][]byte, drop bool) error {
 	st := nb.st
 	nb.calls++
 	k := nb.calls
@@ -543,7 +567,7 @@ func (nb *nbState) boxExchange(op string, send []byte, sstride, sblk int, recv [
 		if err := nb.awaitRoom(op, j, k); err != nil {
 			return err
 		}
-		blk := send[j*sstride : j*sstride+sblk]
+		blk := blockOf(sends, j)
 		h := nb.half(nb.outBox[j], k)
 		h.n = uint64(len(blk))
 		if len(blk) <= mailMax {
@@ -558,23 +582,25 @@ func (nb *nbState) boxExchange(op string, send []byte, sstride, sblk int, recv [
 		h.seq.Store(k)
 		ext.Wake(st.c, d)
 	}
-	big := rblk > mailMax && !drop // this member's blocks come as messages
-	if big {
-		if err := ext.Check(st.c, op); err != nil {
-			return err // see postCheck
+	// The blocks expected as messages: their receives go first.
+	checked := false
+	for i, s := range nb.src {
+		nb.pre[i] = nil
+		if s == ranks.ProcNull || drop || len(recvs[i]) <= mailMax {
+			continue
 		}
-		for i, s := range nb.src {
-			nb.pre[i] = nil
-			if s == ranks.ProcNull {
-				continue
+		if !checked {
+			if err := ext.Check(st.c, op); err != nil {
+				return err // see postCheck
 			}
-			rq, err := ranks.Irecv(st.cc, recv[i*rblk:(i+1)*rblk], s, tag)
-			if err != nil {
-				return relabel(err, op)
-			}
-			nb.pre[i] = rq
-			nb.reqs = append(nb.reqs, rq)
+			checked = true
 		}
+		rq, err := ranks.Irecv(st.cc, recvs[i], s, tag)
+		if err != nil {
+			return relabel(err, op)
+		}
+		nb.pre[i] = rq
+		nb.reqs = append(nb.reqs, rq)
 	}
 	// Take the blocks as they arrive.
 	var sizeErr error
@@ -595,15 +621,17 @@ func (nb *nbState) boxExchange(op string, send []byte, sstride, sblk int, recv [
 				continue
 			}
 			n := int(h.n)
+			want := len(blockOf(recvs, i))
+			big := nb.pre[i] != nil
 			switch {
-			case n == rblk && !drop:
+			case !drop && n == want:
 				if !big {
-					copy(recv[i*rblk:(i+1)*rblk], halfData(h, n))
+					copy(recvs[i], halfData(h, n))
 				}
-			default: // an erroneous call: sizes differ
+			default: // an erroneous call (sizes differ), or this member drops
 				if !drop && sizeErr == nil {
 					sizeErr = &ranks.Error{Class: ranks.ErrCount, Op: op, Rank: nb.src[i],
-						Detail: fmt.Sprintf("a neighbour sent a block of %d bytes, not %d", n, rblk)}
+						Detail: fmt.Sprintf("a neighbour sent a block of %d bytes, not %d", n, want)}
 				}
 				switch {
 				case big && n <= mailMax:
@@ -803,4 +831,150 @@ func neighborInit[T any](c *ranks.Comm, op string) error {
 		return relabel(err, op)
 	}
 	return nil
+}
+
+// checkNV validates the counts and displacements of deg neighbours' blocks
+// in a buffer of n elements.
+func checkNV(op string, deg int, counts, displs []int, n int) error {
+	if len(counts) < deg || len(displs) < deg {
+		return errf(ranks.ErrCount, op, "fewer counts or displacements than neighbours")
+	}
+	for i := range deg {
+		if counts[i] < 0 || displs[i] < 0 || displs[i] > n || counts[i] > n-displs[i] {
+			return errf(ranks.ErrCount, op, "count or displacement out of the buffer")
+		}
+	}
+	return nil
+}
+
+// vBlocks appends to dst the blocks of s at displs with counts, as bytes.
+func vBlocks[T any](dst [][]byte, s []T, counts, displs []int, deg int) [][]byte {
+	for i := range deg {
+		dst = append(dst, bytesOf(s[displs[i]:displs[i]+counts[i]]))
+	}
+	return dst
+}
+
+func neighborAllgatherv[T any](c *ranks.Comm, send, recv []T, counts, displs []int) error {
+	const op = "NeighborAllgatherv"
+	_, nb, err := beginNeighbor[T](c, op)
+	if err != nil {
+		return err
+	}
+	bad := checkNV(op, len(nb.src), counts, displs, len(recv))
+	nb.sends, nb.recvs = nb.sends[:0], nb.recvs[:0]
+	if bad == nil {
+		for range nb.dst {
+			nb.sends = append(nb.sends, bytesOf(send))
+		}
+		nb.recvs = vBlocks(nb.recvs, recv, counts, displs, len(nb.src))
+	}
+	return nb.exchangeV(op, nb.sends, nb.recvs, bad)
+}
+
+func neighborAlltoallv[T any](c *ranks.Comm, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) error {
+	const op = "NeighborAlltoallv"
+	_, nb, err := beginNeighbor[T](c, op)
+	if err != nil {
+		return err
+	}
+	bad := checkNV(op, len(nb.dst), scounts, sdispls, len(send))
+	if bad == nil {
+		bad = checkNV(op, len(nb.src), rcounts, rdispls, len(recv))
+	}
+	nb.sends, nb.recvs = nb.sends[:0], nb.recvs[:0]
+	if bad == nil {
+		nb.sends = vBlocks(nb.sends, send, scounts, sdispls, len(nb.dst))
+		nb.recvs = vBlocks(nb.recvs, recv, rcounts, rdispls, len(nb.src))
+	}
+	return nb.exchangeV(op, nb.sends, nb.recvs, bad)
+}
+
+func neighborAlltoallw(c *ranks.Comm, send, recv [][]byte) error {
+	const op = "NeighborAlltoallw"
+	_, nb, err := beginNeighbor[byte](c, op)
+	if err != nil {
+		return err
+	}
+	var bad error
+	if len(send) < len(nb.dst) || len(recv) < len(nb.src) {
+		bad = errf(ranks.ErrCount, op, "fewer blocks than neighbours")
+	}
+	if bad != nil {
+		return nb.exchangeV(op, nil, nil, bad)
+	}
+	return nb.exchangeV(op, send[:len(nb.dst)], recv[:len(nb.src)], nil)
+}
+
+// NeighborAllgatherv sends send to every destination of c's topology and
+// receives counts[i] elements from source i into recv at displs[i]
+// (MPI_Neighbor_allgatherv).
+func NeighborAllgatherv[T any](c *ranks.Comm, send, recv []T, counts, displs []int) error {
+	if idle(c) {
+		return neighborAllgatherv(c, send, recv, counts, displs)
+	}
+	return ordered(c, func() error { return neighborAllgatherv(c, send, recv, counts, displs) })
+}
+
+// NeighborAlltoallv sends scounts[j] elements of send from sdispls[j] to
+// destination j and receives rcounts[i] elements from source i into recv
+// at rdispls[i] (MPI_Neighbor_alltoallv).
+func NeighborAlltoallv[T any](c *ranks.Comm, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) error {
+	if idle(c) {
+		return neighborAlltoallv(c, send, scounts, sdispls, recv, rcounts, rdispls)
+	}
+	return ordered(c, func() error { return neighborAlltoallv(c, send, scounts, sdispls, recv, rcounts, rdispls) })
+}
+
+// NeighborAlltoallw sends send[j] to destination j and receives recv[i]
+// from source i (MPI_Neighbor_alltoallw): byte blocks of any sizes, each
+// pair of neighbours agreeing on theirs.
+func NeighborAlltoallw(c *ranks.Comm, send, recv [][]byte) error {
+	if idle(c) {
+		return neighborAlltoallw(c, send, recv)
+	}
+	return ordered(c, func() error { return neighborAlltoallw(c, send, recv) })
+}
+
+// INeighborAllgatherv is the nonblocking NeighborAllgatherv.
+func INeighborAllgatherv[T any](c *ranks.Comm, send, recv []T, counts, displs []int) (*ranks.Request, error) {
+	return post(c, "INeighborAllgatherv", func() error { return neighborAllgatherv(c, send, recv, counts, displs) })
+}
+
+// INeighborAlltoallv is the nonblocking NeighborAlltoallv.
+func INeighborAlltoallv[T any](c *ranks.Comm, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) (*ranks.Request, error) {
+	return post(c, "INeighborAlltoallv", func() error {
+		return neighborAlltoallv(c, send, scounts, sdispls, recv, rcounts, rdispls)
+	})
+}
+
+// INeighborAlltoallw is the nonblocking NeighborAlltoallw.
+func INeighborAlltoallw(c *ranks.Comm, send, recv [][]byte) (*ranks.Request, error) {
+	return post(c, "INeighborAlltoallw", func() error { return neighborAlltoallw(c, send, recv) })
+}
+
+// NeighborAllgathervInit is the persistent NeighborAllgatherv.
+func NeighborAllgathervInit[T any](c *ranks.Comm, send, recv []T, counts, displs []int) (*ranks.Request, error) {
+	if err := neighborInit[T](c, "NeighborAllgathervInit"); err != nil {
+		return nil, err
+	}
+	return persistent(c, "NeighborAllgathervInit", func() error { return neighborAllgatherv(c, send, recv, counts, displs) })
+}
+
+// NeighborAlltoallvInit is the persistent NeighborAlltoallv.
+func NeighborAlltoallvInit[T any](c *ranks.Comm, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) (*ranks.Request, error) {
+	if err := neighborInit[T](c, "NeighborAlltoallvInit"); err != nil {
+		return nil, err
+	}
+	return persistent(c, "NeighborAlltoallvInit", func() error {
+		return neighborAlltoallv(c, send, scounts, sdispls, recv, rcounts, rdispls)
+	})
+}
+
+// NeighborAlltoallwInit is the persistent NeighborAlltoallw.
+func NeighborAlltoallwInit(c *ranks.Comm, send, recv [][]byte) (*ranks.Request, error) {
+	if err := neighborInit[byte](c, "NeighborAlltoallwInit"); err != nil {
+		return nil, err
+	}
+	return persistent(c, "NeighborAlltoallwInit", func() error { return neighborAlltoallw(c, send, recv) })
 }

@@ -214,6 +214,50 @@ func neighborRound(r *ranktest.R, c *ranks.Comm, t topoModel, m int) {
 	check("NeighborAllgather", ag, false, 0)
 	r.Check(coll.NeighborAlltoall(c, mkSend(out, 0), aa[:in*m]), what+": NeighborAlltoall")
 	check("NeighborAlltoall", aa, true, 0)
+	// The v and w forms with the same blocks: counts of m, displacements
+	// i*m (the receive side through a gapped buffer, compacted after).
+	rc, rd, sc, sd := make([]int, in), make([]int, in), make([]int, out), make([]int, out)
+	for i := range in {
+		rc[i], rd[i] = m, i*(m+1)
+	}
+	for j := range out {
+		sc[j], sd[j] = m, j*m
+	}
+	gapped := func() []int64 { return slices.Repeat([]int64{untouched}, in*(m+1)) }
+	compact := func(g []int64) []int64 {
+		v := fresh()
+		for i := range in {
+			copy(v[i*m:(i+1)*m], g[i*(m+1):i*(m+1)+m])
+			if g[i*(m+1)+m] != untouched {
+				r.Errorf("%s: v form wrote past block %d", what, i)
+			}
+		}
+		return v
+	}
+	g := gapped()
+	r.Check(coll.NeighborAllgatherv(c, mkSend(1, 0), g, rc, rd), what+": NeighborAllgatherv")
+	check("NeighborAllgatherv", compact(g), false, 0)
+	g = gapped()
+	r.Check(coll.NeighborAlltoallv(c, mkSend(out, 0), sc, sd, g, rc, rd), what+": NeighborAlltoallv")
+	check("NeighborAlltoallv", compact(g), true, 0)
+	{
+		sendAll := mkSend(out, 0)
+		recvAll := fresh()
+		sb, rb := make([][]byte, out), make([][]byte, in)
+		for j := range out {
+			sb[j] = i64bytes(sendAll[j*m : (j+1)*m])
+		}
+		for i := range in {
+			rb[i] = i64bytes(recvAll[i*m : (i+1)*m])
+		}
+		q, err := coll.NeighborAlltoallwInit(c, sb, rb)
+		r.Check(err, what+": NeighborAlltoallwInit")
+		r.Check(q.Start(), "start")
+		_, err = q.Wait()
+		r.Check(err, what+": persistent NeighborAlltoallw")
+		check("NeighborAlltoallw (persistent)", recvAll, true, 0)
+		r.Check(q.Free(), "free")
+	}
 	// Nonblocking, both at once.
 	ag, aa = fresh(), fresh()
 	q1, err := coll.INeighborAllgather(c, mkSend(1, 0), ag[:in*m])
