@@ -11,22 +11,6 @@ import (
 	"github.com/shmpi/shmpi/ranks/ranktest"
 )
 
-// interOf splits the world into group A (world ranks below na) and B and
-// returns their intercommunicator and whether this rank is in A.
-func interOf(r *ranktest.R, na int) (*ranks.Comm, bool) {
-	inA := r.Rank < na
-	color, remoteLeader := 1, 0
-	if inA {
-		color, remoteLeader = 0, na
-	}
-	local, err := r.Comm.Split(color, 0)
-	r.Check(err, "split")
-	ic, err := ranks.IntercommCreate(local, 0, r.Comm, remoteLeader, 7)
-	r.Check(err, "IntercommCreate")
-	r.Check(local.Free(), "free local")
-	return ic, inA
-}
-
 // Every intercommunicator collective against a sequential reference: the
 // data of one group reaches the other, for sizes on several paths, in
 // both directions and with roots in either group, blocking and
@@ -36,7 +20,7 @@ func TestIntercommCollectives(t *testing.T) {
 		for _, cores := range []int{0, 6} {
 			t.Run(fmt.Sprintf("%d-%d/cores=%d", tc.na, tc.n-tc.na, cores), func(t *testing.T) {
 				ranktest.RunOpts(t, ranktest.Options{N: tc.n, Cores: cores, Quiet: true}, func(r *ranktest.R) {
-					ic, inA := interOf(r, tc.na)
+					ic, inA := r.Intercomm(tc.na)
 					for _, m := range []int{1, 100, 30000} {
 						interModel(r, ic, inA, tc.n, tc.na, m)
 					}
@@ -209,7 +193,7 @@ func TestIntercommCollectiveDeath(t *testing.T) {
 	for _, victim := range []int{1, 3} {
 		t.Run(fmt.Sprint("victim=", victim), func(t *testing.T) {
 			ranktest.RunOpts(t, ranktest.Options{N: 5, Dies: []int{victim}, Quiet: true}, func(r *ranktest.R) {
-				ic, _ := interOf(r, 2)
+				ic, _ := r.Intercomm(2)
 				r.Check(coll.Barrier(ic), "barrier")
 				// The victim dies once every other member has left the
 				// barrier (else they may rightly see it fail in it).

@@ -9,28 +9,6 @@ import (
 	"github.com/shmpi/shmpi/ranks/ranktest"
 )
 
-// makeInter splits the world into group A (world ranks below na) and
-// group B (the rest) and makes the intercommunicator between them, with
-// the world as the peer communicator; it returns it and whether this rank
-// is in A.
-func makeInter(r *ranktest.R, na int) (*ranks.Comm, bool) {
-	inA := r.Rank < na
-	color := 1
-	if inA {
-		color = 0
-	}
-	local, err := r.Comm.Split(color, 0)
-	r.Check(err, "split")
-	remoteLeader := na
-	if !inA {
-		remoteLeader = 0
-	}
-	ic, err := ranks.IntercommCreate(local, 0, r.Comm, remoteLeader, 77)
-	r.Check(err, "IntercommCreate")
-	r.Check(local.Free(), "free local")
-	return ic, inA
-}
-
 // An intercommunicator's point-to-point addresses the remote group; its
 // Size, Rank, groups and Merge orders are MPI's; Dup, Split and Create of
 // it make intercommunicators of the right groups; everything frees.
@@ -40,7 +18,7 @@ func TestIntercommBasics(t *testing.T) {
 		free0 := r.World.FreeContexts()
 		_, err := ranks.Sendrecv(r.Comm, []byte{0}, (r.Rank+1)%n, 3, make([]byte, 1), (r.Rank+n-1)%n, 3)
 		r.Check(err, "start")
-		ic, inA := makeInter(r, na)
+		ic, inA := r.Intercomm(na)
 		lsize, rsize, lbase, rbase := na, n-na, 0, na
 		if !inA {
 			lsize, rsize, lbase, rbase = n-na, na, na, 0

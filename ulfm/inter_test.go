@@ -11,22 +11,6 @@ import (
 	"github.com/shmpi/shmpi/ulfm"
 )
 
-// interOf splits the world into group A (world ranks below na) and B and
-// returns their intercommunicator and whether this rank is in A.
-func interOf(r *ranktest.R, na int) (*ranks.Comm, bool) {
-	inA := r.Rank < na
-	color, remoteLeader := 1, 0
-	if inA {
-		color, remoteLeader = 0, na
-	}
-	local, err := r.Comm.Split(color, 0)
-	r.Check(err, "split")
-	ic, err := ranks.IntercommCreate(local, 0, r.Comm, remoteLeader, 7)
-	r.Check(err, "IntercommCreate")
-	r.Check(local.Free(), "free local")
-	return ic, inA
-}
-
 // ULFM on intercommunicators, as the chapter says: Agree returns the AND
 // of the other group's flags, uniformly; a revoke from either group
 // reaches both; after a member of either group dies, Agree raises the
@@ -37,7 +21,7 @@ func TestIntercommULFM(t *testing.T) {
 		for _, revoker := range []int{0, 4} {
 			t.Run(fmt.Sprintf("victim=%d/revoker=%d", victim, revoker), func(t *testing.T) {
 				ranktest.RunOpts(t, ranktest.Options{N: 5, Dies: []int{victim}, Quiet: true}, func(r *ranktest.R) {
-					ic, inA := interOf(r, 2)
+					ic, inA := r.Intercomm(2)
 					// A passes 6, B 5: A gets 5, B gets 6.
 					flag := 5
 					if inA {

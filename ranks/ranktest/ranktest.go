@@ -381,3 +381,20 @@ func checkLeaks(t testing.TB, job *launch.Job, n int) {
 		t.Errorf("ranktest: segment files left in /dev/shm: %v", left)
 	}
 }
+
+// Intercomm splits the world into group A (world ranks below na) and
+// group B (the rest) and returns their intercommunicator, made with the
+// world as the peer communicator, and whether this rank is in A.
+func (r *R) Intercomm(na int) (*ranks.Comm, bool) {
+	inA := r.Rank < na
+	color, remoteLeader := 1, 0
+	if inA {
+		color, remoteLeader = 0, na
+	}
+	local, err := r.Comm.Split(color, 0)
+	r.Check(err, "split")
+	ic, err := ranks.IntercommCreate(local, 0, r.Comm, remoteLeader, 7)
+	r.Check(err, "IntercommCreate")
+	r.Check(local.Free(), "free the local communicator")
+	return ic, inA
+}
