@@ -1,0 +1,5 @@
+package mpio
+
+// SetRoundHook sets the function that every member runs in every round
+// of a collective access, before the round's barrier (for kill tests).
+func SetRoundHook(h func(op string, round int)) { roundHook = h }
