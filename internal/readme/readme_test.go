@@ -17,6 +17,7 @@ import (
 	// makes this test's binary, and so go test's cached result, change
 	// when they do, since the go vet it runs is invisible to the cache.
 	_ "github.com/shmpi/shmpi/coll"
+	_ "github.com/shmpi/shmpi/mpio"
 	_ "github.com/shmpi/shmpi/ranks"
 	_ "github.com/shmpi/shmpi/ranks/launch"
 	_ "github.com/shmpi/shmpi/ranks/ranktest"
