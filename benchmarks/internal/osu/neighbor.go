@@ -8,8 +8,8 @@ package osu
 // which each rank's neighbours are the ranks at every displacement in
 // [-rad, rad]^dim but zero, in lexicographic order of the displacement
 // (the last dimension fastest). The same list serves as sources and
-// destinations of a distributed graph (DistGraphCreateAdjacent,
-// unweighted), on which the collectives run. OSU refuses a radius above
+// destinations of a distributed graph (DistGraphCreateAdjacent, weights
+// 1 as OSU's), on which the collectives run. OSU refuses a radius above
 // (smallest dimension - 1)/2, where a neighbour would repeat (at fewer
 // than 3 ranks with its default cart:1:1); we do not, since MPI allows
 // repeated edges: at 2 ranks each rank has its one peer twice, and the
@@ -115,8 +115,12 @@ func NewNeighborhood(c *ranks.Comm) *Neighborhood {
 		fmt.Println()
 	}
 	nb := list(c.Rank())
+	ones := make([]int, len(nb)) // weights 1, as OSU's
+	for i := range ones {
+		ones[i] = 1
+	}
 	t := time.Now()
-	g, err := c.DistGraphCreateAdjacent(nb, nil, nb, nil, false)
+	g, err := c.DistGraphCreateAdjacent(nb, ones, nb, ones, false)
 	Must(err)
 	took := float64(time.Since(t).Nanoseconds()) / 1e3
 	sum := []float64{0}
