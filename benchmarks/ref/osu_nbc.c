@@ -30,11 +30,16 @@
  *
  * Usage: osu_nbc MODE [-m min:max] [-i iters] [-x warmup] [-il iters]
  *                     [-xl warmup] [-f] [-M bytes] [-t tests] [-compare]
+ *                     [-N cart:dim:rad] [-nd dims]
  * MODE: iallgather iallgatherv iallreduce ialltoall ialltoallv ialltoallw
  * ibarrier ibcast igather igatherv ireduce ireduce_scatter
  * ireduce_scatter_block iscan iexscan iscatter iscatterv, or
  * allgather_persistent ... scatterv_persistent (the same stems without
- * the i, but reduce_scatter_block, scan and exscan). Defaults as OSU's
+ * the i, but reduce_scatter_block, scan and exscan), or the neighbourhood
+ * collectives neighbor_allgather, neighbor_alltoall (blocking, as
+ * osu_coll.c's loops), ineighbor_allgather, ineighbor_alltoall on the
+ * graph of -N (see below), or halo (benchmarks/halo's NeighborAlltoall
+ * column on a periodic grid of -nd dimensions, default 2). Defaults as OSU's
  * collectives: sizes 1 B to 1 MiB, 1000 iterations after 100 warm-up up
  * to 8 KiB, 100 after 10 above (ibarrier uses the latter). */
 #include <mpi.h>
