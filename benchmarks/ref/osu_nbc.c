@@ -30,11 +30,16 @@
  *
  * Usage: osu_nbc MODE [-m min:max] [-i iters] [-x warmup] [-il iters]
  *                     [-xl warmup] [-f] [-M bytes] [-t tests] [-compare]
+ *                     [-N cart:dim:rad] [-nd dims]
  * MODE: iallgather iallgatherv iallreduce ialltoall ialltoallv ialltoallw
  * ibarrier ibcast igather igatherv ireduce ireduce_scatter
  * ireduce_scatter_block iscan iexscan iscatter iscatterv, or
  * allgather_persistent ... scatterv_persistent (the same stems without
- * the i, but reduce_scatter_block, scan and exscan). Defaults as OSU's
+ * the i, but reduce_scatter_block, scan and exscan), or the neighbourhood
+ * collectives neighbor_allgather, neighbor_alltoall (blocking, as
+ * osu_coll.c's loops), ineighbor_allgather, ineighbor_alltoall on the
+ * graph of -N (see below), or halo (benchmarks/halo's NeighborAlltoall
+ * column on a periodic grid of -nd dimensions, default 2). Defaults as OSU's
  * collectives: sizes 1 B to 1 MiB, 1000 iterations after 100 warm-up up
  * to 8 KiB, 100 after 10 above (ibarrier uses the latter). */
 #include <mpi.h>
@@ -55,10 +60,12 @@
 #define HAVE_PERSISTENT 0
 #endif
 
-static int rank, np, full, tests, compare;
+static int rank, np, full, tests, compare, halo_nd = 2;
 static long min_size = 1, max_size = 1L << 20, mem_limit = 512L << 20;
 static int iters = 1000, skip = 100, iters_large = 100, skip_large = 10;
 static char mpi_name[64];
+
+static void must(int err, const char *what);
 
 static void die(const char *what) {
 	fprintf(stderr, "rank %d: %s\n", rank, what);
@@ -293,6 +300,97 @@ static void ve_alltoall(const char *what) {
 	for (int q = 0; q < np; q++) check(rb + q * cur_n, cur_n, a2a_seed(q, rank), what, q);
 }
 
+/* ---- neighbourhood collectives (osu_neighbor_*, osu_ineighbor_*) ----
+ * The graph of benchmarks/internal/osu/neighbor.go, as OSU 7.x's
+ * omb_neighborhood_create with -N cart:dim:rad (default cart:1:1): on a
+ * periodic grid of MPI_Dims_create's dimensions over all the ranks, each
+ * rank's neighbours are the ranks at every displacement in [-rad, rad]^dim
+ * but zero (last dimension fastest), as sources and destinations of
+ * MPI_Dist_graph_create_adjacent with weights 1, as OSU's. Unlike OSU, a
+ * neighbour may repeat (at 2 ranks with cart:1:1); the k-th edge from q
+ * to r pairs with the k-th edge into r from q. The allgather's block from q is seeded
+ * nb_seed(q, 0), the alltoall's block to destination j nb_seed(rank, j+1). */
+static MPI_Comm G = MPI_COMM_NULL;
+static int nb_dim = 1, nb_rad = 1, deg, *nbrs, *gdims;
+
+static unsigned char nb_seed(int from, int slot) { return (unsigned char)(11 * from + 5 * slot + 3); }
+
+/* nb_list writes rank r's neighbours into out and returns how many. */
+static int nb_list(int r, int *out) {
+	int me[16], disp[16], m = 0;
+	for (int i = nb_dim - 1, x = r; i >= 0; i--) me[i] = x % gdims[i], x /= gdims[i];
+	for (int i = 0; i < nb_dim; i++) disp[i] = -nb_rad;
+	for (;;) {
+		int q = 0, i;
+		for (i = 0; i < nb_dim; i++) q = q * gdims[i] + ((me[i] + disp[i]) % gdims[i] + gdims[i]) % gdims[i];
+		if (q != r) out[m++] = q;
+		for (i = nb_dim - 1; i >= 0 && disp[i] == nb_rad; i--) disp[i] = -nb_rad;
+		if (i < 0) return m;
+		disp[i]++;
+	}
+}
+
+static int nb_degree(void) {
+	int d = 1;
+	for (int i = 0; i < nb_dim; i++) d *= 2 * nb_rad + 1;
+	return d - 1;
+}
+
+/* slot_at: the slot in which source nbrs[i] sends to this rank. */
+static int slot_at(int i) {
+	int k = 0, *theirs = zalloc(sizeof(int) * deg), m, slot = -1;
+	for (int j = 0; j < i; j++) k += nbrs[j] == nbrs[i];
+	m = nb_list(nbrs[i], theirs);
+	for (int j = 0; j < m && slot < 0; j++)
+		if (theirs[j] == rank && k-- == 0) slot = j;
+	free(theirs);
+	if (slot < 0) die("no matching edge");
+	return slot;
+}
+
+static void setup_neighbor(long max) {
+	if (nb_dim < 1 || nb_dim > 16 || nb_rad < 1) die("bad -N");
+	gdims = zalloc(sizeof(int) * nb_dim);
+	must(MPI_Dims_create(np, nb_dim, gdims), "MPI_Dims_create");
+	if (rank == 0) {
+		printf("Dimensions size = ");
+		for (int i = 0; i < nb_dim; i++) printf("%d ", gdims[i]);
+		printf("\n");
+	}
+	nbrs = zalloc(sizeof(int) * nb_degree());
+	deg = nb_list(rank, nbrs);
+	int *ones = zalloc(sizeof(int) * (deg > 0 ? deg : 1)); /* weights 1, as OSU's */
+	for (int i = 0; i < deg; i++) ones[i] = 1;
+	double t = MPI_Wtime(), sum;
+	must(MPI_Dist_graph_create_adjacent(C, deg, nbrs, ones, deg, nbrs, ones, MPI_INFO_NULL, 0, &G),
+	     "MPI_Dist_graph_create_adjacent");
+	t = MPI_Wtime() - t;
+	MPI_Reduce(&t, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, C);
+	if (rank == 0) printf("Time took to create topology graph:%.2f us.\n", sum * 1e6 / np);
+	fflush(stdout);
+	sb = zalloc(max * (deg > 1 ? deg : 1)), rb = zalloc(max * deg); /* the allgather sends max bytes */
+}
+static void at_nb_allgather(void) { fill(sb, cur_n, nb_seed(rank, 0)); }
+static void at_nb_alltoall(void) {
+	for (int j = 0; j < deg; j++) fill(sb + j * cur_n, cur_n, nb_seed(rank, j + 1));
+}
+static int i_nb_allgather(MPI_Request *r) { return MPI_Ineighbor_allgather(sb, N, MPI_CHAR, rb, N, MPI_CHAR, G, r); }
+static int b_nb_allgather(void) { return MPI_Neighbor_allgather(sb, N, MPI_CHAR, rb, N, MPI_CHAR, G); }
+static int i_nb_alltoall(MPI_Request *r) { return MPI_Ineighbor_alltoall(sb, N, MPI_CHAR, rb, N, MPI_CHAR, G, r); }
+static int b_nb_alltoall(void) { return MPI_Neighbor_alltoall(sb, N, MPI_CHAR, rb, N, MPI_CHAR, G); }
+static void po_nb_allgather(void) {
+	for (int i = 0; i < deg; i++) poison(rb + i * cur_n, cur_n, nb_seed(nbrs[i], 0));
+}
+static void ve_nb_allgather(const char *what) {
+	for (int i = 0; i < deg; i++) check(rb + i * cur_n, cur_n, nb_seed(nbrs[i], 0), what, i);
+}
+static void po_nb_alltoall(void) {
+	for (int i = 0; i < deg; i++) poison(rb + i * cur_n, cur_n, nb_seed(nbrs[i], slot_at(i) + 1));
+}
+static void ve_nb_alltoall(const char *what) {
+	for (int i = 0; i < deg; i++) check(rb + i * cur_n, cur_n, nb_seed(nbrs[i], slot_at(i) + 1), what, i);
+}
+
 struct coll {
 	const char *stem, *nb_title, *p_title, *datatype; /* datatype NULL: the barrier */
 	int elem, per_rank;
@@ -343,6 +441,13 @@ static const struct coll colls[] = {
 	{"alltoallw", "Non-blocking All-to-Allw Personalized Exchange Latency",
 	 "All-to-Allw Personalized Exchange Persistent Latency", "MPI_CHAR", 1, 1, setup_alltoall, at_alltoall,
 	 i_alltoallw, p_alltoallw, b_alltoallw, po_alltoall, ve_alltoall},
+	/* p_title is the blocking benchmark's title here (no persistent form) */
+	{"neighbor_allgather", "Non-blocking Neighborhood Allgather Latency", "Neighborhood Allgather Latency",
+	 "MPI_CHAR", 1, 1, setup_neighbor, at_nb_allgather, i_nb_allgather, NULL, b_nb_allgather, po_nb_allgather,
+	 ve_nb_allgather},
+	{"neighbor_alltoall", "Non-blocking Neighborhood Alltoall Latency", "Neighborhood Alltoall Latency",
+	 "MPI_CHAR", 1, 1, setup_neighbor, at_nb_alltoall, i_nb_alltoall, NULL, b_nb_alltoall, po_nb_alltoall,
+	 ve_nb_alltoall},
 };
 
 static void must(int err, const char *what) {
@@ -647,6 +752,73 @@ static void run_persistent(const struct coll *c) {
 	}
 }
 
+/* run_blocking: the blocking neighbourhood benchmarks, as osu_coll.c's
+ * loops: each call timed on its own and followed by an untimed barrier. */
+static void run_blocking(const struct coll *c) {
+	setup_sizes(c);
+	coll_header(c->p_title, c->datatype);
+	for (long n = 1; n <= max_size; n *= 2) {
+		int it, sk;
+		char what[96];
+		if (n < min_size) continue;
+		cur_n = n, k = (int)n;
+		counts_for(n, &it, &sk);
+		c->at();
+		MPI_Barrier(C);
+		double t = time_loop(c, BLOCK, NULL, it, sk, 1);
+		snprintf(what, sizeof what, "%s of %ld bytes", c->stem, n);
+		check_form(c, BLOCK, NULL, what);
+		coll_row(n, t, it);
+		MPI_Barrier(C);
+	}
+}
+
+/* run_halo: benchmarks/halo's NeighborAlltoall column (the persistent and
+ * Isend/Irecv columns are not repeated): a periodic grid of nd
+ * dimensions (MPI_Dims_create), a block of n bytes to each of the 2*nd
+ * Cartesian neighbours by MPI_Neighbor_alltoall; block j seeded
+ * 16*rank+j, so block i from source q is seeded 16*q+(i^1). */
+static void run_halo(int nd) {
+	int dims[16] = {0}, periods[16], src[32];
+	if (nd < 1 || nd > 16) die("bad -nd");
+	for (int i = 0; i < nd; i++) periods[i] = 1;
+	must(MPI_Dims_create(np, nd, dims), "MPI_Dims_create");
+	must(MPI_Cart_create(C, nd, dims, periods, 0, &G), "MPI_Cart_create");
+	deg = 2 * nd;
+	for (int d = 0; d < nd; d++) must(MPI_Cart_shift(G, d, 1, &src[2 * d], &src[2 * d + 1]), "MPI_Cart_shift");
+	if (max_size * deg > mem_limit) max_size = mem_limit / deg;
+	sb = zalloc(max_size * deg), rb = zalloc(max_size * deg);
+	if (rank == 0) {
+		printf("# OSU MPI Halo Exchange Latency Test (reference loop, %s)\n# Grid: [", mpi_name);
+		for (int i = 0; i < nd; i++) printf(i ? " %d" : "%d", dims[i]);
+		printf("], periodic; %d neighbours a rank; Datatype: MPI_CHAR.\n", deg);
+		printf("%-10s%18s\n", "# Size", "Neighbor(us)");
+		fflush(stdout);
+	}
+	for (long n = 1; n <= max_size; n *= 2) {
+		int it, sk;
+		if (n < min_size) continue;
+		cur_n = n;
+		counts_for(n, &it, &sk);
+		for (int j = 0; j < deg; j++) fill(sb + j * n, n, (unsigned char)(rank * 16 + j));
+		MPI_Barrier(C);
+		double t = 0;
+		for (int i = 0; i < it + sk; i++) {
+			double t0 = MPI_Wtime();
+			must(b_nb_alltoall(), "MPI_Neighbor_alltoall");
+			double t1 = MPI_Wtime();
+			MPI_Barrier(C);
+			if (i >= sk) t += t1 - t0;
+		}
+		for (int i = 0; i < deg; i++) poison(rb + i * n, n, (unsigned char)(src[i] * 16 + (i ^ 1)));
+		must(b_nb_alltoall(), "MPI_Neighbor_alltoall");
+		for (int i = 0; i < deg; i++) check(rb + i * n, n, (unsigned char)(src[i] * 16 + (i ^ 1)), "halo", i);
+		double v = rank_mean(t, it);
+		if (rank == 0) printf("%-10ld%18.2f\n", n, v), fflush(stdout);
+		MPI_Barrier(C);
+	}
+}
+
 int main(int argc, char **argv) {
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(C, &rank);
@@ -676,7 +848,11 @@ int main(int argc, char **argv) {
 		}
 		if (!v) goto usage;
 		a++;
-		if (strcmp(f, "-m") == 0) {
+		if (strcmp(f, "-N") == 0) {
+			if (sscanf(v, "cart:%d:%d", &nb_dim, &nb_rad) != 2 || nb_dim < 1 || nb_rad < 1) goto usage;
+		} else if (strcmp(f, "-nd") == 0) {
+			halo_nd = atoi(v);
+		} else if (strcmp(f, "-m") == 0) {
 			if (sscanf(v, "%ld:%ld", &min_size, &max_size) != 2 || min_size < 0 || max_size < min_size) goto usage;
 		} else if (strcmp(f, "-i") == 0) {
 			iters = atoi(v);
@@ -695,12 +871,22 @@ int main(int argc, char **argv) {
 			goto usage;
 		}
 	}
+	if (strcmp(mode, "halo") == 0) {
+		run_halo(halo_nd);
+		MPI_Finalize();
+		return 0;
+	}
 	const size_t nc = sizeof colls / sizeof colls[0];
 	size_t ml = strlen(mode);
 	for (size_t i = 0; i < nc; i++) {
 		const struct coll *c = &colls[i];
 		if (mode[0] == 'i' && strcmp(mode + 1, c->stem) == 0) {
 			run_nbc(c);
+			MPI_Finalize();
+			return 0;
+		}
+		if (strncmp(c->stem, "neighbor_", 9) == 0 && strcmp(mode, c->stem) == 0) {
+			run_blocking(c);
 			MPI_Finalize();
 			return 0;
 		}
@@ -724,8 +910,10 @@ usage:
 	if (rank == 0)
 		fprintf(stderr, "usage: osu_nbc iallgather|iallgatherv|iallreduce|ialltoall|ialltoallv|ialltoallw|ibarrier|"
 		                "ibcast|igather|igatherv|ireduce|ireduce_scatter|ireduce_scatter_block|iscan|iexscan|"
-		                "iscatter|iscatterv|<stem>_persistent [-m min:max] [-i iters] [-x warmup] [-il iters] "
-		                "[-xl warmup] [-f] [-M bytes] [-t tests] [-compare]\n");
+		                "iscatter|iscatterv|<stem>_persistent|neighbor_allgather|neighbor_alltoall|"
+		                "ineighbor_allgather|ineighbor_alltoall|halo [-m min:max] [-i iters] [-x warmup] "
+		                "[-il iters] [-xl warmup] [-f] [-M bytes] [-t tests] [-compare] [-N cart:dim:rad] "
+		                "[-nd dims]\n");
 	MPI_Finalize();
 	return 1;
 }

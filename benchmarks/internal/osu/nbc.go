@@ -72,8 +72,8 @@ func RunNonblocking(k *Coll) {
 	} else {
 		o.LimitMem(1, me)
 	}
+	k.Setup(c, o.MaxSize) // first: the neighbourhood ones print their grid
 	nbcHeader(c, k)
-	k.Setup(c, o.MaxSize)
 	what := iname(k.Name)
 	if k.Datatype == "" {
 		calls := k.At(0)
