@@ -51,16 +51,7 @@ int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
 
 int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    (void)origin_addr;
-    (void)origin_count;
-    (void)origin_datatype;
-    (void)target_rank;
-    (void)target_disp;
-    (void)target_count;
-    (void)target_datatype;
-    (void)op;
-    (void)win;
-    return shmpi_unsupported("MPI_Accumulate_c", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Accumulate_c((void*)origin_addr, (int64_t)origin_count, (uintptr_t)origin_datatype, (int)target_rank, (int64_t)target_disp, (int64_t)target_count, (uintptr_t)target_datatype, (uintptr_t)op, (uintptr_t)win);
 }
 
 int PMPI_Add_error_class(int *errorclass)
@@ -85,42 +76,17 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 
 int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    return shmpi_unsupported("MPI_Allgather_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Allgather_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 
 int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Allgather_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Allgather_init((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Allgather_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Allgather_init_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
@@ -130,45 +96,17 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 
 int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)comm;
-    return shmpi_unsupported("MPI_Allgatherv_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Allgatherv_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)displs, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 
 int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Allgatherv_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Allgatherv_init((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int*)recvcounts, (int*)displs, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Allgatherv_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Allgatherv_init_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)displs, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
@@ -188,28 +126,12 @@ int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 
 int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Allreduce_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Allreduce_init((void*)sendbuf, (void*)recvbuf, (int)count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Allreduce_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Allreduce_init_c((void*)sendbuf, (void*)recvbuf, (int64_t)count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
@@ -219,42 +141,17 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 
 int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    return shmpi_unsupported("MPI_Alltoall_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Alltoall_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 
 int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Alltoall_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Alltoall_init((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Alltoall_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Alltoall_init_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
@@ -264,108 +161,37 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 
 int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtype;
-    (void)comm;
-    return shmpi_unsupported("MPI_Alltoallv_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Alltoallv_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)sdispls, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)rdispls, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 
 int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Alltoallv_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Alltoallv_init((void*)sendbuf, (int*)sendcounts, (int*)sdispls, (uintptr_t)sendtype, (void*)recvbuf, (int*)recvcounts, (int*)rdispls, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Alltoallv_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Alltoallv_init_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)sdispls, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)rdispls, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtypes;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtypes;
-    (void)comm;
-    return shmpi_unsupported("MPI_Alltoallw", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Alltoallw((void*)sendbuf, (int*)sendcounts, (int*)sdispls, (uintptr_t*)sendtypes, (void*)recvbuf, (int*)recvcounts, (int*)rdispls, (uintptr_t*)recvtypes, (uintptr_t)comm);
 }
 
 int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtypes;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtypes;
-    (void)comm;
-    return shmpi_unsupported("MPI_Alltoallw_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Alltoallw_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)sdispls, (uintptr_t*)sendtypes, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)rdispls, (uintptr_t*)recvtypes, (uintptr_t)comm);
 }
 
 int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtypes;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtypes;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Alltoallw_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Alltoallw_init((void*)sendbuf, (int*)sendcounts, (int*)sdispls, (uintptr_t*)sendtypes, (void*)recvbuf, (int*)recvcounts, (int*)rdispls, (uintptr_t*)recvtypes, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtypes;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtypes;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Alltoallw_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Alltoallw_init_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)sdispls, (uintptr_t*)sendtypes, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)rdispls, (uintptr_t*)recvtypes, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Attr_delete(MPI_Comm comm, int keyval)
@@ -390,10 +216,7 @@ int PMPI_Barrier(MPI_Comm comm)
 
 int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Barrier_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Barrier_init((uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
@@ -408,26 +231,12 @@ int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
 
 int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)buffer;
-    (void)count;
-    (void)datatype;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Bcast_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Bcast_init((void*)buffer, (int)count, (uintptr_t)datatype, (int)root, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)buffer;
-    (void)count;
-    (void)datatype;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Bcast_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Bcast_init_c((void*)buffer, (int64_t)count, (uintptr_t)datatype, (int)root, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
@@ -437,37 +246,17 @@ int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 
 int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    return shmpi_unsupported("MPI_Bsend_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Bsend_c((void*)buf, (int64_t)count, (uintptr_t)datatype, (int)dest, (int)tag, (uintptr_t)comm);
 }
 
 int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Bsend_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Bsend_init((void*)buf, (int)count, (uintptr_t)datatype, (int)dest, (int)tag, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Bsend_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Bsend_init_c((void*)buf, (int64_t)count, (uintptr_t)datatype, (int)dest, (int)tag, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Buffer_attach(void *buffer, int size)
@@ -477,9 +266,7 @@ int PMPI_Buffer_attach(void *buffer, int size)
 
 int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
 {
-    (void)buffer;
-    (void)size;
-    return shmpi_unsupported("MPI_Buffer_attach_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Buffer_attach_c((void*)buffer, (int64_t)size);
 }
 
 int PMPI_Buffer_detach(void *buffer_addr, int *size)
@@ -489,9 +276,7 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
 
 int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
-    (void)buffer_addr;
-    (void)size;
-    return shmpi_unsupported("MPI_Buffer_detach_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Buffer_detach_c((void*)buffer_addr, (int64_t*)size);
 }
 
 int PMPI_Buffer_flush(void)
@@ -501,8 +286,7 @@ int PMPI_Buffer_flush(void)
 
 int PMPI_Buffer_iflush(MPI_Request *request)
 {
-    (void)request;
-    return shmpi_unsupported("MPI_Buffer_iflush", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Buffer_iflush((uintptr_t*)request);
 }
 
 int PMPI_Cancel(MPI_Request *request)
@@ -601,18 +385,12 @@ int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm co
 
 int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
 {
-    (void)comm;
-    (void)buffer;
-    (void)size;
-    return shmpi_unsupported("MPI_Comm_attach_buffer", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Comm_attach_buffer((uintptr_t)comm, (void*)buffer, (int)size);
 }
 
 int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size)
 {
-    (void)comm;
-    (void)buffer;
-    (void)size;
-    return shmpi_unsupported("MPI_Comm_attach_buffer_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Comm_attach_buffer_c((uintptr_t)comm, (void*)buffer, (int64_t)size);
 }
 
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
@@ -672,18 +450,12 @@ int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
 
 int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
 {
-    (void)comm;
-    (void)buffer_addr;
-    (void)size;
-    return shmpi_unsupported("MPI_Comm_detach_buffer", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Comm_detach_buffer((uintptr_t)comm, (void*)buffer_addr, (int*)size);
 }
 
 int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
 {
-    (void)comm;
-    (void)buffer_addr;
-    (void)size;
-    return shmpi_unsupported("MPI_Comm_detach_buffer_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Comm_detach_buffer_c((uintptr_t)comm, (void*)buffer_addr, (int64_t*)size);
 }
 
 int PMPI_Comm_disconnect(MPI_Comm *comm)
@@ -703,8 +475,7 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 
 int PMPI_Comm_flush_buffer(MPI_Comm comm)
 {
-    (void)comm;
-    return shmpi_unsupported("MPI_Comm_flush_buffer", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Comm_flush_buffer((uintptr_t)comm);
 }
 
 int PMPI_Comm_free(MPI_Comm *comm)
@@ -759,9 +530,7 @@ int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MP
 
 int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
 {
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Comm_iflush_buffer", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Comm_iflush_buffer((uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
@@ -915,39 +684,17 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 
 int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    return shmpi_unsupported("MPI_Exscan_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Exscan_c((void*)sendbuf, (void*)recvbuf, (int64_t)count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm);
 }
 
 int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Exscan_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Exscan_init((void*)sendbuf, (void*)recvbuf, (int)count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Exscan_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Exscan_init_c((void*)sendbuf, (void*)recvbuf, (int64_t)count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
@@ -1783,45 +1530,17 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 
 int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    return shmpi_unsupported("MPI_Gather_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Gather_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (int)root, (uintptr_t)comm);
 }
 
 int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Gather_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Gather_init((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int)recvcount, (uintptr_t)recvtype, (int)root, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Gather_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Gather_init_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (int)root, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
@@ -1831,48 +1550,17 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 
 int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    return shmpi_unsupported("MPI_Gatherv_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Gatherv_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)displs, (uintptr_t)recvtype, (int)root, (uintptr_t)comm);
 }
 
 int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Gatherv_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Gatherv_init((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int*)recvcounts, (int*)displs, (uintptr_t)recvtype, (int)root, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Gatherv_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Gatherv_init_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)displs, (uintptr_t)recvtype, (int)root, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
@@ -1882,15 +1570,7 @@ int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, 
 
 int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    (void)origin_addr;
-    (void)origin_count;
-    (void)origin_datatype;
-    (void)target_rank;
-    (void)target_disp;
-    (void)target_count;
-    (void)target_datatype;
-    (void)win;
-    return shmpi_unsupported("MPI_Get_c", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Get_c((void*)origin_addr, (int64_t)origin_count, (uintptr_t)origin_datatype, (int)target_rank, (int64_t)target_disp, (int64_t)target_count, (uintptr_t)target_datatype, (uintptr_t)win);
 }
 
 int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
@@ -1900,19 +1580,7 @@ int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
 
 int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    (void)origin_addr;
-    (void)origin_count;
-    (void)origin_datatype;
-    (void)result_addr;
-    (void)result_count;
-    (void)result_datatype;
-    (void)target_rank;
-    (void)target_disp;
-    (void)target_count;
-    (void)target_datatype;
-    (void)op;
-    (void)win;
-    return shmpi_unsupported("MPI_Get_accumulate_c", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Get_accumulate_c((void*)origin_addr, (int64_t)origin_count, (uintptr_t)origin_datatype, (void*)result_addr, (int64_t)result_count, (uintptr_t)result_datatype, (int)target_rank, (int64_t)target_disp, (int64_t)target_count, (uintptr_t)target_datatype, (uintptr_t)op, (uintptr_t)win);
 }
 
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
@@ -2077,43 +1745,17 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 
 int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Iallgather_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Iallgather_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Iallgatherv", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Iallgatherv((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int*)recvcounts, (int*)displs, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Iallgatherv_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Iallgatherv_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)displs, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
@@ -2123,14 +1765,7 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 
 int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Iallreduce_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Iallreduce_c((void*)sendbuf, (void*)recvbuf, (int64_t)count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -2140,75 +1775,27 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 
 int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ialltoall_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ialltoall_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ialltoallv", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ialltoallv((void*)sendbuf, (int*)sendcounts, (int*)sdispls, (uintptr_t)sendtype, (void*)recvbuf, (int*)recvcounts, (int*)rdispls, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ialltoallv_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ialltoallv_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)sdispls, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)rdispls, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtypes;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtypes;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ialltoallw", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ialltoallw((void*)sendbuf, (int*)sendcounts, (int*)sdispls, (uintptr_t*)sendtypes, (void*)recvbuf, (int*)recvcounts, (int*)rdispls, (uintptr_t*)recvtypes, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtypes;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtypes;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ialltoallw_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ialltoallw_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)sdispls, (uintptr_t*)sendtypes, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)rdispls, (uintptr_t*)recvtypes, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
@@ -2223,13 +1810,7 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
 
 int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    (void)buffer;
-    (void)count;
-    (void)datatype;
-    (void)root;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ibcast_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ibcast_c((void*)buffer, (int64_t)count, (uintptr_t)datatype, (int)root, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
@@ -2239,38 +1820,17 @@ int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
 
 int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ibsend_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ibsend_c((void*)buf, (int64_t)count, (uintptr_t)datatype, (int)dest, (int)tag, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Iexscan", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Iexscan((void*)sendbuf, (void*)recvbuf, (int)count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Iexscan_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Iexscan_c((void*)sendbuf, (void*)recvbuf, (int64_t)count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
@@ -2280,46 +1840,17 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 
 int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Igather_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Igather_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (int)root, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Igatherv", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Igatherv((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int*)recvcounts, (int*)displs, (uintptr_t)recvtype, (int)root, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Igatherv_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Igatherv_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)displs, (uintptr_t)recvtype, (int)root, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
@@ -2334,12 +1865,7 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *messag
 
 int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)message;
-    (void)request;
-    return shmpi_unsupported("MPI_Imrecv_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Imrecv_c((void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)message, (uintptr_t*)request);
 }
 
 int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -2549,13 +2075,7 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm)
 {
-    (void)local_comm;
-    (void)local_leader;
-    (void)peer_comm;
-    (void)remote_leader;
-    (void)tag;
-    (void)newintercomm;
-    return shmpi_unsupported("MPI_Intercomm_create", SHMPI_ON_COMM, (uintptr_t)local_comm);
+    return shmpi_MPI_Intercomm_create((uintptr_t)local_comm, (int)local_leader, (uintptr_t)peer_comm, (int)remote_leader, (int)tag, (uintptr_t*)newintercomm);
 }
 
 int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
@@ -2573,10 +2093,7 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, M
 
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
-    (void)intercomm;
-    (void)high;
-    (void)newintracomm;
-    return shmpi_unsupported("MPI_Intercomm_merge", SHMPI_ON_COMM, (uintptr_t)intercomm);
+    return shmpi_MPI_Intercomm_merge((uintptr_t)intercomm, (int)high, (uintptr_t*)newintracomm);
 }
 
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
@@ -2601,63 +2118,27 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 
 int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)root;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ireduce_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ireduce_c((void*)sendbuf, (void*)recvbuf, (int64_t)count, (uintptr_t)datatype, (uintptr_t)op, (int)root, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ireduce_scatter", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ireduce_scatter((void*)sendbuf, (void*)recvbuf, (int*)recvcounts, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ireduce_scatter_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ireduce_scatter_c((void*)sendbuf, (void*)recvbuf, (int64_t*)recvcounts, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ireduce_scatter_block", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ireduce_scatter_block((void*)sendbuf, (void*)recvbuf, (int)recvcount, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ireduce_scatter_block_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ireduce_scatter_block_c((void*)sendbuf, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
@@ -2667,38 +2148,17 @@ int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
 
 int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Irsend_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Irsend_c((void*)buf, (int64_t)count, (uintptr_t)datatype, (int)dest, (int)tag, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Iscan", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Iscan((void*)sendbuf, (void*)recvbuf, (int)count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Iscan_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Iscan_c((void*)sendbuf, (void*)recvbuf, (int64_t)count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
@@ -2708,46 +2168,17 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 
 int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Iscatter_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Iscatter_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (int)root, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)displs;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Iscatterv", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Iscatterv((void*)sendbuf, (int*)sendcounts, (int*)displs, (uintptr_t)sendtype, (void*)recvbuf, (int)recvcount, (uintptr_t)recvtype, (int)root, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)displs;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Iscatterv_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Iscatterv_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)displs, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (int)root, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
@@ -2762,64 +2193,22 @@ int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 
 int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)dest;
-    (void)sendtag;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)source;
-    (void)recvtag;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Isendrecv", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Isendrecv((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (int)dest, (int)sendtag, (void*)recvbuf, (int)recvcount, (uintptr_t)recvtype, (int)source, (int)recvtag, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)dest;
-    (void)sendtag;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)source;
-    (void)recvtag;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Isendrecv_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Isendrecv_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (int)dest, (int)sendtag, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (int)source, (int)recvtag, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)sendtag;
-    (void)source;
-    (void)recvtag;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Isendrecv_replace", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Isendrecv_replace((void*)buf, (int)count, (uintptr_t)datatype, (int)dest, (int)sendtag, (int)source, (int)recvtag, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)sendtag;
-    (void)source;
-    (void)recvtag;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Isendrecv_replace_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Isendrecv_replace_c((void*)buf, (int64_t)count, (uintptr_t)datatype, (int)dest, (int)sendtag, (int)source, (int)recvtag, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
@@ -2829,14 +2218,7 @@ int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int
 
 int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Issend_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Issend_c((void*)buf, (int64_t)count, (uintptr_t)datatype, (int)dest, (int)tag, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state)
@@ -2869,12 +2251,7 @@ int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
 
 int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)message;
-    (void)status;
-    return shmpi_unsupported("MPI_Mrecv_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Mrecv_c((void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)message, (void*)status);
 }
 
 int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
@@ -3357,15 +2734,7 @@ int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_data
 
 int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    (void)origin_addr;
-    (void)origin_count;
-    (void)origin_datatype;
-    (void)target_rank;
-    (void)target_disp;
-    (void)target_count;
-    (void)target_datatype;
-    (void)win;
-    return shmpi_unsupported("MPI_Put_c", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Put_c((void*)origin_addr, (int64_t)origin_count, (uintptr_t)origin_datatype, (int)target_rank, (int64_t)target_disp, (int64_t)target_count, (uintptr_t)target_datatype, (uintptr_t)win);
 }
 
 int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
@@ -3375,17 +2744,7 @@ int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype ori
 
 int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-    (void)origin_addr;
-    (void)origin_count;
-    (void)origin_datatype;
-    (void)target_rank;
-    (void)target_disp;
-    (void)target_count;
-    (void)target_datatype;
-    (void)op;
-    (void)win;
-    (void)request;
-    return shmpi_unsupported("MPI_Raccumulate_c", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Raccumulate_c((void*)origin_addr, (int64_t)origin_count, (uintptr_t)origin_datatype, (int)target_rank, (int64_t)target_disp, (int64_t)target_count, (uintptr_t)target_datatype, (uintptr_t)op, (uintptr_t)win, (uintptr_t*)request);
 }
 
 int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
@@ -3405,14 +2764,7 @@ int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int 
 
 int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)source;
-    (void)tag;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Recv_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Recv_init_c((void*)buf, (int64_t)count, (uintptr_t)datatype, (int)source, (int)tag, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
@@ -3427,30 +2779,12 @@ int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 
 int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Reduce_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Reduce_init((void*)sendbuf, (void*)recvbuf, (int)count, (uintptr_t)datatype, (uintptr_t)op, (int)root, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Reduce_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Reduce_init_c((void*)sendbuf, (void*)recvbuf, (int64_t)count, (uintptr_t)datatype, (uintptr_t)op, (int)root, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
@@ -3460,12 +2794,7 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
 
 int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op)
 {
-    (void)inbuf;
-    (void)inoutbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    return shmpi_unsupported("MPI_Reduce_local_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Reduce_local_c((void*)inbuf, (void*)inoutbuf, (int64_t)count, (uintptr_t)datatype, (uintptr_t)op);
 }
 
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -3475,13 +2804,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 
 int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    return shmpi_unsupported("MPI_Reduce_scatter_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Reduce_scatter_c((void*)sendbuf, (void*)recvbuf, (int64_t*)recvcounts, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm);
 }
 
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -3491,65 +2814,27 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 
 int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    return shmpi_unsupported("MPI_Reduce_scatter_block_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Reduce_scatter_block_c((void*)sendbuf, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm);
 }
 
 int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Reduce_scatter_block_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Reduce_scatter_block_init((void*)sendbuf, (void*)recvbuf, (int)recvcount, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Reduce_scatter_block_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Reduce_scatter_block_init_c((void*)sendbuf, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Reduce_scatter_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Reduce_scatter_init((void*)sendbuf, (void*)recvbuf, (int*)recvcounts, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Reduce_scatter_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Reduce_scatter_init_c((void*)sendbuf, (void*)recvbuf, (int64_t*)recvcounts, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
@@ -3599,31 +2884,17 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 
 int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag, MPI_Status *array_of_statuses)
 {
-    (void)count;
-    (void)array_of_requests;
-    (void)flag;
-    (void)array_of_statuses;
-    return shmpi_unsupported("MPI_Request_get_status_all", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Request_get_status_all((int)count, (uintptr_t*)array_of_requests, (int*)flag, (void*)array_of_statuses);
 }
 
 int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status)
 {
-    (void)count;
-    (void)array_of_requests;
-    (void)indx;
-    (void)flag;
-    (void)status;
-    return shmpi_unsupported("MPI_Request_get_status_any", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Request_get_status_any((int)count, (uintptr_t*)array_of_requests, (int*)indx, (int*)flag, (void*)status);
 }
 
 int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status *array_of_statuses)
 {
-    (void)incount;
-    (void)array_of_requests;
-    (void)outcount;
-    (void)array_of_indices;
-    (void)array_of_statuses;
-    return shmpi_unsupported("MPI_Request_get_status_some", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Request_get_status_some((int)incount, (uintptr_t*)array_of_requests, (int*)outcount, (int*)array_of_indices, (void*)array_of_statuses);
 }
 
 int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
@@ -3633,16 +2904,7 @@ int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
 
 int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-    (void)origin_addr;
-    (void)origin_count;
-    (void)origin_datatype;
-    (void)target_rank;
-    (void)target_disp;
-    (void)target_count;
-    (void)target_datatype;
-    (void)win;
-    (void)request;
-    return shmpi_unsupported("MPI_Rget_c", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Rget_c((void*)origin_addr, (int64_t)origin_count, (uintptr_t)origin_datatype, (int)target_rank, (int64_t)target_disp, (int64_t)target_count, (uintptr_t)target_datatype, (uintptr_t)win, (uintptr_t*)request);
 }
 
 int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
@@ -3652,20 +2914,7 @@ int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype
 
 int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-    (void)origin_addr;
-    (void)origin_count;
-    (void)origin_datatype;
-    (void)result_addr;
-    (void)result_count;
-    (void)result_datatype;
-    (void)target_rank;
-    (void)target_disp;
-    (void)target_count;
-    (void)target_datatype;
-    (void)op;
-    (void)win;
-    (void)request;
-    return shmpi_unsupported("MPI_Rget_accumulate_c", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Rget_accumulate_c((void*)origin_addr, (int64_t)origin_count, (uintptr_t)origin_datatype, (void*)result_addr, (int64_t)result_count, (uintptr_t)result_datatype, (int)target_rank, (int64_t)target_disp, (int64_t)target_count, (uintptr_t)target_datatype, (uintptr_t)op, (uintptr_t)win, (uintptr_t*)request);
 }
 
 int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
@@ -3675,16 +2924,7 @@ int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_dat
 
 int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-    (void)origin_addr;
-    (void)origin_count;
-    (void)origin_datatype;
-    (void)target_rank;
-    (void)target_disp;
-    (void)target_count;
-    (void)target_datatype;
-    (void)win;
-    (void)request;
-    return shmpi_unsupported("MPI_Rput_c", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Rput_c((void*)origin_addr, (int64_t)origin_count, (uintptr_t)origin_datatype, (int)target_rank, (int64_t)target_disp, (int64_t)target_count, (uintptr_t)target_datatype, (uintptr_t)win, (uintptr_t*)request);
 }
 
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
@@ -3694,13 +2934,7 @@ int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 
 int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    return shmpi_unsupported("MPI_Rsend_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Rsend_c((void*)buf, (int64_t)count, (uintptr_t)datatype, (int)dest, (int)tag, (uintptr_t)comm);
 }
 
 int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
@@ -3710,14 +2944,7 @@ int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
 
 int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Rsend_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Rsend_init_c((void*)buf, (int64_t)count, (uintptr_t)datatype, (int)dest, (int)tag, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -3727,39 +2954,17 @@ int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 
 int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    return shmpi_unsupported("MPI_Scan_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Scan_c((void*)sendbuf, (void*)recvbuf, (int64_t)count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm);
 }
 
 int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Scan_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Scan_init((void*)sendbuf, (void*)recvbuf, (int)count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Scan_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Scan_init_c((void*)sendbuf, (void*)recvbuf, (int64_t)count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
@@ -3769,45 +2974,17 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 
 int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    return shmpi_unsupported("MPI_Scatter_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Scatter_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (int)root, (uintptr_t)comm);
 }
 
 int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Scatter_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Scatter_init((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int)recvcount, (uintptr_t)recvtype, (int)root, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Scatter_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Scatter_init_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (int)root, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
@@ -3817,48 +2994,17 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
 
 int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)displs;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    return shmpi_unsupported("MPI_Scatterv_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Scatterv_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)displs, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (int)root, (uintptr_t)comm);
 }
 
 int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)displs;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Scatterv_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Scatterv_init((void*)sendbuf, (int*)sendcounts, (int*)displs, (uintptr_t)sendtype, (void*)recvbuf, (int)recvcount, (uintptr_t)recvtype, (int)root, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)displs;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Scatterv_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Scatterv_init_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)displs, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (int)root, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
@@ -3878,14 +3024,7 @@ int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 
 int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Send_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Send_init_c((void*)buf, (int64_t)count, (uintptr_t)datatype, (int)dest, (int)tag, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
@@ -3905,16 +3044,7 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
 
 int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)sendtag;
-    (void)source;
-    (void)recvtag;
-    (void)comm;
-    (void)status;
-    return shmpi_unsupported("MPI_Sendrecv_replace_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Sendrecv_replace_c((void*)buf, (int64_t)count, (uintptr_t)datatype, (int)dest, (int)sendtag, (int)source, (int)recvtag, (uintptr_t)comm, (void*)status);
 }
 
 int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
@@ -4054,14 +3184,7 @@ int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
 
 int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ssend_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ssend_init_c((void*)buf, (int64_t)count, (uintptr_t)datatype, (int)dest, (int)tag, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Start(MPI_Request *request)
@@ -4227,11 +3350,7 @@ int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, con
 
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state)
 {
-    (void)type_copy_attr_fn;
-    (void)type_delete_attr_fn;
-    (void)type_keyval;
-    (void)extra_state;
-    return shmpi_unsupported("MPI_Type_create_keyval", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_keyval((void*)type_copy_attr_fn, (void*)type_delete_attr_fn, (int*)type_keyval, (void*)extra_state);
 }
 
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
@@ -4282,9 +3401,7 @@ int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], con
 
 int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
 {
-    (void)datatype;
-    (void)type_keyval;
-    return shmpi_unsupported("MPI_Type_delete_attr", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_delete_attr((uintptr_t)datatype, (int)type_keyval);
 }
 
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
@@ -4299,17 +3416,12 @@ int PMPI_Type_free(MPI_Datatype *datatype)
 
 int PMPI_Type_free_keyval(int *type_keyval)
 {
-    (void)type_keyval;
-    return shmpi_unsupported("MPI_Type_free_keyval", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_free_keyval((int*)type_keyval);
 }
 
 int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
 {
-    (void)datatype;
-    (void)type_keyval;
-    (void)attribute_val;
-    (void)flag;
-    return shmpi_unsupported("MPI_Type_get_attr", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_get_attr((uintptr_t)datatype, (int)type_keyval, (void*)attribute_val, (int*)flag);
 }
 
 int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
@@ -4382,10 +3494,7 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 
 int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
 {
-    (void)datatype;
-    (void)type_keyval;
-    (void)attribute_val;
-    return shmpi_unsupported("MPI_Type_set_attr", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_set_attr((uintptr_t)datatype, (int)type_keyval, (void*)attribute_val);
 }
 
 int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
@@ -4477,13 +3586,7 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
 
 int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-    (void)size;
-    (void)disp_unit;
-    (void)info;
-    (void)comm;
-    (void)baseptr;
-    (void)win;
-    return shmpi_unsupported("MPI_Win_allocate_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Win_allocate_c((int64_t)size, (int64_t)disp_unit, (uintptr_t)info, (uintptr_t)comm, (void*)baseptr, (uintptr_t*)win);
 }
 
 int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
@@ -4493,13 +3596,7 @@ int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Co
 
 int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-    (void)size;
-    (void)disp_unit;
-    (void)info;
-    (void)comm;
-    (void)baseptr;
-    (void)win;
-    return shmpi_unsupported("MPI_Win_allocate_shared_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Win_allocate_shared_c((int64_t)size, (int64_t)disp_unit, (uintptr_t)info, (uintptr_t)comm, (void*)baseptr, (uintptr_t*)win);
 }
 
 int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
@@ -4524,13 +3621,7 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
 
 int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-    (void)base;
-    (void)size;
-    (void)disp_unit;
-    (void)info;
-    (void)comm;
-    (void)win;
-    return shmpi_unsupported("MPI_Win_create_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Win_create_c((void*)base, (int64_t)size, (int64_t)disp_unit, (uintptr_t)info, (uintptr_t)comm, (uintptr_t*)win);
 }
 
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
@@ -4545,18 +3636,12 @@ int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, M
 
 int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state)
 {
-    (void)win_copy_attr_fn;
-    (void)win_delete_attr_fn;
-    (void)win_keyval;
-    (void)extra_state;
-    return shmpi_unsupported("MPI_Win_create_keyval", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Win_create_keyval((void*)win_copy_attr_fn, (void*)win_delete_attr_fn, (int*)win_keyval, (void*)extra_state);
 }
 
 int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
 {
-    (void)win;
-    (void)win_keyval;
-    return shmpi_unsupported("MPI_Win_delete_attr", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_delete_attr((uintptr_t)win, (int)win_keyval);
 }
 
 int PMPI_Win_detach(MPI_Win win, const void *base)
@@ -4596,8 +3681,7 @@ int PMPI_Win_free(MPI_Win *win)
 
 int PMPI_Win_free_keyval(int *win_keyval)
 {
-    (void)win_keyval;
-    return shmpi_unsupported("MPI_Win_free_keyval", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Win_free_keyval((int*)win_keyval);
 }
 
 int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
@@ -4642,10 +3726,7 @@ int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 
 int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 {
-    (void)win;
-    (void)win_keyval;
-    (void)attribute_val;
-    return shmpi_unsupported("MPI_Win_set_attr", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_set_attr((uintptr_t)win, (int)win_keyval, (void*)attribute_val);
 }
 
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
@@ -4670,12 +3751,7 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
 
 int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
 {
-    (void)win;
-    (void)rank;
-    (void)size;
-    (void)disp_unit;
-    (void)baseptr;
-    return shmpi_unsupported("MPI_Win_shared_query_c", SHMPI_ON_WIN, (uintptr_t)win);
+    return shmpi_MPI_Win_shared_query_c((uintptr_t)win, (int)rank, (int64_t*)size, (int64_t*)disp_unit, (void*)baseptr);
 }
 
 int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
@@ -5805,34 +4881,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Abi_get_fortran_info",
     "MPI_Abi_set_fortran_booleans",
     "MPI_Abi_set_fortran_info",
-    "MPI_Accumulate_c",
-    "MPI_Allgather_c",
-    "MPI_Allgather_init",
-    "MPI_Allgather_init_c",
-    "MPI_Allgatherv_c",
-    "MPI_Allgatherv_init",
-    "MPI_Allgatherv_init_c",
-    "MPI_Allreduce_init",
-    "MPI_Allreduce_init_c",
-    "MPI_Alltoall_c",
-    "MPI_Alltoall_init",
-    "MPI_Alltoall_init_c",
-    "MPI_Alltoallv_c",
-    "MPI_Alltoallv_init",
-    "MPI_Alltoallv_init_c",
-    "MPI_Alltoallw",
-    "MPI_Alltoallw_c",
-    "MPI_Alltoallw_init",
-    "MPI_Alltoallw_init_c",
-    "MPI_Barrier_init",
-    "MPI_Bcast_init",
-    "MPI_Bcast_init_c",
-    "MPI_Bsend_c",
-    "MPI_Bsend_init",
-    "MPI_Bsend_init_c",
-    "MPI_Buffer_attach_c",
-    "MPI_Buffer_detach_c",
-    "MPI_Buffer_iflush",
     "MPI_Cart_coords",
     "MPI_Cart_create",
     "MPI_Cart_get",
@@ -5843,14 +4891,8 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Cartdim_get",
     "MPI_Close_port",
     "MPI_Comm_accept",
-    "MPI_Comm_attach_buffer",
-    "MPI_Comm_attach_buffer_c",
     "MPI_Comm_connect",
     "MPI_Comm_create_from_group",
-    "MPI_Comm_detach_buffer",
-    "MPI_Comm_detach_buffer_c",
-    "MPI_Comm_flush_buffer",
-    "MPI_Comm_iflush_buffer",
     "MPI_Comm_join",
     "MPI_Comm_spawn",
     "MPI_Comm_spawn_multiple",
@@ -5858,9 +4900,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Dist_graph_create_adjacent",
     "MPI_Dist_graph_neighbors",
     "MPI_Dist_graph_neighbors_count",
-    "MPI_Exscan_c",
-    "MPI_Exscan_init",
-    "MPI_Exscan_init_c",
     "MPI_File_call_errhandler",
     "MPI_File_close",
     "MPI_File_create_errhandler",
@@ -5949,14 +4988,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_File_write_ordered_end",
     "MPI_File_write_shared",
     "MPI_File_write_shared_c",
-    "MPI_Gather_c",
-    "MPI_Gather_init",
-    "MPI_Gather_init_c",
-    "MPI_Gatherv_c",
-    "MPI_Gatherv_init",
-    "MPI_Gatherv_init_c",
-    "MPI_Get_c",
-    "MPI_Get_accumulate_c",
     "MPI_Get_hw_resource_info",
     "MPI_Graph_create",
     "MPI_Graph_get",
@@ -5965,23 +4996,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Graph_neighbors_count",
     "MPI_Graphdims_get",
     "MPI_Group_from_session_pset",
-    "MPI_Iallgather_c",
-    "MPI_Iallgatherv",
-    "MPI_Iallgatherv_c",
-    "MPI_Iallreduce_c",
-    "MPI_Ialltoall_c",
-    "MPI_Ialltoallv",
-    "MPI_Ialltoallv_c",
-    "MPI_Ialltoallw",
-    "MPI_Ialltoallw_c",
-    "MPI_Ibcast_c",
-    "MPI_Ibsend_c",
-    "MPI_Iexscan",
-    "MPI_Iexscan_c",
-    "MPI_Igather_c",
-    "MPI_Igatherv",
-    "MPI_Igatherv_c",
-    "MPI_Imrecv_c",
     "MPI_Ineighbor_allgather",
     "MPI_Ineighbor_allgather_c",
     "MPI_Ineighbor_allgatherv",
@@ -5992,27 +5006,8 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Ineighbor_alltoallv_c",
     "MPI_Ineighbor_alltoallw",
     "MPI_Ineighbor_alltoallw_c",
-    "MPI_Intercomm_create",
     "MPI_Intercomm_create_from_groups",
-    "MPI_Intercomm_merge",
-    "MPI_Ireduce_c",
-    "MPI_Ireduce_scatter",
-    "MPI_Ireduce_scatter_c",
-    "MPI_Ireduce_scatter_block",
-    "MPI_Ireduce_scatter_block_c",
-    "MPI_Irsend_c",
-    "MPI_Iscan",
-    "MPI_Iscan_c",
-    "MPI_Iscatter_c",
-    "MPI_Iscatterv",
-    "MPI_Iscatterv_c",
-    "MPI_Isendrecv",
-    "MPI_Isendrecv_c",
-    "MPI_Isendrecv_replace",
-    "MPI_Isendrecv_replace_c",
-    "MPI_Issend_c",
     "MPI_Lookup_name",
-    "MPI_Mrecv_c",
     "MPI_Neighbor_allgather",
     "MPI_Neighbor_allgather_c",
     "MPI_Neighbor_allgather_init",
@@ -6048,39 +5043,8 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Psend_init",
     "MPI_Psend_init_c",
     "MPI_Publish_name",
-    "MPI_Put_c",
-    "MPI_Raccumulate_c",
-    "MPI_Recv_init_c",
-    "MPI_Reduce_init",
-    "MPI_Reduce_init_c",
-    "MPI_Reduce_local_c",
-    "MPI_Reduce_scatter_c",
-    "MPI_Reduce_scatter_block_c",
-    "MPI_Reduce_scatter_block_init",
-    "MPI_Reduce_scatter_block_init_c",
-    "MPI_Reduce_scatter_init",
-    "MPI_Reduce_scatter_init_c",
     "MPI_Register_datarep",
     "MPI_Register_datarep_c",
-    "MPI_Request_get_status_all",
-    "MPI_Request_get_status_any",
-    "MPI_Request_get_status_some",
-    "MPI_Rget_c",
-    "MPI_Rget_accumulate_c",
-    "MPI_Rput_c",
-    "MPI_Rsend_c",
-    "MPI_Rsend_init_c",
-    "MPI_Scan_c",
-    "MPI_Scan_init",
-    "MPI_Scan_init_c",
-    "MPI_Scatter_c",
-    "MPI_Scatter_init",
-    "MPI_Scatter_init_c",
-    "MPI_Scatterv_c",
-    "MPI_Scatterv_init",
-    "MPI_Scatterv_init_c",
-    "MPI_Send_init_c",
-    "MPI_Sendrecv_replace_c",
     "MPI_Session_attach_buffer",
     "MPI_Session_attach_buffer_c",
     "MPI_Session_call_errhandler",
@@ -6097,7 +5061,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Session_iflush_buffer",
     "MPI_Session_init",
     "MPI_Session_set_errhandler",
-    "MPI_Ssend_init_c",
     "MPI_Type_contiguous_c",
     "MPI_Type_create_darray",
     "MPI_Type_create_darray_c",
@@ -6108,30 +5071,17 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Type_create_hindexed_block_c",
     "MPI_Type_create_hvector_c",
     "MPI_Type_create_indexed_block_c",
-    "MPI_Type_create_keyval",
     "MPI_Type_create_resized_c",
     "MPI_Type_create_struct_c",
     "MPI_Type_create_subarray_c",
-    "MPI_Type_delete_attr",
-    "MPI_Type_free_keyval",
-    "MPI_Type_get_attr",
     "MPI_Type_get_contents_c",
     "MPI_Type_get_envelope_c",
     "MPI_Type_indexed_c",
     "MPI_Type_match_size",
-    "MPI_Type_set_attr",
     "MPI_Type_vector_c",
     "MPI_Unpack_external",
     "MPI_Unpack_external_c",
     "MPI_Unpublish_name",
-    "MPI_Win_allocate_c",
-    "MPI_Win_allocate_shared_c",
-    "MPI_Win_create_c",
-    "MPI_Win_create_keyval",
-    "MPI_Win_delete_attr",
-    "MPI_Win_free_keyval",
-    "MPI_Win_set_attr",
-    "MPI_Win_shared_query_c",
     "MPI_T_category_changed",
     "MPI_T_category_get_categories",
     "MPI_T_category_get_cvars",

@@ -17,7 +17,7 @@ typedef struct {
     uint32_t gen;
     int32_t rank;
     int32_t size;
-    int32_t inter; /* always 0: no intercommunicators */
+    int32_t inter; /* 1 for an intercommunicator (size is the local group's) */
 } shmpi_comm_ent;
 
 /* A datatype's entry, read by MPI_Type_size, MPI_Type_get_extent and

@@ -138,6 +138,7 @@ func TestHello(t *testing.T) {
 }
 
 func TestP2P(t *testing.T)     { expectOK(t, 4, "p2p") }
+func TestP2P2(t *testing.T)    { expectOK(t, 3, "p2p2"); expectOK(t, 2, "p2p2") }
 func TestTypes(t *testing.T)   { expectOK(t, 2, "types") }
 func TestColl(t *testing.T)    { expectOK(t, 4, "coll"); expectOK(t, 3, "coll") }
 func TestComm(t *testing.T)    { expectOK(t, 4, "comm") }
@@ -190,3 +191,14 @@ func TestULFM(t *testing.T) {
 }
 
 func TestWin(t *testing.T) { expectOK(t, 3, "win") }
+
+// TestNBC: nonblocking and persistent collectives, Alltoallw, v forms
+// with derived types, user ops, in place, large counts.
+func TestNBC(t *testing.T) { expectOK(t, 4, "nbc"); expectOK(t, 3, "nbc") }
+
+// TestInter: intercommunicators and their collectives.
+func TestInter(t *testing.T) { expectOK(t, 5, "inter"); expectOK(t, 2, "inter") }
+
+// TestObjs: hints, attributes and names of communicators, datatypes and
+// windows.
+func TestObjs(t *testing.T) { expectOK(t, 3, "objs") }

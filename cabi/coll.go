@@ -15,11 +15,128 @@ import (
 // Collectives. Data moves as packed bytes through package coll: a
 // contiguous buffer in place, any other through a staging buffer that is
 // packed before and unpacked after (at completion, for the nonblocking
-// forms). Reductions run on the Go type of the datatype's basic elements
-// (ops.go). MPI_IN_PLACE is coll's nil send buffer (nil receive buffer
-// for Scatter).
+// and persistent forms; at every start and completion, for the
+// persistent ones). Reductions run on the Go type of the datatype's basic
+// elements (ops.go). MPI_IN_PLACE is coll's nil send buffer (nil receive
+// buffer for Scatter). Every collective also works on an
+// intercommunicator, where the blocks are the remote group's and a root
+// is MPI_ROOT, MPI_PROC_NULL or a rank of the other group (coll/inter.go).
 
 func isInPlace(p unsafe.Pointer) bool { return uintptr(p) == 1 }
+
+// cmode is how a collective call runs.
+type cmode uint8
+
+const (
+	mBlock   cmode = iota // blocking
+	mNB                   // nonblocking: a request that completes it
+	mPersist              // persistent (MPI_*_init): an inactive request that MPI_Start runs
+)
+
+// collArgs validates the communicator and, for the request forms, the
+// request pointer.
+func collArgs(comm C.uintptr_t, mode cmode, req *C.uintptr_t, fname string) (*commObj, C.int) {
+	o, r := commArg(comm, fname)
+	if o == nil {
+		return nil, r
+	}
+	if mode != mBlock && req == nil {
+		return nil, failCode(handle(comm), MPI_ERR_ARG, fname)
+	}
+	return o, 0
+}
+
+// collOut finishes a collective call that run made (blocking: ran) in
+// mode. pre runs before each start of a persistent request (packing its
+// staged input; the blocking and nonblocking calls ran it already), post
+// after each successful completion (unpacking staged output).
+func collOut(comm C.uintptr_t, mode cmode, rq *ranks.Request, err error, pre, post func(), req *C.uintptr_t, fname string) C.int {
+	if err != nil {
+		return fail(handle(comm), err, fname)
+	}
+	var after func(*ranks.Status, error) error
+	if post != nil && mode != mBlock {
+		after = func(s *ranks.Status, err error) error {
+			if err == nil {
+				post()
+			}
+			return err
+		}
+	}
+	switch mode {
+	case mBlock:
+		if post != nil {
+			post()
+		}
+	case mNB:
+		*req = C.uintptr_t(newReq(reqObj{r: rq, comm: handle(comm), after: after}))
+	case mPersist:
+		start := func() (*ranks.Request, func(*ranks.Status, error) error, error) {
+			if pre != nil {
+				pre()
+			}
+			return rq, after, rq.Start()
+		}
+		*req = C.uintptr_t(newReq(reqObj{comm: handle(comm), kind: reqInactive, persistent: true, start: start, pr: rq}))
+	}
+	return 0
+}
+
+// peers is the number of blocks of a collective's per-member arrays: the
+// communicator's size, or, on an intercommunicator, the remote group's.
+func (o *commObj) peers() int {
+	if o.c.IsInter() {
+		return o.c.RemoteSize()
+	}
+	return o.c.Size()
+}
+
+// rootInfo is a member's part in a rooted collective.
+type rootInfo struct {
+	root   int  // the root for coll: a rank, ranks.Root or ranks.ProcNull
+	isRoot bool // this member is the root (MPI_ROOT on an intercommunicator)
+	idle   bool // intercommunicator: a member of the root's group other than the root
+	inter  bool
+}
+
+func rootArg(o *commObj, root C.int, comm C.uintptr_t, fname string) (rootInfo, C.int) {
+	if o.c.IsInter() {
+		switch {
+		case root == MPI_ROOT:
+			return rootInfo{root: ranks.Root, isRoot: true, inter: true}, 0
+		case root == MPI_PROC_NULL:
+			return rootInfo{root: ranks.ProcNull, idle: true, inter: true}, 0
+		case root >= 0 && int(root) < o.c.RemoteSize():
+			return rootInfo{root: int(root), inter: true}, 0
+		}
+		return rootInfo{}, failCode(handle(comm), MPI_ERR_ROOT, fname)
+	}
+	if root < 0 || int(root) >= o.c.Size() {
+		return rootInfo{}, failCode(handle(comm), MPI_ERR_ROOT, fname)
+	}
+	return rootInfo{root: int(root), isRoot: int(root) == o.c.Rank()}, 0
+}
+
+// vecOf reads n counts or displacements: C ints, or, for the large-count
+// (_c) calls, MPI_Count or MPI_Aint values.
+func vecOf(p unsafe.Pointer, wide bool, n int) []int {
+	if p == nil || n <= 0 {
+		return nil
+	}
+	out := make([]int, n)
+	if wide {
+		for i, v := range unsafe.Slice((*int64)(p), n) {
+			out[i] = int(v)
+		}
+	} else {
+		for i, v := range unsafe.Slice((*int32)(p), n) {
+			out[i] = int(v)
+		}
+	}
+	return out
+}
+
+// Reductions.
 
 type redKind int
 
@@ -39,7 +156,7 @@ type redArgs struct {
 	sendN, recvN int            // elements of the reduction's Go type
 	root         int
 	counts       []int
-	nb           bool
+	mode         cmode
 	acc          *accState // one-sided kinds (win.go)
 }
 
@@ -61,73 +178,62 @@ func runRed[T any](a *redArgs, op coll.Op[T]) (*ranks.Request, error, bool) {
 		op(r, s)
 		return nil, nil, true
 	}
-	if a.nb {
-		var rq *ranks.Request
-		var err error
+	var rq *ranks.Request
+	var err error
+	switch a.mode {
+	case mBlock:
+		switch a.kind {
+		case rAllreduce:
+			err = coll.Allreduce(a.c, s, r, op)
+		case rReduce:
+			err = coll.Reduce(a.c, s, r, op, a.root)
+		case rScan:
+			err = coll.Scan(a.c, s, r, op)
+		case rExscan:
+			err = coll.Exscan(a.c, s, r, op)
+		case rRSBlock:
+			err = coll.ReduceScatterBlock(a.c, s, r, op)
+		case rRS:
+			err = coll.ReduceScatter(a.c, s, r, a.counts, op)
+		}
+	case mNB:
 		switch a.kind {
 		case rAllreduce:
 			rq, err = coll.Iallreduce(a.c, s, r, op)
 		case rReduce:
 			rq, err = coll.Ireduce(a.c, s, r, op, a.root)
-		default:
-			return nil, errUnsupported, true
+		case rScan:
+			rq, err = coll.Iscan(a.c, s, r, op)
+		case rExscan:
+			rq, err = coll.Iexscan(a.c, s, r, op)
+		case rRSBlock:
+			rq, err = coll.IreduceScatterBlock(a.c, s, r, op)
+		case rRS:
+			rq, err = coll.IreduceScatter(a.c, s, r, a.counts, op)
 		}
-		return rq, err, true
+	case mPersist:
+		switch a.kind {
+		case rAllreduce:
+			rq, err = coll.AllreduceInit(a.c, s, r, op)
+		case rReduce:
+			rq, err = coll.ReduceInit(a.c, s, r, op, a.root)
+		case rScan:
+			rq, err = coll.ScanInit(a.c, s, r, op)
+		case rExscan:
+			rq, err = coll.ExscanInit(a.c, s, r, op)
+		case rRSBlock:
+			rq, err = coll.ReduceScatterBlockInit(a.c, s, r, op)
+		case rRS:
+			rq, err = coll.ReduceScatterInit(a.c, s, r, a.counts, op)
+		}
 	}
-	var err error
-	switch a.kind {
-	case rAllreduce:
-		err = coll.Allreduce(a.c, s, r, op)
-	case rReduce:
-		err = coll.Reduce(a.c, s, r, op, a.root)
-	case rScan:
-		err = coll.Scan(a.c, s, r, op)
-	case rExscan:
-		err = coll.Exscan(a.c, s, r, op)
-	case rRSBlock:
-		err = coll.ReduceScatterBlock(a.c, s, r, op)
-	case rRS:
-		err = coll.ReduceScatter(a.c, s, r, a.counts, op)
-	}
-	return nil, err, true
+	return rq, err, true
 }
 
 var errUnsupported = codeErr(MPI_ERR_UNSUPPORTED_OPERATION)
 
-// collOut finishes a collective: a blocking one runs after now; a
-// nonblocking one gets a request that runs after at completion.
-func collOut(comm C.uintptr_t, rq *ranks.Request, err error, after func(), req *C.uintptr_t, fname string) C.int {
-	if err != nil {
-		return fail(handle(comm), err, fname)
-	}
-	if req == nil {
-		if after != nil {
-			after()
-		}
-		return 0
-	}
-	var a func(*ranks.Status, error) error
-	if after != nil {
-		a = func(s *ranks.Status, err error) error {
-			if err == nil {
-				after()
-			}
-			return err
-		}
-	}
-	*req = C.uintptr_t(newReq(reqObj{r: rq, comm: handle(comm), after: a}))
-	return 0
-}
-
-func rootArg(o *commObj, root C.int, comm C.uintptr_t, fname string) C.int {
-	if root < 0 || int(root) >= o.c.Size() {
-		return failCode(handle(comm), MPI_ERR_ROOT, fname)
-	}
-	return 0
-}
-
-func reduceCall(kind redKind, sendp, recvp unsafe.Pointer, count int64, dt, op C.uintptr_t, root C.int, comm C.uintptr_t, rcounts *C.int, req *C.uintptr_t, fname string) C.int {
-	o, r := commArg(comm, fname)
+func reduceCall(kind redKind, sendp, recvp unsafe.Pointer, count int64, dt, op C.uintptr_t, root C.int, comm C.uintptr_t, rcounts unsafe.Pointer, wide bool, mode cmode, req *C.uintptr_t, fname string) C.int {
+	o, r := collArgs(comm, mode, req, fname)
 	if o == nil {
 		return r
 	}
@@ -142,9 +248,14 @@ func reduceCall(kind redKind, sendp, recvp unsafe.Pointer, count int64, dt, op C
 	if count < 0 {
 		return failCode(handle(comm), MPI_ERR_COUNT, fname)
 	}
-	size, me := o.c.Size(), o.c.Rank()
+	inter := o.c.IsInter()
+	me := o.c.Rank()
+	if inter && (kind == rScan || kind == rExscan) {
+		return failCode(handle(comm), MPI_ERR_COMM, fname)
+	}
+	var ri rootInfo
 	if kind == rReduce {
-		if r := rootArg(o, root, comm, fname); r != 0 {
+		if ri, r = rootArg(o, root, comm, fname); r != 0 {
 			return r
 		}
 	}
@@ -153,23 +264,30 @@ func reduceCall(kind redKind, sendp, recvp unsafe.Pointer, count int64, dt, op C
 		if rcounts == nil {
 			return failCode(handle(comm), MPI_ERR_ARG, fname)
 		}
-		counts = intSlice(rcounts, C.int(size))
+		counts = vecOf(rcounts, wide, o.c.Size())
 		for _, c := range counts {
 			if c < 0 {
 				return failCode(handle(comm), MPI_ERR_COUNT, fname)
 			}
 		}
 	}
-	inPlace := isInPlace(sendp)
-	if kind == rReduce && inPlace && me != int(root) {
-		// MPI_IN_PLACE is meaningful at the root only.
-		inPlace = false
+	// Which sides this member uses: on an intercommunicator the root
+	// only receives and the rest of its group takes no part.
+	sendUsed, recvUsed := true, true
+	if kind == rReduce {
+		recvUsed = ri.isRoot
+		sendUsed = !ri.idle && !(inter && ri.isRoot)
+	}
+	inPlace := sendUsed && isInPlace(sendp)
+	if inPlace && (inter || kind == rReduce && !ri.isRoot) {
+		// MPI_IN_PLACE is meaningful at an intracommunicator's root only.
+		return failCode(handle(comm), MPI_ERR_BUFFER, fname)
 	}
 	// Elements (of the datatype) in the send and receive buffers.
 	sendEl, recvEl := count, count
 	switch kind {
 	case rRSBlock:
-		sendEl = count * int64(size)
+		sendEl = count * int64(o.peers())
 	case rRS:
 		total := 0
 		for _, c := range counts {
@@ -180,14 +298,20 @@ func reduceCall(kind redKind, sendp, recvp unsafe.Pointer, count int64, dt, op C
 	if inPlace {
 		recvEl = max(recvEl, sendEl)
 	}
-	if kind == rReduce && me != int(root) {
+	if !recvUsed {
 		recvEl = 0
 	}
+	if !sendUsed {
+		sendEl = 0
+	}
 	if opo.predef == 0 {
-		if req != nil {
-			return failCode(handle(comm), MPI_ERR_UNSUPPORTED_OPERATION, fname)
+		u := &userRed{c: o.c, kind: kind, t: t, dt: handle(dt), op: opo, root: ri.root, counts: counts,
+			count: count, recvp: recvp, me: me, inter: inter, sends: sendUsed, gets: recvUsed}
+		u.src = sendp
+		if inPlace {
+			u.src = recvp
 		}
-		return userReduce(o, kind, sendp, recvp, count, t, handle(dt), opo, int(root), counts, inPlace, comm, fname)
+		return u.call(comm, mode, req, fname)
 	}
 	k := t.red
 	per := t.nprim // basic elements per element
@@ -198,155 +322,209 @@ func reduceCall(kind redKind, sendp, recvp unsafe.Pointer, count int64, dt, op C
 	if k == bNone || k == bOpaque {
 		return failCode(handle(comm), MPI_ERR_OP, fname)
 	}
-	a := &redArgs{c: o.c, kind: kind, root: int(root), nb: req != nil}
+	a := &redArgs{c: o.c, kind: kind, root: ri.root, mode: mode}
 	a.sendN, a.recvN = int(sendEl*per), int(recvEl*per)
-	if kind == rRSBlock || kind == rRS {
-		a.recvN = int(recvEl * per)
-		if inPlace {
-			a.recvN = int(sendEl * per)
-		}
-	}
 	for _, c := range counts {
 		a.counts = append(a.counts, c*int(per))
 	}
-	var after func()
+	var pre, post func()
 	if direct {
-		if !inPlace && sendp != nil {
-			a.send = unsafe.Add(sendp, t.firstOff)
+		if sendUsed && !inPlace {
+			if sendp != nil {
+				a.send = unsafe.Add(sendp, t.firstOff)
+			} else {
+				// A nil send would mean in place to coll.
+				a.send = unsafe.Pointer(&zeroByte)
+			}
 		}
 		if recvp != nil && a.recvN > 0 {
 			a.recv = unsafe.Add(recvp, t.firstOff)
 		}
-		if !inPlace && a.send == nil && a.sendN == 0 {
-			a.send = unsafe.Pointer(&zeroByte)
-		}
 	} else {
 		// Pack into staging; unpack the result.
-		if !inPlace {
-			s := make([]byte, sendEl*t.size+1)
-			if sendEl > 0 {
-				t.pack(s, sendp, sendEl)
-			}
+		var s, rs []byte
+		if sendUsed && !inPlace {
+			s = make([]byte, sendEl*t.size+1)
 			a.send = unsafe.Pointer(&s[0])
 		}
 		if recvEl > 0 {
-			rs := make([]byte, recvEl*t.size)
-			if inPlace {
-				t.pack(rs, recvp, recvEl)
-			}
+			rs = make([]byte, recvEl*t.size)
 			a.recv = unsafe.Pointer(&rs[0])
 			outEl := recvEl
-			if kind == rRS {
+			switch kind {
+			case rRS:
 				outEl = int64(counts[me])
-			} else if kind == rRSBlock {
+			case rRSBlock:
 				outEl = count
 			}
-			after = func() { t.unpack(recvp, rs[:outEl*t.size], outEl) }
+			if !(kind == rExscan && me == 0) {
+				post = func() { t.unpack(recvp, rs[:outEl*t.size], outEl) }
+			}
 		}
+		pre = func() {
+			if sendEl > 0 && s != nil {
+				t.pack(s, sendp, sendEl)
+			}
+			if inPlace && rs != nil {
+				t.pack(rs, recvp, recvEl)
+			}
+		}
+	}
+	if mode != mPersist && pre != nil {
+		pre()
 	}
 	logical := logicalTypes[handle(dt)]
 	rq, err, ok := dispatch(a, k, opo.predef, logical)
 	if !ok {
 		return failCode(handle(comm), MPI_ERR_OP, fname)
 	}
-	return collOut(comm, rq, err, after, req, fname)
+	return collOut(comm, mode, rq, err, pre, post, req, fname)
 }
 
 var zeroByte byte
 
-// userReduce applies a user op in rank order: every contribution is
-// gathered (to the root for Reduce, to every member otherwise), and each
-// member folds x_j op ... op x_k from the right, as MPI's user functions
-// compute inoutvec = invec op inoutvec.
-func userReduce(o *commObj, kind redKind, sendp, recvp unsafe.Pointer, count int64, t *dtype, dt handle, op *opObj, root int, counts []int, inPlace bool, comm C.uintptr_t, fname string) C.int {
-	size, me := o.c.Size(), o.c.Rank()
+// userRed is a reduction with a user op: every contribution is gathered
+// (to the root for Reduce, to every member otherwise) and each member
+// that gets a result folds x_j op ... op x_k from the right, as MPI's user
+// functions compute inoutvec = invec op inoutvec. On an
+// intercommunicator the contributions are the other group's. Only
+// Allreduce and Reduce are defined there with user ops here.
+type userRed struct {
+	c          *ranks.Comm
+	kind       redKind
+	t          *dtype
+	dt         handle
+	op         *opObj
+	root       int
+	counts     []int
+	count      int64
+	src, recvp unsafe.Pointer
+	me         int
+	inter      bool
+	sends      bool // contributes
+	gets       bool // gets a result
+	total      int64
+	sp         int64 // the span of one contribution in bytes
+	mine, all  []byte
+	parts      int
+}
+
+func (u *userRed) call(comm C.uintptr_t, mode cmode, req *C.uintptr_t, fname string) C.int {
+	if u.inter && u.kind != rAllreduce && u.kind != rReduce {
+		return failCode(handle(comm), MPI_ERR_UNSUPPORTED_OPERATION, fname)
+	}
+	t := u.t
+	size := u.c.Size()
+	u.parts = size
+	if u.inter {
+		u.parts = u.c.RemoteSize()
+	}
+	u.total = u.count
+	switch u.kind {
+	case rRSBlock:
+		u.total = u.count * int64(size)
+	case rRS:
+		u.total = 0
+		for _, c := range u.counts {
+			u.total += int64(c)
+		}
+	}
 	// A contribution of n elements is its span: from the first element's
 	// true lower bound to the last one's true upper bound.
-	span := func(n int64) int64 {
-		if n == 0 {
-			return 0
+	if u.total > 0 {
+		u.sp = (u.total-1)*t.extent() + t.trueUB - t.trueLB
+	}
+	u.mine = make([]byte, u.sp)
+	if u.gets || !u.inter {
+		u.all = make([]byte, u.sp*int64(u.parts))
+	}
+	if mode != mPersist {
+		u.pre()
+	}
+	rq, err := u.run(mode)
+	return collOut(comm, mode, rq, err, u.pre, u.post, req, fname)
+}
+
+func (u *userRed) pre() {
+	if u.sends && u.sp > 0 {
+		copy(u.mine, unsafe.Slice((*byte)(unsafe.Add(u.src, u.t.trueLB)), u.sp))
+	}
+}
+
+func (u *userRed) run(mode cmode) (*ranks.Request, error) {
+	var send, recv []byte
+	if u.sends {
+		send = u.mine
+	}
+	if u.gets || !u.inter {
+		recv = u.all
+	}
+	if u.kind == rReduce {
+		switch mode {
+		case mBlock:
+			return nil, coll.Gather(u.c, send, recv, u.root)
+		case mNB:
+			return coll.Igather(u.c, send, recv, u.root)
 		}
-		return (n-1)*t.extent() + t.trueUB - t.trueLB
+		return coll.GatherInit(u.c, send, recv, u.root)
 	}
-	total := count
-	switch kind {
-	case rRSBlock:
-		total = count * int64(size)
-	case rRS:
-		total = 0
-		for _, c := range counts {
-			total += int64(c)
-		}
+	switch mode {
+	case mBlock:
+		return nil, coll.Allgather(u.c, send, recv)
+	case mNB:
+		return coll.Iallgather(u.c, send, recv)
 	}
-	sp := span(total)
-	src := sendp
-	if inPlace {
-		src = recvp
+	return coll.AllgatherInit(u.c, send, recv)
+}
+
+func (u *userRed) post() {
+	if !u.gets || u.total == 0 {
+		return
 	}
-	mine := make([]byte, sp)
-	if sp > 0 {
-		copy(mine, unsafe.Slice((*byte)(unsafe.Add(src, t.trueLB)), sp))
-	}
-	all := make([]byte, sp*int64(size))
-	var err error
-	if kind == rReduce {
-		err = coll.Gather(o.c, mine, all, root)
-	} else {
-		err = coll.Allgather(o.c, mine, all)
-	}
-	if err != nil {
-		return fail(handle(comm), err, fname)
-	}
-	if kind == rReduce && me != root {
-		return 0
-	}
+	t := u.t
 	part := func(r int) unsafe.Pointer {
-		if sp == 0 {
+		if u.sp == 0 {
 			return nil
 		}
-		return unsafe.Add(unsafe.Pointer(&all[int64(r)*sp]), -t.trueLB)
+		return unsafe.Add(unsafe.Pointer(&u.all[int64(r)*u.sp]), -t.trueLB)
 	}
 	// fold(lo, hi) leaves x_lo op ... op x_hi in part(hi).
 	fold := func(lo, hi int) unsafe.Pointer {
 		acc := part(hi)
 		for j := hi - 1; j >= lo; j-- {
-			callUserOp(op, part(j), acc, total, dt)
+			callUserOp(u.op, part(j), acc, u.total, u.dt)
 		}
 		return acc
 	}
 	var res unsafe.Pointer
-	switch kind {
+	switch u.kind {
 	case rAllreduce, rReduce, rRSBlock, rRS:
-		res = fold(0, size-1)
+		res = fold(0, u.parts-1)
 	case rScan:
-		res = fold(0, me)
+		res = fold(0, u.me)
 	case rExscan:
-		if me == 0 {
-			return 0
+		if u.me == 0 {
+			return
 		}
-		res = fold(0, me-1)
-	}
-	if total == 0 {
-		return 0
+		res = fold(0, u.me-1)
 	}
 	// Copy the result's data (not its gaps) into the receive buffer.
-	packed := make([]byte, total*t.size)
-	t.pack(packed, res, total)
-	switch kind {
+	packed := make([]byte, u.total*t.size)
+	t.pack(packed, res, u.total)
+	switch u.kind {
 	case rRSBlock, rRS:
-		off, n := int64(me)*count, count
-		if kind == rRS {
+		off, n := int64(u.me)*u.count, u.count
+		if u.kind == rRS {
 			off = 0
-			for _, c := range counts[:me] {
+			for _, c := range u.counts[:u.me] {
 				off += int64(c)
 			}
-			n = int64(counts[me])
+			n = int64(u.counts[u.me])
 		}
-		t.unpack(recvp, packed[off*t.size:(off+n)*t.size], n)
+		t.unpack(u.recvp, packed[off*t.size:(off+n)*t.size], n)
 	default:
-		t.unpack(recvp, packed, total)
+		t.unpack(u.recvp, packed, u.total)
 	}
-	return 0
 }
 
 func callUserOp(op *opObj, in, inout unsafe.Pointer, n int64, dt handle) {
@@ -358,9 +536,7 @@ func callUserOp(op *opObj, in, inout unsafe.Pointer, n int64, dt handle) {
 	C.shmpi_call_user_op(op.fn, big, in, inout, C.int64_t(n), &d)
 }
 
-//export shmpi_MPI_Reduce_local
-func shmpi_MPI_Reduce_local(in, inout unsafe.Pointer, count C.int, dt, op C.uintptr_t) C.int {
-	const fname = "MPI_Reduce_local"
+func reduceLocal(in, inout unsafe.Pointer, count int64, dt, op C.uintptr_t, fname string) C.int {
 	t := getType(handle(dt))
 	if t == nil {
 		return failNone(MPI_ERR_TYPE, fname)
@@ -373,22 +549,22 @@ func shmpi_MPI_Reduce_local(in, inout unsafe.Pointer, count C.int, dt, op C.uint
 		return failNone(MPI_ERR_COUNT, fname)
 	}
 	if opo.predef == 0 {
-		callUserOp(opo, in, inout, int64(count), handle(dt))
+		callUserOp(opo, in, inout, count, handle(dt))
 		return 0
 	}
-	n := int64(count) * t.nprim
+	n := count * t.nprim
 	if t.pairPredef {
-		n = int64(count)
+		n = count
 	}
 	if !t.contig && !t.pairPredef {
-		a := make([]byte, int64(count)*t.size+1)
-		b := make([]byte, int64(count)*t.size+1)
-		t.pack(a, in, int64(count))
-		t.pack(b, inout, int64(count))
+		a := make([]byte, count*t.size+1)
+		b := make([]byte, count*t.size+1)
+		t.pack(a, in, count)
+		t.pack(b, inout, count)
 		if !localReduce(t.red, opo.predef, unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), int(n), logicalTypes[handle(dt)]) {
 			return failNone(MPI_ERR_OP, fname)
 		}
-		t.unpack(inout, b[:int64(count)*t.size], int64(count))
+		t.unpack(inout, b[:count*t.size], count)
 		return 0
 	}
 	if !localReduce(t.red, opo.predef, unsafe.Add(in, t.firstOff), unsafe.Add(inout, t.firstOff), int(n), logicalTypes[handle(dt)]) {
@@ -401,115 +577,30 @@ func shmpi_MPI_Reduce_local(in, inout unsafe.Pointer, count C.int, dt, op C.uint
 // the same dispatch as the collectives (a one-member reduction is just
 // the op).
 func localReduce(k basic, op handle, in, inout unsafe.Pointer, n int, logical bool) bool {
-	a := &redArgs{kind: -1, send: in, recv: inout, sendN: n, recvN: n}
-	_, _, ok := dispatchLocal(a, k, op, logical)
+	a := &redArgs{kind: rLocal, send: in, recv: inout, sendN: n, recvN: n}
+	_, _, ok := dispatch(a, k, op, logical)
 	return ok
-}
-
-// dispatchLocal reuses dispatch's choice of op by running a local
-// reduction kind.
-func dispatchLocal(a *redArgs, k basic, op handle, logical bool) (*ranks.Request, error, bool) {
-	a.kind = rLocal
-	return dispatch(a, k, op, logical)
 }
 
 const rLocal redKind = 100
 
-// Reductions, blocking and nonblocking.
-
-//export shmpi_MPI_Allreduce
-func shmpi_MPI_Allreduce(s, r unsafe.Pointer, count C.int, dt, op C.uintptr_t, comm C.uintptr_t) C.int {
-	return reduceCall(rAllreduce, s, r, int64(count), dt, op, 0, comm, nil, nil, "MPI_Allreduce")
-}
-
-//export shmpi_MPI_Allreduce_c
-func shmpi_MPI_Allreduce_c(s, r unsafe.Pointer, count C.int64_t, dt, op C.uintptr_t, comm C.uintptr_t) C.int {
-	return reduceCall(rAllreduce, s, r, int64(count), dt, op, 0, comm, nil, nil, "MPI_Allreduce_c")
-}
-
-//export shmpi_MPI_Iallreduce
-func shmpi_MPI_Iallreduce(s, r unsafe.Pointer, count C.int, dt, op C.uintptr_t, comm C.uintptr_t, req *C.uintptr_t) C.int {
-	if req == nil {
-		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Iallreduce")
-	}
-	return reduceCall(rAllreduce, s, r, int64(count), dt, op, 0, comm, nil, req, "MPI_Iallreduce")
-}
-
-//export shmpi_MPI_Reduce
-func shmpi_MPI_Reduce(s, r unsafe.Pointer, count C.int, dt, op C.uintptr_t, root C.int, comm C.uintptr_t) C.int {
-	return reduceCall(rReduce, s, r, int64(count), dt, op, root, comm, nil, nil, "MPI_Reduce")
-}
-
-//export shmpi_MPI_Reduce_c
-func shmpi_MPI_Reduce_c(s, r unsafe.Pointer, count C.int64_t, dt, op C.uintptr_t, root C.int, comm C.uintptr_t) C.int {
-	return reduceCall(rReduce, s, r, int64(count), dt, op, root, comm, nil, nil, "MPI_Reduce_c")
-}
-
-//export shmpi_MPI_Ireduce
-func shmpi_MPI_Ireduce(s, r unsafe.Pointer, count C.int, dt, op C.uintptr_t, root C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
-	if req == nil {
-		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Ireduce")
-	}
-	return reduceCall(rReduce, s, r, int64(count), dt, op, root, comm, nil, req, "MPI_Ireduce")
-}
-
-//export shmpi_MPI_Scan
-func shmpi_MPI_Scan(s, r unsafe.Pointer, count C.int, dt, op C.uintptr_t, comm C.uintptr_t) C.int {
-	return reduceCall(rScan, s, r, int64(count), dt, op, 0, comm, nil, nil, "MPI_Scan")
-}
-
-//export shmpi_MPI_Exscan
-func shmpi_MPI_Exscan(s, r unsafe.Pointer, count C.int, dt, op C.uintptr_t, comm C.uintptr_t) C.int {
-	return reduceCall(rExscan, s, r, int64(count), dt, op, 0, comm, nil, nil, "MPI_Exscan")
-}
-
-//export shmpi_MPI_Reduce_scatter_block
-func shmpi_MPI_Reduce_scatter_block(s, r unsafe.Pointer, count C.int, dt, op C.uintptr_t, comm C.uintptr_t) C.int {
-	return reduceCall(rRSBlock, s, r, int64(count), dt, op, 0, comm, nil, nil, "MPI_Reduce_scatter_block")
-}
-
-//export shmpi_MPI_Reduce_scatter
-func shmpi_MPI_Reduce_scatter(s, r unsafe.Pointer, counts *C.int, dt, op C.uintptr_t, comm C.uintptr_t) C.int {
-	return reduceCall(rRS, s, r, 0, dt, op, 0, comm, counts, nil, "MPI_Reduce_scatter")
-}
-
-// Barrier and data movement.
-
-//export shmpi_MPI_Barrier
-func shmpi_MPI_Barrier(comm C.uintptr_t) C.int {
-	o, r := commArg(comm, "MPI_Barrier")
-	if o == nil {
-		return r
-	}
-	return fail(handle(comm), coll.Barrier(o.c), "MPI_Barrier")
-}
-
-//export shmpi_MPI_Ibarrier
-func shmpi_MPI_Ibarrier(comm C.uintptr_t, req *C.uintptr_t) C.int {
-	o, r := commArg(comm, "MPI_Ibarrier")
-	if o == nil {
-		return r
-	}
-	if req == nil {
-		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Ibarrier")
-	}
-	rq, err := coll.Ibarrier(o.c)
-	return collOut(comm, rq, err, nil, req, "MPI_Ibarrier")
-}
+// Staging of the buffers of the data-movement collectives.
 
 // area is a buffer of n elements of t as bytes: in place when t is
-// contiguous, else a staging slice (packed from the buffer if fill) that
+// contiguous, else a staging slice that load packs from the buffer (when
+// fill: send buffers, and receive buffers that hold input in place) and
 // flush unpacks into it.
 type area struct {
 	b      []byte
 	staged bool
+	fill   bool
 	p      unsafe.Pointer
 	n      int64
 	t      *dtype
 }
 
-func makeArea(p unsafe.Pointer, n int64, t *dtype, fill bool) area {
-	a := area{p: p, n: n, t: t}
+func makeArea(p unsafe.Pointer, n int64, t *dtype, fill bool) *area {
+	a := &area{p: p, n: n, t: t, fill: fill}
 	if n <= 0 {
 		a.b = []byte{}
 		return a
@@ -519,15 +610,134 @@ func makeArea(p unsafe.Pointer, n int64, t *dtype, fill bool) area {
 		return a
 	}
 	a.b, a.staged = make([]byte, n*t.size), true
-	if fill {
-		t.pack(a.b, p, n)
-	}
 	return a
 }
 
-func (a area) flush() {
-	if a.staged {
+func (a *area) load() {
+	if a != nil && a.staged && a.fill {
+		a.t.pack(a.b, a.p, a.n)
+	}
+}
+
+func (a *area) flush() {
+	if a != nil && a.staged {
 		a.t.unpack(a.p, a.b, a.n)
+	}
+}
+
+// vArea is a buffer of blocks (counts[i] elements of t at displs[i]
+// extents) as bytes: in place when t is contiguous (one slice from the
+// lowest block to the end of the highest), else a staging slice with the
+// blocks packed one after the other.
+type vArea struct {
+	b              []byte
+	bc, bd         []int // the blocks in b, in bytes
+	counts, displs []int
+	staged, fill   bool
+	p              unsafe.Pointer
+	t              *dtype
+}
+
+func makeVArea(p unsafe.Pointer, counts, displs []int, t *dtype, fill bool) (*vArea, bool) {
+	n := len(counts)
+	v := &vArea{p: p, t: t, counts: counts, displs: displs, fill: fill, bc: make([]int, n), bd: make([]int, n)}
+	ext, size := t.extent(), t.size
+	if t.contig {
+		lo, hi, any := int64(0), int64(0), false
+		for i := range n {
+			if counts[i] < 0 {
+				return nil, false
+			}
+			if counts[i] == 0 {
+				continue
+			}
+			s := int64(displs[i]) * ext
+			e := s + int64(counts[i])*size
+			if !any || s < lo {
+				lo = s
+			}
+			hi = max(hi, e)
+			any = true
+		}
+		if !any {
+			v.b = []byte{}
+			return v, true
+		}
+		v.b = unsafe.Slice((*byte)(unsafe.Add(p, t.firstOff+lo)), hi-lo)
+		for i := range n {
+			v.bc[i] = counts[i] * int(size)
+			if counts[i] > 0 {
+				v.bd[i] = int(int64(displs[i])*ext - lo)
+			}
+		}
+		return v, true
+	}
+	off := 0
+	for i := range n {
+		if counts[i] < 0 {
+			return nil, false
+		}
+		v.bc[i], v.bd[i] = counts[i]*int(size), off
+		off += v.bc[i]
+	}
+	v.b, v.staged = make([]byte, off), true
+	return v, true
+}
+
+func (v *vArea) load() {
+	if v == nil || !v.staged || !v.fill {
+		return
+	}
+	for i, c := range v.counts {
+		if c > 0 {
+			v.t.pack(v.b[v.bd[i]:v.bd[i]+v.bc[i]], unsafe.Add(v.p, int64(v.displs[i])*v.t.extent()), int64(c))
+		}
+	}
+}
+
+func (v *vArea) flush() {
+	if v == nil || !v.staged {
+		return
+	}
+	for i, c := range v.counts {
+		if c > 0 {
+			v.t.unpack(unsafe.Add(v.p, int64(v.displs[i])*v.t.extent()), v.b[v.bd[i]:v.bd[i]+v.bc[i]], int64(c))
+		}
+	}
+}
+
+// wArea is Alltoallw's buffer: block i is counts[i] elements of ts[i] at
+// byte displacement displs[i], in place if ts[i] is contiguous, else in
+// a staging slice of its own.
+type wArea struct {
+	blocks         [][]byte
+	staged         []bool
+	anyStaged      bool
+	fill           bool
+	p              unsafe.Pointer
+	ts             []*dtype
+	counts, displs []int
+}
+
+func (w *wArea) load() {
+	if w == nil || !w.fill || !w.anyStaged {
+		return
+	}
+	for i, s := range w.staged {
+		if s {
+			w.ts[i].pack(w.blocks[i], unsafe.Add(w.p, w.displs[i]), int64(w.counts[i]))
+		}
+	}
+}
+
+func (w *wArea) flush() {
+	if w == nil || !w.anyStaged {
+		return
+	}
+	for i, s := range w.staged {
+		if s {
+			w.ts[i].unpack(unsafe.Add(w.p, w.displs[i]), w.blocks[i], int64(w.counts[i]))
+		}
 	}
 }
 
@@ -539,51 +749,72 @@ func typeOf(h C.uintptr_t, comm C.uintptr_t, fname string) (*dtype, C.int) {
 	return t, 0
 }
 
-func bcastCall(buf unsafe.Pointer, count int64, dt C.uintptr_t, root C.int, comm C.uintptr_t, req *C.uintptr_t, fname string) C.int {
-	o, r := commArg(comm, fname)
+// Barrier and Bcast.
+
+func barrierCall(comm C.uintptr_t, mode cmode, req *C.uintptr_t, fname string) C.int {
+	o, r := collArgs(comm, mode, req, fname)
 	if o == nil {
 		return r
 	}
-	t, r := typeOf(dt, comm, fname)
-	if t == nil {
+	var rq *ranks.Request
+	var err error
+	switch mode {
+	case mBlock:
+		return fail(handle(comm), coll.Barrier(o.c), fname)
+	case mNB:
+		rq, err = coll.Ibarrier(o.c)
+	case mPersist:
+		rq, err = coll.BarrierInit(o.c)
+	}
+	return collOut(comm, mode, rq, err, nil, nil, req, fname)
+}
+
+func bcastCall(buf unsafe.Pointer, count int64, dt C.uintptr_t, root C.int, comm C.uintptr_t, mode cmode, req *C.uintptr_t, fname string) C.int {
+	o, r := collArgs(comm, mode, req, fname)
+	if o == nil {
 		return r
 	}
-	if count < 0 {
-		return failCode(handle(comm), MPI_ERR_COUNT, fname)
-	}
-	if r := rootArg(o, root, comm, fname); r != 0 {
+	ri, r := rootArg(o, root, comm, fname)
+	if r != 0 {
 		return r
 	}
-	me := o.c.Rank()
-	a := makeArea(buf, count, t, me == int(root))
-	var after func()
-	if a.staged && me != int(root) {
-		after = a.flush
+	var b []byte
+	var pre, post func()
+	if !ri.idle {
+		t, r := typeOf(dt, comm, fname)
+		if t == nil {
+			return r
+		}
+		if count < 0 {
+			return failCode(handle(comm), MPI_ERR_COUNT, fname)
+		}
+		a := makeArea(buf, count, t, ri.isRoot)
+		b = a.b
+		if a.staged {
+			if ri.isRoot {
+				pre = a.load
+			} else {
+				post = a.flush
+			}
+		}
 	}
-	if req != nil {
-		rq, err := coll.Ibcast(o.c, a.b, int(root))
-		return collOut(comm, rq, err, after, req, fname)
+	if mode != mPersist && pre != nil {
+		pre()
 	}
-	return collOut(comm, nil, coll.Bcast(o.c, a.b, int(root)), after, nil, fname)
+	var rq *ranks.Request
+	var err error
+	switch mode {
+	case mBlock:
+		err = coll.Bcast(o.c, b, ri.root)
+	case mNB:
+		rq, err = coll.Ibcast(o.c, b, ri.root)
+	case mPersist:
+		rq, err = coll.BcastInit(o.c, b, ri.root)
+	}
+	return collOut(comm, mode, rq, err, pre, post, req, fname)
 }
 
-//export shmpi_MPI_Bcast
-func shmpi_MPI_Bcast(buf unsafe.Pointer, count C.int, dt C.uintptr_t, root C.int, comm C.uintptr_t) C.int {
-	return bcastCall(buf, int64(count), dt, root, comm, nil, "MPI_Bcast")
-}
-
-//export shmpi_MPI_Bcast_c
-func shmpi_MPI_Bcast_c(buf unsafe.Pointer, count C.int64_t, dt C.uintptr_t, root C.int, comm C.uintptr_t) C.int {
-	return bcastCall(buf, int64(count), dt, root, comm, nil, "MPI_Bcast_c")
-}
-
-//export shmpi_MPI_Ibcast
-func shmpi_MPI_Ibcast(buf unsafe.Pointer, count C.int, dt C.uintptr_t, root C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
-	if req == nil {
-		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Ibcast")
-	}
-	return bcastCall(buf, int64(count), dt, root, comm, req, "MPI_Ibcast")
-}
+// Gather, Scatter, Allgather, Alltoall and their v and w forms.
 
 type gatherKind int
 
@@ -592,35 +823,116 @@ const (
 	gScatter
 	gAllgather
 	gAlltoall
+	gAlltoallw
 )
+
+// sides says which of the send and receive buffers a member uses in a
+// collective of kind: on an intracommunicator every member sends and
+// receives, except that only the root receives in Gather and sends in
+// Scatter; on an intercommunicator the root does only that, and the rest
+// of its group nothing.
+func sides(kind gatherKind, ri rootInfo) (send, recv bool) {
+	switch kind {
+	case gGather:
+		return !ri.idle && !(ri.inter && ri.isRoot), ri.isRoot
+	case gScatter:
+		return ri.isRoot, !ri.idle && !(ri.inter && ri.isRoot)
+	}
+	return true, true
+}
+
+// inPlaceOf says whether a member passed MPI_IN_PLACE where MPI allows it
+// (intracommunicators only), and whether it passed it elsewhere (an error).
+func inPlaceOf(kind gatherKind, ri rootInfo, sendp, recvp unsafe.Pointer, sendUsed, recvUsed bool) (inPlace, bad bool) {
+	if !ri.inter {
+		switch kind {
+		case gGather:
+			inPlace = ri.isRoot && isInPlace(sendp)
+		case gScatter:
+			inPlace = ri.isRoot && isInPlace(recvp)
+		default:
+			inPlace = isInPlace(sendp)
+		}
+	}
+	if kind == gScatter {
+		bad = sendUsed && isInPlace(sendp) || !inPlace && recvUsed && isInPlace(recvp)
+	} else {
+		bad = !inPlace && sendUsed && isInPlace(sendp) || recvUsed && isInPlace(recvp)
+	}
+	return inPlace, bad
+}
+
+type gArgs struct {
+	kind       gatherKind
+	c          *ranks.Comm
+	send, recv []byte
+	root       int
+}
+
+func (a *gArgs) run(mode cmode) (*ranks.Request, error) {
+	switch a.kind {
+	case gGather:
+		switch mode {
+		case mBlock:
+			return nil, coll.Gather(a.c, a.send, a.recv, a.root)
+		case mNB:
+			return coll.Igather(a.c, a.send, a.recv, a.root)
+		}
+		return coll.GatherInit(a.c, a.send, a.recv, a.root)
+	case gScatter:
+		switch mode {
+		case mBlock:
+			return nil, coll.Scatter(a.c, a.send, a.recv, a.root)
+		case mNB:
+			return coll.Iscatter(a.c, a.send, a.recv, a.root)
+		}
+		return coll.ScatterInit(a.c, a.send, a.recv, a.root)
+	case gAllgather:
+		switch mode {
+		case mBlock:
+			return nil, coll.Allgather(a.c, a.send, a.recv)
+		case mNB:
+			return coll.Iallgather(a.c, a.send, a.recv)
+		}
+		return coll.AllgatherInit(a.c, a.send, a.recv)
+	}
+	switch mode {
+	case mBlock:
+		return nil, coll.Alltoall(a.c, a.send, a.recv)
+	case mNB:
+		return coll.Ialltoall(a.c, a.send, a.recv)
+	}
+	return coll.AlltoallInit(a.c, a.send, a.recv)
+}
 
 // gatherCall is Gather, Scatter, Allgather and Alltoall with blocks of
 // (count, type) on each side.
-func gatherCall(kind gatherKind, sendp unsafe.Pointer, scount int64, sdt C.uintptr_t, recvp unsafe.Pointer, rcount int64, rdt C.uintptr_t, root C.int, comm C.uintptr_t, req *C.uintptr_t, fname string) C.int {
-	o, r := commArg(comm, fname)
+func gatherCall(kind gatherKind, sendp unsafe.Pointer, scount int64, sdt C.uintptr_t, recvp unsafe.Pointer, rcount int64, rdt C.uintptr_t, root C.int, comm C.uintptr_t, mode cmode, req *C.uintptr_t, fname string) C.int {
+	o, r := collArgs(comm, mode, req, fname)
 	if o == nil {
 		return r
 	}
-	size, me := o.c.Size(), o.c.Rank()
-	rooted := kind == gGather || kind == gScatter
-	if rooted {
-		if r := rootArg(o, root, comm, fname); r != 0 {
+	peers := o.peers()
+	ri := rootInfo{inter: o.c.IsInter()}
+	if kind == gGather || kind == gScatter {
+		if ri, r = rootArg(o, root, comm, fname); r != 0 {
 			return r
 		}
 	}
-	isRoot := rooted && me == int(root)
-	// Which sides this member uses.
-	sendUsed := kind != gScatter || isRoot
-	recvUsed := kind != gGather || isRoot
-	inPlace := isInPlace(sendp)
-	if kind == gScatter && isInPlace(recvp) && isRoot {
-		inPlace, recvUsed = true, false
+	sendUsed, recvUsed := sides(kind, ri)
+	inPlace, bad := inPlaceOf(kind, ri, sendp, recvp, sendUsed, recvUsed)
+	if bad {
+		return failCode(handle(comm), MPI_ERR_BUFFER, fname)
 	}
-	if inPlace && rooted && !isRoot {
-		inPlace = false
+	if inPlace {
+		if kind == gScatter {
+			recvUsed = false
+		} else {
+			sendUsed = false
+		}
 	}
 	var st, rt *dtype
-	if sendUsed && !(inPlace && kind != gScatter) {
+	if sendUsed {
 		if st, r = typeOf(sdt, comm, fname); st == nil {
 			return r
 		}
@@ -636,252 +948,293 @@ func gatherCall(kind gatherKind, sendp unsafe.Pointer, scount int64, sdt C.uintp
 			return failCode(handle(comm), MPI_ERR_COUNT, fname)
 		}
 	}
-	var sa, ra area
-	sendBlocks := int64(1)
+	sendBlocks, recvBlocks := int64(1), int64(1)
 	if kind == gScatter || kind == gAlltoall {
-		sendBlocks = int64(size)
+		sendBlocks = int64(peers)
 	}
-	recvBlocks := int64(1)
-	if kind == gGather || kind == gAllgather || kind == gAlltoall {
-		recvBlocks = int64(size)
+	if kind != gScatter {
+		recvBlocks = int64(peers)
 	}
-	var send, recv []byte
+	a := gArgs{kind: kind, c: o.c, root: ri.root}
+	var sa, ra *area
 	if st != nil {
 		sa = makeArea(sendp, scount*sendBlocks, st, true)
-		send = sa.b
+		a.send = sa.b
 	}
 	if rt != nil {
 		// In place, the receive buffer holds this member's data.
 		ra = makeArea(recvp, rcount*recvBlocks, rt, inPlace)
-		recv = ra.b
+		a.recv = ra.b
 	}
-	if inPlace {
-		send = nil
-		if kind == gScatter {
-			recv = nil
+	var pre, post func()
+	if sa != nil && sa.staged || ra != nil && ra.staged && inPlace {
+		pre = func() { sa.load(); ra.load() }
+		if mode != mPersist {
+			pre()
 		}
 	}
-	var after func()
-	if ra.staged {
-		after = ra.flush
+	if ra != nil && ra.staged {
+		post = ra.flush
 	}
-	var rq *ranks.Request
-	var err error
-	nb := req != nil
-	switch kind {
+	if mode == mBlock {
+		_, err := a.run(mBlock)
+		return collOut(comm, mode, nil, err, nil, post, nil, fname)
+	}
+	ha := a // the request keeps its own copy; a stays on the stack
+	rq, err := (&ha).run(mode)
+	return collOut(comm, mode, rq, err, pre, post, req, fname)
+}
+
+type vArgs struct {
+	kind           gatherKind
+	c              *ranks.Comm
+	send, recv     []byte
+	sc, sd, rc, rd []int
+	sw, rw         [][]byte
+	root           int
+}
+
+func (a *vArgs) run(mode cmode) (*ranks.Request, error) {
+	switch a.kind {
 	case gGather:
-		if nb {
-			rq, err = coll.Igather(o.c, send, recv, int(root))
-		} else {
-			err = coll.Gather(o.c, send, recv, int(root))
+		switch mode {
+		case mBlock:
+			return nil, coll.Gatherv(a.c, a.send, a.recv, a.rc, a.rd, a.root)
+		case mNB:
+			return coll.Igatherv(a.c, a.send, a.recv, a.rc, a.rd, a.root)
 		}
+		return coll.GathervInit(a.c, a.send, a.recv, a.rc, a.rd, a.root)
 	case gScatter:
-		if nb {
-			rq, err = coll.Iscatter(o.c, send, recv, int(root))
-		} else {
-			err = coll.Scatter(o.c, send, recv, int(root))
+		switch mode {
+		case mBlock:
+			return nil, coll.Scatterv(a.c, a.send, a.sc, a.sd, a.recv, a.root)
+		case mNB:
+			return coll.Iscatterv(a.c, a.send, a.sc, a.sd, a.recv, a.root)
 		}
+		return coll.ScattervInit(a.c, a.send, a.sc, a.sd, a.recv, a.root)
 	case gAllgather:
-		if nb {
-			rq, err = coll.Iallgather(o.c, send, recv)
-		} else {
-			err = coll.Allgather(o.c, send, recv)
+		switch mode {
+		case mBlock:
+			return nil, coll.Allgatherv(a.c, a.send, a.recv, a.rc, a.rd)
+		case mNB:
+			return coll.Iallgatherv(a.c, a.send, a.recv, a.rc, a.rd)
 		}
+		return coll.AllgathervInit(a.c, a.send, a.recv, a.rc, a.rd)
 	case gAlltoall:
-		if nb {
-			rq, err = coll.Ialltoall(o.c, send, recv)
-		} else {
-			err = coll.Alltoall(o.c, send, recv)
+		switch mode {
+		case mBlock:
+			return nil, coll.Alltoallv(a.c, a.send, a.sc, a.sd, a.recv, a.rc, a.rd)
+		case mNB:
+			return coll.Ialltoallv(a.c, a.send, a.sc, a.sd, a.recv, a.rc, a.rd)
 		}
+		return coll.AlltoallvInit(a.c, a.send, a.sc, a.sd, a.recv, a.rc, a.rd)
 	}
-	return collOut(comm, rq, err, after, req, fname)
-}
-
-//export shmpi_MPI_Gather
-func shmpi_MPI_Gather(s unsafe.Pointer, sc C.int, sdt C.uintptr_t, r unsafe.Pointer, rc C.int, rdt C.uintptr_t, root C.int, comm C.uintptr_t) C.int {
-	return gatherCall(gGather, s, int64(sc), sdt, r, int64(rc), rdt, root, comm, nil, "MPI_Gather")
-}
-
-//export shmpi_MPI_Igather
-func shmpi_MPI_Igather(s unsafe.Pointer, sc C.int, sdt C.uintptr_t, r unsafe.Pointer, rc C.int, rdt C.uintptr_t, root C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
-	if req == nil {
-		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Igather")
+	switch mode {
+	case mBlock:
+		return nil, coll.Alltoallw(a.c, a.sw, a.rw)
+	case mNB:
+		return coll.Ialltoallw(a.c, a.sw, a.rw)
 	}
-	return gatherCall(gGather, s, int64(sc), sdt, r, int64(rc), rdt, root, comm, req, "MPI_Igather")
+	return coll.AlltoallwInit(a.c, a.sw, a.rw)
 }
 
-//export shmpi_MPI_Scatter
-func shmpi_MPI_Scatter(s unsafe.Pointer, sc C.int, sdt C.uintptr_t, r unsafe.Pointer, rc C.int, rdt C.uintptr_t, root C.int, comm C.uintptr_t) C.int {
-	return gatherCall(gScatter, s, int64(sc), sdt, r, int64(rc), rdt, root, comm, nil, "MPI_Scatter")
-}
-
-//export shmpi_MPI_Iscatter
-func shmpi_MPI_Iscatter(s unsafe.Pointer, sc C.int, sdt C.uintptr_t, r unsafe.Pointer, rc C.int, rdt C.uintptr_t, root C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
-	if req == nil {
-		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Iscatter")
-	}
-	return gatherCall(gScatter, s, int64(sc), sdt, r, int64(rc), rdt, root, comm, req, "MPI_Iscatter")
-}
-
-//export shmpi_MPI_Allgather
-func shmpi_MPI_Allgather(s unsafe.Pointer, sc C.int, sdt C.uintptr_t, r unsafe.Pointer, rc C.int, rdt C.uintptr_t, comm C.uintptr_t) C.int {
-	return gatherCall(gAllgather, s, int64(sc), sdt, r, int64(rc), rdt, 0, comm, nil, "MPI_Allgather")
-}
-
-//export shmpi_MPI_Iallgather
-func shmpi_MPI_Iallgather(s unsafe.Pointer, sc C.int, sdt C.uintptr_t, r unsafe.Pointer, rc C.int, rdt C.uintptr_t, comm C.uintptr_t, req *C.uintptr_t) C.int {
-	if req == nil {
-		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Iallgather")
-	}
-	return gatherCall(gAllgather, s, int64(sc), sdt, r, int64(rc), rdt, 0, comm, req, "MPI_Iallgather")
-}
-
-//export shmpi_MPI_Alltoall
-func shmpi_MPI_Alltoall(s unsafe.Pointer, sc C.int, sdt C.uintptr_t, r unsafe.Pointer, rc C.int, rdt C.uintptr_t, comm C.uintptr_t) C.int {
-	return gatherCall(gAlltoall, s, int64(sc), sdt, r, int64(rc), rdt, 0, comm, nil, "MPI_Alltoall")
-}
-
-//export shmpi_MPI_Ialltoall
-func shmpi_MPI_Ialltoall(s unsafe.Pointer, sc C.int, sdt C.uintptr_t, r unsafe.Pointer, rc C.int, rdt C.uintptr_t, comm C.uintptr_t, req *C.uintptr_t) C.int {
-	if req == nil {
-		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Ialltoall")
-	}
-	return gatherCall(gAlltoall, s, int64(sc), sdt, r, int64(rc), rdt, 0, comm, req, "MPI_Ialltoall")
-}
-
-// The v forms: counts and displacements in elements of the type,
-// converted to bytes for coll. Their buffers' types must be contiguous
-// (MPI_ERR_UNSUPPORTED_OPERATION otherwise, for now).
-
-func vBytes(counts, displs *C.int, n int, t *dtype) ([]int, []int, int64) {
-	c, d := intSlice(counts, C.int(n)), intSlice(displs, C.int(n))
-	var end int64
-	for i := range c {
-		e := int64(d[i]+c[i]) * t.extent()
-		end = max(end, e)
-		c[i] *= int(t.size)
-		d[i] *= int(t.extent())
-	}
-	return c, d, end
-}
-
-func contigBytes(p unsafe.Pointer, n int64, t *dtype) []byte {
-	if n <= 0 || p == nil {
-		return []byte{}
-	}
-	return unsafe.Slice((*byte)(unsafe.Add(p, t.firstOff)), n)
-}
-
-func vCall(kind gatherKind, sendp unsafe.Pointer, scount int64, scounts, sdispls *C.int, sdt C.uintptr_t, recvp unsafe.Pointer, rcount int64, rcounts, rdispls *C.int, rdt C.uintptr_t, root C.int, comm C.uintptr_t, fname string) C.int {
-	o, r := commArg(comm, fname)
+// vCall is Gatherv, Scatterv, Allgatherv and Alltoallv: counts and
+// displacements in elements (extents) of the type, on the side that has
+// one block per peer. Any datatype works: a non-contiguous one is packed
+// block by block.
+func vCall(kind gatherKind, sendp unsafe.Pointer, scount int64, scounts, sdispls unsafe.Pointer, sdt C.uintptr_t, recvp unsafe.Pointer, rcount int64, rcounts, rdispls unsafe.Pointer, rdt C.uintptr_t, root C.int, comm C.uintptr_t, wide bool, mode cmode, req *C.uintptr_t, fname string) C.int {
+	o, r := collArgs(comm, mode, req, fname)
 	if o == nil {
 		return r
 	}
-	size, me := o.c.Size(), o.c.Rank()
-	rooted := kind == gGather || kind == gScatter
-	if rooted {
-		if r := rootArg(o, root, comm, fname); r != 0 {
+	peers := o.peers()
+	ri := rootInfo{inter: o.c.IsInter()}
+	if kind == gGather || kind == gScatter {
+		if ri, r = rootArg(o, root, comm, fname); r != 0 {
 			return r
 		}
 	}
-	isRoot := rooted && me == int(root)
-	inPlace := isInPlace(sendp) || (kind == gScatter && isRoot && isInPlace(recvp))
-	if rooted && !isRoot {
-		inPlace = false
+	sendUsed, recvUsed := sides(kind, ri)
+	inPlace, bad := inPlaceOf(kind, ri, sendp, recvp, sendUsed, recvUsed)
+	if bad {
+		return failCode(handle(comm), MPI_ERR_BUFFER, fname)
 	}
-	var send, recv []byte
-	var err error
+	if inPlace {
+		if kind == gScatter {
+			recvUsed = false
+		} else {
+			sendUsed = false
+		}
+	}
+	sendV := kind == gScatter || kind == gAlltoall
+	recvV := kind != gScatter
 	var st, rt *dtype
-	if !(inPlace && kind != gScatter) && (kind != gScatter || isRoot) {
+	if sendUsed {
 		if st, r = typeOf(sdt, comm, fname); st == nil {
 			return r
 		}
+		if sendV && (scounts == nil || sdispls == nil) {
+			return failCode(handle(comm), MPI_ERR_ARG, fname)
+		}
+		if !sendV && scount < 0 {
+			return failCode(handle(comm), MPI_ERR_COUNT, fname)
+		}
 	}
-	if (kind != gGather || isRoot) && !(inPlace && kind == gScatter) {
+	if recvUsed {
 		if rt, r = typeOf(rdt, comm, fname); rt == nil {
 			return r
 		}
-	}
-	if (st != nil && !st.contig) || (rt != nil && !rt.contig) {
-		return failCode(handle(comm), MPI_ERR_UNSUPPORTED_OPERATION, fname)
-	}
-	switch kind {
-	case gGather: // Gatherv
-		if st != nil {
-			send = contigBytes(sendp, scount*st.size, st)
-		}
-		var c, d []int
-		if isRoot {
-			if rcounts == nil || rdispls == nil {
-				return failCode(handle(comm), MPI_ERR_ARG, fname)
-			}
-			var end int64
-			c, d, end = vBytes(rcounts, rdispls, size, rt)
-			recv = contigBytes(recvp, end, rt)
-		}
-		if inPlace {
-			send = nil
-		}
-		err = coll.Gatherv(o.c, send, recv, c, d, int(root))
-	case gScatter: // Scatterv
-		var c, d []int
-		if isRoot {
-			if scounts == nil || sdispls == nil {
-				return failCode(handle(comm), MPI_ERR_ARG, fname)
-			}
-			var end int64
-			c, d, end = vBytes(scounts, sdispls, size, st)
-			send = contigBytes(sendp, end, st)
-		}
-		if rt != nil {
-			recv = contigBytes(recvp, rcount*rt.size, rt)
-		}
-		if inPlace {
-			recv = nil
-		}
-		err = coll.Scatterv(o.c, send, c, d, recv, int(root))
-	case gAllgather: // Allgatherv
-		if rcounts == nil || rdispls == nil {
+		if recvV && (rcounts == nil || rdispls == nil) {
 			return failCode(handle(comm), MPI_ERR_ARG, fname)
 		}
-		c, d, end := vBytes(rcounts, rdispls, size, rt)
-		recv = contigBytes(recvp, end, rt)
-		if st != nil && !inPlace {
-			send = contigBytes(sendp, scount*st.size, st)
+		if !recvV && rcount < 0 {
+			return failCode(handle(comm), MPI_ERR_COUNT, fname)
 		}
-		err = coll.Allgatherv(o.c, send, recv, c, d)
-	case gAlltoall: // Alltoallv
-		if inPlace || scounts == nil || sdispls == nil || rcounts == nil || rdispls == nil {
-			if inPlace {
-				return failCode(handle(comm), MPI_ERR_UNSUPPORTED_OPERATION, fname)
-			}
-			return failCode(handle(comm), MPI_ERR_ARG, fname)
-		}
-		sc, sd, send_end := vBytes(scounts, sdispls, size, st)
-		rc, rd, recv_end := vBytes(rcounts, rdispls, size, rt)
-		send = contigBytes(sendp, send_end, st)
-		recv = contigBytes(recvp, recv_end, rt)
-		err = coll.Alltoallv(o.c, send, sc, sd, recv, rc, rd)
 	}
-	return fail(handle(comm), err, fname)
+	a := vArgs{kind: kind, c: o.c, root: ri.root}
+	var pre []func()
+	var post func()
+	if rt != nil {
+		if recvV {
+			ra, ok := makeVArea(recvp, vecOf(rcounts, wide, peers), vecOf(rdispls, wide, peers), rt, inPlace)
+			if !ok {
+				return failCode(handle(comm), MPI_ERR_COUNT, fname)
+			}
+			a.recv, a.rc, a.rd = ra.b, ra.bc, ra.bd
+			if ra.staged {
+				if inPlace {
+					pre = append(pre, ra.load)
+				}
+				post = ra.flush
+			}
+		} else {
+			ra := makeArea(recvp, rcount, rt, false)
+			a.recv = ra.b
+			if ra.staged {
+				post = ra.flush
+			}
+		}
+	}
+	switch {
+	case inPlace && kind == gAlltoall:
+		// MPI_IN_PLACE: the data sent is the receive buffer's, as its
+		// counts and displacements lay it out; it is copied first.
+		send := make([]byte, len(a.recv))
+		a.send, a.sc, a.sd = send, a.rc, a.rd
+		recv := a.recv
+		pre = append(pre, func() { copy(send, recv) })
+	case st != nil && sendV:
+		sa, ok := makeVArea(sendp, vecOf(scounts, wide, peers), vecOf(sdispls, wide, peers), st, true)
+		if !ok {
+			return failCode(handle(comm), MPI_ERR_COUNT, fname)
+		}
+		a.send, a.sc, a.sd = sa.b, sa.bc, sa.bd
+		if sa.staged {
+			pre = append(pre, sa.load)
+		}
+	case st != nil:
+		sa := makeArea(sendp, scount, st, true)
+		a.send = sa.b
+		if sa.staged {
+			pre = append(pre, sa.load)
+		}
+	}
+	return vOut(comm, &a, mode, pre, post, req, fname)
 }
 
-//export shmpi_MPI_Gatherv
-func shmpi_MPI_Gatherv(s unsafe.Pointer, sc C.int, sdt C.uintptr_t, r unsafe.Pointer, rcs, rds *C.int, rdt C.uintptr_t, root C.int, comm C.uintptr_t) C.int {
-	return vCall(gGather, s, int64(sc), nil, nil, sdt, r, 0, rcs, rds, rdt, root, comm, "MPI_Gatherv")
+// vOut runs the v or w collective a, after its packing steps pre.
+func vOut(comm C.uintptr_t, a *vArgs, mode cmode, pre []func(), post func(), req *C.uintptr_t, fname string) C.int {
+	var p func()
+	if len(pre) > 0 {
+		p = func() {
+			for _, f := range pre {
+				f()
+			}
+		}
+		if mode != mPersist {
+			p()
+		}
+	}
+	rq, err := a.run(mode)
+	return collOut(comm, mode, rq, err, p, post, req, fname)
 }
 
-//export shmpi_MPI_Scatterv
-func shmpi_MPI_Scatterv(s unsafe.Pointer, scs, sds *C.int, sdt C.uintptr_t, r unsafe.Pointer, rc C.int, rdt C.uintptr_t, root C.int, comm C.uintptr_t) C.int {
-	return vCall(gScatter, s, 0, scs, sds, sdt, r, int64(rc), nil, nil, rdt, root, comm, "MPI_Scatterv")
-}
-
-//export shmpi_MPI_Allgatherv
-func shmpi_MPI_Allgatherv(s unsafe.Pointer, sc C.int, sdt C.uintptr_t, r unsafe.Pointer, rcs, rds *C.int, rdt C.uintptr_t, comm C.uintptr_t) C.int {
-	return vCall(gAllgather, s, int64(sc), nil, nil, sdt, r, 0, rcs, rds, rdt, 0, comm, "MPI_Allgatherv")
-}
-
-//export shmpi_MPI_Alltoallv
-func shmpi_MPI_Alltoallv(s unsafe.Pointer, scs, sds *C.int, sdt C.uintptr_t, r unsafe.Pointer, rcs, rds *C.int, rdt C.uintptr_t, comm C.uintptr_t) C.int {
-	return vCall(gAlltoall, s, 0, scs, sds, sdt, r, 0, rcs, rds, rdt, 0, comm, "MPI_Alltoallv")
+// alltoallwCall is Alltoallw: a count, a byte displacement and a type for
+// each peer on each side. Each block moves in place if its type is
+// contiguous, else through a staging slice of its own.
+func alltoallwCall(sendp unsafe.Pointer, scounts, sdispls unsafe.Pointer, stypes *C.uintptr_t, recvp unsafe.Pointer, rcounts, rdispls unsafe.Pointer, rtypes *C.uintptr_t, comm C.uintptr_t, wide bool, mode cmode, req *C.uintptr_t, fname string) C.int {
+	o, r := collArgs(comm, mode, req, fname)
+	if o == nil {
+		return r
+	}
+	peers := o.peers()
+	inPlace := isInPlace(sendp)
+	if inPlace && o.c.IsInter() || isInPlace(recvp) {
+		return failCode(handle(comm), MPI_ERR_BUFFER, fname)
+	}
+	if rcounts == nil || rdispls == nil || rtypes == nil || !inPlace && (scounts == nil || sdispls == nil || stypes == nil) {
+		return failCode(handle(comm), MPI_ERR_ARG, fname)
+	}
+	side := func(p unsafe.Pointer, cp, dp unsafe.Pointer, tp *C.uintptr_t, fill bool) (*wArea, C.int) {
+		w := &wArea{p: p, fill: fill, counts: vecOf(cp, wide, peers), displs: vecOf(dp, wide, peers),
+			ts: make([]*dtype, peers), blocks: make([][]byte, peers), staged: make([]bool, peers)}
+		hs := unsafe.Slice(tp, peers)
+		for i := range peers {
+			c := w.counts[i]
+			if c < 0 {
+				return nil, failCode(handle(comm), MPI_ERR_COUNT, fname)
+			}
+			t := getType(handle(hs[i]))
+			if t == nil || !t.committed {
+				if c == 0 {
+					w.blocks[i] = []byte{}
+					continue
+				}
+				return nil, failCode(handle(comm), MPI_ERR_TYPE, fname)
+			}
+			w.ts[i] = t
+			n := int64(c) * t.size
+			switch {
+			case n == 0:
+				w.blocks[i] = []byte{}
+			case t.contig:
+				w.blocks[i] = unsafe.Slice((*byte)(unsafe.Add(p, int64(w.displs[i])+t.firstOff)), n)
+			default:
+				w.blocks[i], w.staged[i], w.anyStaged = make([]byte, n), true, true
+			}
+		}
+		return w, 0
+	}
+	ra, r := side(recvp, rcounts, rdispls, rtypes, inPlace)
+	if ra == nil {
+		return r
+	}
+	a := vArgs{kind: gAlltoallw, c: o.c, rw: ra.blocks}
+	var pre []func()
+	var post func()
+	if ra.anyStaged {
+		post = ra.flush
+	}
+	if inPlace {
+		// The data sent is the receive buffer's, copied first.
+		a.sw = make([][]byte, peers)
+		for i, b := range ra.blocks {
+			a.sw[i] = make([]byte, len(b))
+		}
+		pre = append(pre, ra.load, func() {
+			for i, b := range ra.blocks {
+				copy(a.sw[i], b)
+			}
+		})
+	} else {
+		sa, r := side(sendp, scounts, sdispls, stypes, true)
+		if sa == nil {
+			return r
+		}
+		a.sw = sa.blocks
+		if sa.anyStaged {
+			pre = append(pre, sa.load)
+		}
+	}
+	return vOut(comm, &a, mode, pre, post, req, fname)
 }

@@ -7,7 +7,6 @@ package main
 import "C"
 
 import (
-	"sort"
 	"sync"
 	"unsafe"
 
@@ -21,10 +20,14 @@ type commObj struct {
 	errh handle
 	eh   *errhObj
 
+	attrSet
+
 	mu    sync.Mutex
-	attrs map[int]uintptr // keyval -> attribute value (a C void*)
 	name  string
 	named bool
+	// hwType is the resource type MPI_COMM_TYPE_HW_UNGUIDED chose for
+	// this communicator, which MPI_Comm_get_info reports.
+	hwType string
 }
 
 // getComm returns the communicator of h, or nil.
@@ -68,6 +71,9 @@ func newComm(c *ranks.Comm, parent *commObj) handle {
 	idx := comms.slotOf(h)
 	e := commEnt(idx)
 	e.rank, e.size, e.inter = C.int32_t(c.Rank()), C.int32_t(c.Size()), 0
+	if c.IsInter() {
+		e.inter = 1
+	}
 	publishGen(&e.gen, uint32(h>>32))
 	return h
 }
@@ -93,50 +99,102 @@ func commArg(h C.uintptr_t, fname string) (*commObj, C.int) {
 	return c, 0
 }
 
-//export shmpi_MPI_Comm_dup
-func shmpi_MPI_Comm_dup(comm C.uintptr_t, out *C.uintptr_t) C.int {
-	o, r := commArg(comm, "MPI_Comm_dup")
+func commDup(comm C.uintptr_t, info C.uintptr_t, withInfo bool, out *C.uintptr_t, fname string) C.int {
+	o, r := commArg(comm, fname)
 	if o == nil {
 		return r
 	}
 	if out == nil {
-		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Comm_dup")
+		return failCode(handle(comm), MPI_ERR_ARG, fname)
 	}
-	c, err := o.c.Dup()
+	var in *ranks.Info
+	if withInfo {
+		if in, r = infoArg(info, fname); r != 0 {
+			return r
+		}
+	}
+	// MPI 4.0: MPI_Comm_dup does not copy the hints; _with_info sets them.
+	var c *ranks.Comm
+	var err error
+	if withInfo {
+		c, err = o.c.DupWithInfo(in)
+	} else {
+		c, err = o.c.Dup()
+	}
 	if err != nil {
-		return fail(handle(comm), err, "MPI_Comm_dup")
+		return fail(handle(comm), err, fname)
 	}
 	h := newComm(c, o)
-	if err := copyAttrs(handle(comm), o, h); err != 0 {
+	attrs, rc := o.copyAttrs(handle(comm))
+	if rc != 0 {
 		freeComm(h, getComm(h))
-		return failCode(handle(comm), int(err), "MPI_Comm_dup")
+		return failCode(handle(comm), rc, fname)
 	}
+	getComm(h).attrs = attrs
 	*out = C.uintptr_t(h)
 	return 0
 }
 
+//export shmpi_MPI_Comm_dup
+func shmpi_MPI_Comm_dup(comm C.uintptr_t, out *C.uintptr_t) C.int {
+	return commDup(comm, MPI_INFO_NULL, false, out, "MPI_Comm_dup")
+}
+
 //export shmpi_MPI_Comm_dup_with_info
 func shmpi_MPI_Comm_dup_with_info(comm C.uintptr_t, info C.uintptr_t, out *C.uintptr_t) C.int {
-	return shmpi_MPI_Comm_dup(comm, out)
+	return commDup(comm, info, true, out, "MPI_Comm_dup_with_info")
+}
+
+// commIdup is MPI_Comm_idup: the attributes' copy callbacks run now, on
+// the attributes as they are now (as ranks.Comm.Idup does for its own);
+// *out gets the new communicator when the request completes.
+func commIdup(comm C.uintptr_t, info C.uintptr_t, withInfo bool, out *C.uintptr_t, req *C.uintptr_t, fname string) C.int {
+	o, r := commArg(comm, fname)
+	if o == nil {
+		return r
+	}
+	if out == nil || req == nil {
+		return failCode(handle(comm), MPI_ERR_ARG, fname)
+	}
+	var in *ranks.Info
+	if withInfo {
+		if in, r = infoArg(info, fname); r != 0 {
+			return r
+		}
+	}
+	attrs, rc := o.copyAttrs(handle(comm))
+	if rc != 0 {
+		return failCode(handle(comm), rc, fname)
+	}
+	nc := new(*ranks.Comm)
+	rq, err := o.c.IdupWithInfo(in, nc)
+	if err != nil {
+		dropAttrs(attrs, MPI_COMM_NULL)
+		return fail(handle(comm), err, fname)
+	}
+	after := func(s *ranks.Status, err error) error {
+		if err != nil || *nc == nil {
+			dropAttrs(attrs, MPI_COMM_NULL)
+			*out = MPI_COMM_NULL
+			return err
+		}
+		h := newComm(*nc, o)
+		getComm(h).attrs = attrs
+		*out = C.uintptr_t(h)
+		return nil
+	}
+	*req = C.uintptr_t(newReq(reqObj{r: rq, comm: handle(comm), after: after}))
+	return 0
 }
 
 //export shmpi_MPI_Comm_idup
 func shmpi_MPI_Comm_idup(comm C.uintptr_t, out *C.uintptr_t, req *C.uintptr_t) C.int {
-	if req == nil {
-		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Comm_idup")
-	}
-	// Dup is quick here (a context slot in shared memory): the request
-	// is complete at once.
-	if r := shmpi_MPI_Comm_dup(comm, out); r != 0 {
-		return r
-	}
-	*req = C.uintptr_t(doneRequest(handle(comm)))
-	return 0
+	return commIdup(comm, MPI_INFO_NULL, false, out, req, "MPI_Comm_idup")
 }
 
 //export shmpi_MPI_Comm_idup_with_info
 func shmpi_MPI_Comm_idup_with_info(comm C.uintptr_t, info C.uintptr_t, out *C.uintptr_t, req *C.uintptr_t) C.int {
-	return shmpi_MPI_Comm_idup(comm, out, req)
+	return commIdup(comm, info, true, out, req, "MPI_Comm_idup_with_info")
 }
 
 //export shmpi_MPI_Comm_free
@@ -188,28 +246,47 @@ func shmpi_MPI_Comm_split(comm C.uintptr_t, color, key C.int, out *C.uintptr_t) 
 
 //export shmpi_MPI_Comm_split_type
 func shmpi_MPI_Comm_split_type(comm C.uintptr_t, kind, key C.int, info C.uintptr_t, out *C.uintptr_t) C.int {
-	o, r := commArg(comm, "MPI_Comm_split_type")
+	const fname = "MPI_Comm_split_type"
+	o, r := commArg(comm, fname)
 	if o == nil {
 		return r
 	}
 	if out == nil {
-		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Comm_split_type")
+		return failCode(handle(comm), MPI_ERR_ARG, fname)
+	}
+	in, r := infoArg(info, fname)
+	if r != 0 {
+		return r
 	}
 	var c *ranks.Comm
 	var err error
+	hw := ""
 	switch kind {
 	case MPI_UNDEFINED:
 		c, err = o.c.Split(ranks.Undefined, int(key))
-	case MPI_COMM_TYPE_SHARED, MPI_COMM_TYPE_HW_UNGUIDED, MPI_COMM_TYPE_HW_GUIDED, MPI_COMM_TYPE_RESOURCE_GUIDED:
-		// Every rank of a job shares one node's memory.
+	case MPI_COMM_TYPE_SHARED, MPI_COMM_TYPE_RESOURCE_GUIDED:
+		// Every rank of a job shares one node's memory (and is one
+		// process set).
 		c, err = o.c.SplitType(ranks.TypeShared, int(key))
+	case MPI_COMM_TYPE_HW_GUIDED:
+		c, err = o.c.SplitTypeInfo(ranks.TypeHWGuided, int(key), in)
+	case MPI_COMM_TYPE_HW_UNGUIDED:
+		// The chosen level goes to the new communicator's info, not
+		// into the caller's object.
+		scratch := ranks.NewInfo()
+		c, err = o.c.SplitTypeInfo(ranks.TypeHWUnguided, int(key), scratch)
+		hw, _, _ = scratch.Get(ranks.HWResourceKey)
 	default:
-		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Comm_split_type")
+		return failCode(handle(comm), MPI_ERR_ARG, fname)
 	}
 	if err != nil {
-		return fail(handle(comm), err, "MPI_Comm_split_type")
+		return fail(handle(comm), err, fname)
 	}
-	*out = C.uintptr_t(newComm(c, o))
+	h := newComm(c, o)
+	if n := getComm(h); n != nil {
+		n.hwType = hw
+	}
+	*out = C.uintptr_t(h)
 	return 0
 }
 
@@ -316,20 +393,94 @@ func shmpi_MPI_Comm_group(comm C.uintptr_t, out *C.uintptr_t) C.int {
 
 //export shmpi_MPI_Comm_remote_size
 func shmpi_MPI_Comm_remote_size(comm C.uintptr_t, size *C.int) C.int {
-	if _, r := commArg(comm, "MPI_Comm_remote_size"); r != 0 {
+	o, r := commArg(comm, "MPI_Comm_remote_size")
+	if o == nil {
 		return r
 	}
-	// No intercommunicators: MPI says this is an error on an
-	// intracommunicator.
-	return failCode(handle(comm), MPI_ERR_COMM, "MPI_Comm_remote_size")
+	if !o.c.IsInter() {
+		// MPI: an error on an intracommunicator.
+		return failCode(handle(comm), MPI_ERR_COMM, "MPI_Comm_remote_size")
+	}
+	if size == nil {
+		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Comm_remote_size")
+	}
+	*size = C.int(o.c.RemoteSize())
+	return 0
 }
 
 //export shmpi_MPI_Comm_remote_group
-func shmpi_MPI_Comm_remote_group(comm C.uintptr_t, g *C.uintptr_t) C.int {
-	if _, r := commArg(comm, "MPI_Comm_remote_group"); r != 0 {
+func shmpi_MPI_Comm_remote_group(comm C.uintptr_t, out *C.uintptr_t) C.int {
+	o, r := commArg(comm, "MPI_Comm_remote_group")
+	if o == nil {
 		return r
 	}
-	return failCode(handle(comm), MPI_ERR_COMM, "MPI_Comm_remote_group")
+	if out == nil {
+		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Comm_remote_group")
+	}
+	g, err := o.c.RemoteGroup()
+	if err != nil {
+		return fail(handle(comm), err, "MPI_Comm_remote_group")
+	}
+	*out = C.uintptr_t(newGroup(g))
+	return 0
+}
+
+//export shmpi_MPI_Intercomm_create
+func shmpi_MPI_Intercomm_create(local C.uintptr_t, localLeader C.int, peer C.uintptr_t, remoteLeader, tag C.int, out *C.uintptr_t) C.int {
+	const fname = "MPI_Intercomm_create"
+	o, r := commArg(local, fname)
+	if o == nil {
+		return r
+	}
+	if out == nil {
+		return failCode(handle(local), MPI_ERR_ARG, fname)
+	}
+	if localLeader < 0 || int(localLeader) >= o.c.Size() {
+		return failCode(handle(local), MPI_ERR_RANK, fname)
+	}
+	// The peer communicator matters at the local leader only (MPI lets
+	// the others pass anything).
+	var pc *ranks.Comm
+	if o.c.Rank() == int(localLeader) {
+		p := getComm(handle(peer))
+		if p == nil {
+			return failCode(handle(local), MPI_ERR_COMM, fname)
+		}
+		if remoteLeader < 0 || int(remoteLeader) >= p.c.Size() {
+			return failCode(handle(local), MPI_ERR_RANK, fname)
+		}
+		if tag < 0 {
+			return failCode(handle(local), MPI_ERR_TAG, fname)
+		}
+		pc = p.c
+	}
+	c, err := ranks.IntercommCreate(o.c, int(localLeader), pc, int(remoteLeader), int(tag))
+	if err != nil {
+		return fail(handle(local), err, fname)
+	}
+	*out = C.uintptr_t(newComm(c, o))
+	return 0
+}
+
+//export shmpi_MPI_Intercomm_merge
+func shmpi_MPI_Intercomm_merge(comm C.uintptr_t, high C.int, out *C.uintptr_t) C.int {
+	const fname = "MPI_Intercomm_merge"
+	o, r := commArg(comm, fname)
+	if o == nil {
+		return r
+	}
+	if out == nil {
+		return failCode(handle(comm), MPI_ERR_ARG, fname)
+	}
+	if !o.c.IsInter() {
+		return failCode(handle(comm), MPI_ERR_COMM, fname)
+	}
+	c, err := o.c.IntercommMerge(high != 0)
+	if err != nil {
+		return fail(handle(comm), err, fname)
+	}
+	*out = C.uintptr_t(newComm(c, o))
+	return 0
 }
 
 //export shmpi_MPI_Comm_get_parent
@@ -382,21 +533,34 @@ func shmpi_MPI_Comm_get_name(comm C.uintptr_t, name *C.char, n *C.int) C.int {
 
 //export shmpi_MPI_Comm_set_info
 func shmpi_MPI_Comm_set_info(comm C.uintptr_t, info C.uintptr_t) C.int {
-	if _, r := commArg(comm, "MPI_Comm_set_info"); r != 0 {
+	o, r := commArg(comm, "MPI_Comm_set_info")
+	if o == nil {
 		return r
 	}
-	return 0
+	in, r := infoArg(info, "MPI_Comm_set_info")
+	if r != 0 {
+		return r
+	}
+	return fail(handle(comm), o.c.SetInfo(in), "MPI_Comm_set_info")
 }
 
 //export shmpi_MPI_Comm_get_info
 func shmpi_MPI_Comm_get_info(comm C.uintptr_t, out *C.uintptr_t) C.int {
-	if _, r := commArg(comm, "MPI_Comm_get_info"); r != 0 {
+	o, r := commArg(comm, "MPI_Comm_get_info")
+	if o == nil {
 		return r
 	}
 	if out == nil {
 		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Comm_get_info")
 	}
-	*out = C.uintptr_t(newInfo())
+	in, err := o.c.Info()
+	if err != nil {
+		return fail(handle(comm), err, "MPI_Comm_get_info")
+	}
+	if o.hwType != "" {
+		in.Set(ranks.HWResourceKey, o.hwType)
+	}
+	*out = C.uintptr_t(newInfo(in))
 	return 0
 }
 
@@ -649,335 +813,4 @@ func shmpi_MPI_Group_translate_ranks(g1 C.uintptr_t, n C.int, r1 *C.int, g2 C.ui
 		outs[i] = int32(v)
 	}
 	return 0
-}
-
-// Attributes. Keyvals are ints; the predefined ones are the ABI's
-// (MPI_TAG_UB...) and MPI_FT. A user keyval has copy and delete
-// callbacks (C functions, or the predefined MPI_*_NULL_COPY_FN = 0 and
-// MPI_*_DUP_FN = 1) for one kind of object.
-
-type keyval struct {
-	kind         int
-	copyFn, delF unsafe.Pointer
-	extra        unsafe.Pointer
-	freed        bool
-	refs         int // attributes set with it
-}
-
-var (
-	kvMu    sync.Mutex
-	keyvals = map[int]*keyval{}
-	nextKV  = 1000
-)
-
-// Values of the predefined attributes, in C memory (MPI hands out
-// pointers to them).
-var predefAttrs = map[int]*C.int{}
-
-func predefAttr(k int, v int) {
-	p := (*C.int)(C.malloc(C.size_t(unsafe.Sizeof(C.int(0)))))
-	*p = C.int(v)
-	predefAttrs[k] = p
-}
-
-func initAttrs() {
-	if len(predefAttrs) > 0 {
-		return
-	}
-	predefAttr(MPI_TAG_UB, ranks.TagUB)
-	predefAttr(MPI_HOST, MPI_PROC_NULL)
-	predefAttr(MPI_IO, MPI_ANY_SOURCE)
-	predefAttr(MPI_WTIME_IS_GLOBAL, 1) // one node, one monotonic clock
-	predefAttr(MPI_APPNUM, 0)
-	predefAttr(MPI_UNIVERSE_SIZE, world.Size())
-	predefAttr(MPI_LASTUSEDCODE, MPI_ERR_LASTCODE)
-	ft := 0
-	if world.FT() {
-		ft = 1
-	}
-	predefAttr(MPI_FT, ft)
-}
-
-func createKeyval(kind int, copyFn, delFn unsafe.Pointer, out *C.int, extra unsafe.Pointer, fname string) C.int {
-	if out == nil {
-		return failNone(MPI_ERR_ARG, fname)
-	}
-	kvMu.Lock()
-	nextKV++
-	k := nextKV
-	keyvals[k] = &keyval{kind: kind, copyFn: copyFn, delF: delFn, extra: extra}
-	kvMu.Unlock()
-	*out = C.int(k)
-	return 0
-}
-
-func freeKeyval(p *C.int, kind int, fname string) C.int {
-	if p == nil {
-		return failNone(MPI_ERR_ARG, fname)
-	}
-	kvMu.Lock()
-	kv := keyvals[int(*p)]
-	if kv == nil || kv.kind != kind || kv.freed {
-		kvMu.Unlock()
-		return failNone(MPI_ERR_KEYVAL, fname)
-	}
-	kv.freed = true
-	if kv.refs == 0 {
-		delete(keyvals, int(*p))
-	}
-	kvMu.Unlock()
-	*p = MPI_KEYVAL_INVALID
-	return 0
-}
-
-//export shmpi_MPI_Comm_create_keyval
-func shmpi_MPI_Comm_create_keyval(copyFn, delFn unsafe.Pointer, out *C.int, extra unsafe.Pointer) C.int {
-	return createKeyval(kindComm, copyFn, delFn, out, extra, "MPI_Comm_create_keyval")
-}
-
-//export shmpi_MPI_Keyval_create
-func shmpi_MPI_Keyval_create(copyFn, delFn unsafe.Pointer, out *C.int, extra unsafe.Pointer) C.int {
-	return createKeyval(kindComm, copyFn, delFn, out, extra, "MPI_Keyval_create")
-}
-
-//export shmpi_MPI_Comm_free_keyval
-func shmpi_MPI_Comm_free_keyval(k *C.int) C.int {
-	return freeKeyval(k, kindComm, "MPI_Comm_free_keyval")
-}
-
-//export shmpi_MPI_Keyval_free
-func shmpi_MPI_Keyval_free(k *C.int) C.int {
-	return freeKeyval(k, kindComm, "MPI_Keyval_free")
-}
-
-// attrKeyval finds a user keyval for kind.
-func attrKeyval(k int, kind int) *keyval {
-	kvMu.Lock()
-	defer kvMu.Unlock()
-	kv := keyvals[k]
-	if kv == nil || kv.kind != kind || kv.freed {
-		return nil
-	}
-	return kv
-}
-
-// callDelete runs kv's delete callback for the value v on object h.
-func callDelete(kv *keyval, h handle, k int, v uintptr) int {
-	if kv.delF == nil {
-		return 0
-	}
-	return int(C.shmpi_call_delete_attr(kv.delF, C.uintptr_t(h), C.int(k), C.uintptr_t(v), kv.extra))
-}
-
-func (o *commObj) setAttr(h handle, k int, v uintptr, fname string) C.int {
-	kv := attrKeyval(k, kindComm)
-	if kv == nil {
-		return failCode(h, MPI_ERR_KEYVAL, fname)
-	}
-	o.mu.Lock()
-	old, had := o.attrs[k]
-	o.mu.Unlock()
-	if had {
-		if rc := callDelete(kv, h, k, old); rc != 0 {
-			return failCode(h, rc, fname)
-		}
-	}
-	o.mu.Lock()
-	if o.attrs == nil {
-		o.attrs = map[int]uintptr{}
-	}
-	o.attrs[k] = v
-	o.mu.Unlock()
-	if !had {
-		kvMu.Lock()
-		kv.refs++
-		kvMu.Unlock()
-	}
-	return 0
-}
-
-func (o *commObj) deleteAttr(h handle, k int, fname string) C.int {
-	kv := attrKeyval(k, kindComm)
-	if kv == nil {
-		return failCode(h, MPI_ERR_KEYVAL, fname)
-	}
-	o.mu.Lock()
-	v, had := o.attrs[k]
-	o.mu.Unlock()
-	if !had {
-		return failCode(h, MPI_ERR_KEYVAL, fname)
-	}
-	if rc := callDelete(kv, h, k, v); rc != 0 {
-		return failCode(h, rc, fname)
-	}
-	o.mu.Lock()
-	delete(o.attrs, k)
-	o.mu.Unlock()
-	dropKeyvalRef(k)
-	return 0
-}
-
-func dropKeyvalRef(k int) {
-	kvMu.Lock()
-	if kv := keyvals[k]; kv != nil {
-		kv.refs--
-		if kv.freed && kv.refs <= 0 {
-			delete(keyvals, k)
-		}
-	}
-	kvMu.Unlock()
-}
-
-// deleteAllAttrs deletes every attribute of o, in the order they were
-// set is not kept; MPI leaves the order unspecified.
-func (o *commObj) deleteAllAttrs(h handle) {
-	o.mu.Lock()
-	keys := make([]int, 0, len(o.attrs))
-	for k := range o.attrs {
-		keys = append(keys, k)
-	}
-	o.mu.Unlock()
-	sort.Sort(sort.Reverse(sort.IntSlice(keys)))
-	for _, k := range keys {
-		kvMu.Lock()
-		kv := keyvals[k]
-		kvMu.Unlock()
-		o.mu.Lock()
-		v := o.attrs[k]
-		delete(o.attrs, k)
-		o.mu.Unlock()
-		if kv != nil {
-			callDelete(kv, h, k, v)
-		}
-		dropKeyvalRef(k)
-	}
-}
-
-// copyAttrs runs the copy callbacks of o's attributes for its duplicate nh.
-func copyAttrs(h handle, o *commObj, nh handle) int {
-	n := getComm(nh)
-	o.mu.Lock()
-	keys := make([]int, 0, len(o.attrs))
-	for k := range o.attrs {
-		keys = append(keys, k)
-	}
-	o.mu.Unlock()
-	sort.Ints(keys)
-	out := (*unsafe.Pointer)(C.malloc(C.size_t(unsafe.Sizeof(uintptr(0)))))
-	flag := (*C.int)(C.malloc(C.size_t(unsafe.Sizeof(C.int(0)))))
-	defer C.free(unsafe.Pointer(out))
-	defer C.free(unsafe.Pointer(flag))
-	for _, k := range keys {
-		kvMu.Lock()
-		kv := keyvals[k]
-		kvMu.Unlock()
-		if kv == nil {
-			continue
-		}
-		o.mu.Lock()
-		v := o.attrs[k]
-		o.mu.Unlock()
-		var nv uintptr
-		keep := false
-		switch uintptr(kv.copyFn) {
-		case 0: // MPI_COMM_NULL_COPY_FN
-		case 1: // MPI_COMM_DUP_FN
-			nv, keep = v, true
-		default:
-			*flag = 0
-			*out = nil
-			rc := C.shmpi_call_copy_attr(kv.copyFn, C.uintptr_t(h), C.int(k), kv.extra, C.uintptr_t(v), unsafe.Pointer(out), flag)
-			if rc != 0 {
-				return int(rc)
-			}
-			nv, keep = uintptr(*out), *flag != 0
-		}
-		if keep {
-			n.mu.Lock()
-			if n.attrs == nil {
-				n.attrs = map[int]uintptr{}
-			}
-			n.attrs[k] = nv
-			n.mu.Unlock()
-			kvMu.Lock()
-			kv.refs++
-			kvMu.Unlock()
-		}
-	}
-	return 0
-}
-
-//export shmpi_MPI_Comm_set_attr
-func shmpi_MPI_Comm_set_attr(comm C.uintptr_t, k C.int, v unsafe.Pointer) C.int {
-	o, r := commArg(comm, "MPI_Comm_set_attr")
-	if o == nil {
-		return r
-	}
-	return o.setAttr(handle(comm), int(k), uintptr(v), "MPI_Comm_set_attr")
-}
-
-//export shmpi_MPI_Attr_put
-func shmpi_MPI_Attr_put(comm C.uintptr_t, k C.int, v unsafe.Pointer) C.int {
-	o, r := commArg(comm, "MPI_Attr_put")
-	if o == nil {
-		return r
-	}
-	return o.setAttr(handle(comm), int(k), uintptr(v), "MPI_Attr_put")
-}
-
-func getAttr(comm C.uintptr_t, k C.int, v unsafe.Pointer, flag *C.int, fname string) C.int {
-	o, r := commArg(comm, fname)
-	if o == nil {
-		return r
-	}
-	if v == nil || flag == nil {
-		return failCode(handle(comm), MPI_ERR_ARG, fname)
-	}
-	initAttrs()
-	out := (*uintptr)(v)
-	if p, ok := predefAttrs[int(k)]; ok {
-		*out = uintptr(unsafe.Pointer(p))
-		*flag = 1
-		return 0
-	}
-	if attrKeyval(int(k), kindComm) == nil {
-		return failCode(handle(comm), MPI_ERR_KEYVAL, fname)
-	}
-	o.mu.Lock()
-	val, ok := o.attrs[int(k)]
-	o.mu.Unlock()
-	*flag = 0
-	if ok {
-		*out = val
-		*flag = 1
-	}
-	return 0
-}
-
-//export shmpi_MPI_Comm_get_attr
-func shmpi_MPI_Comm_get_attr(comm C.uintptr_t, k C.int, v unsafe.Pointer, flag *C.int) C.int {
-	return getAttr(comm, k, v, flag, "MPI_Comm_get_attr")
-}
-
-//export shmpi_MPI_Attr_get
-func shmpi_MPI_Attr_get(comm C.uintptr_t, k C.int, v unsafe.Pointer, flag *C.int) C.int {
-	return getAttr(comm, k, v, flag, "MPI_Attr_get")
-}
-
-//export shmpi_MPI_Comm_delete_attr
-func shmpi_MPI_Comm_delete_attr(comm C.uintptr_t, k C.int) C.int {
-	o, r := commArg(comm, "MPI_Comm_delete_attr")
-	if o == nil {
-		return r
-	}
-	return o.deleteAttr(handle(comm), int(k), "MPI_Comm_delete_attr")
-}
-
-//export shmpi_MPI_Attr_delete
-func shmpi_MPI_Attr_delete(comm C.uintptr_t, k C.int) C.int {
-	o, r := commArg(comm, "MPI_Attr_delete")
-	if o == nil {
-		return r
-	}
-	return o.deleteAttr(handle(comm), int(k), "MPI_Attr_delete")
 }

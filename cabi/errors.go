@@ -82,6 +82,16 @@ func classOf(err error) int {
 		return MPI_ERR_ARG
 	case errors.Is(err, ranks.ErrNoMem):
 		return MPI_ERR_NO_MEM
+	case errors.Is(err, ranks.ErrInfo):
+		return MPI_ERR_INFO
+	case errors.Is(err, ranks.ErrInfoKey):
+		return MPI_ERR_INFO_KEY
+	case errors.Is(err, ranks.ErrInfoValue):
+		return MPI_ERR_INFO_VALUE
+	case errors.Is(err, ranks.ErrInfoNoKey):
+		return MPI_ERR_INFO_NOKEY
+	case errors.Is(err, ranks.ErrKeyval):
+		return MPI_ERR_KEYVAL
 	}
 	return MPI_ERR_OTHER
 }

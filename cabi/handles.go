@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/shmpi/shmpi/ranks"
 )
 
 // Handles. A predefined handle is the ABI's value (a small integer below
@@ -231,7 +233,7 @@ var (
 	groups   = newTable[*groupObj](kindGroup, 0x108, 2)
 	ops      = newTable[*opObj](kindOp, 0x020, 0x20)
 	wins     = newTable[*winObj](kindWin, 0x110, 1)
-	infos    = newTable[*infoObj](kindInfo, 0x130, 2)
+	infos    = newTable[*ranks.Info](kindInfo, 0x130, 2)
 	errhs    = newTable[*errhObj](kindErrh, 0x140, 4)
 	reqs     = newTable[reqObj](kindReq, 0x180, 1)
 	msgs     = newTable[*msgObj](kindMsg, 0x128, 2)

@@ -7,34 +7,49 @@ import "C"
 
 import (
 	"strconv"
-	"sync"
 	"unsafe"
+
+	"github.com/shmpi/shmpi/ranks"
 )
 
-// Info objects: ordered key/value pairs. shmpi uses no key; every key is
-// kept and given back, as MPI asks.
-
-type infoObj struct {
-	mu   sync.Mutex
-	keys []string
-	vals map[string]string
-}
+// Info objects are ranks.Info values (ordered keys, each with a value;
+// keys shmpi does not use are kept and given back, as MPI asks), so that
+// the calls that take hints pass them to the Go API as they are.
 
 func init() {
-	infos.predef(MPI_INFO_ENV, &infoObj{vals: map[string]string{}})
+	infos.predef(MPI_INFO_ENV, ranks.NewInfo())
 }
 
-func newInfo() handle {
-	h, _ := infos.add(&infoObj{vals: map[string]string{}})
+// newInfo registers in (nil: a new empty one) and returns its handle.
+func newInfo(in *ranks.Info) handle {
+	if in == nil {
+		in = ranks.NewInfo()
+	}
+	h, _ := infos.add(in)
 	return h
 }
 
-func getInfo(h C.uintptr_t, fname string) (*infoObj, C.int) {
+func getInfo(h C.uintptr_t, fname string) (*ranks.Info, C.int) {
 	i := infos.get(handle(h))
-	if i == nil {
+	if i == nil || *i == nil {
 		return nil, failNone(MPI_ERR_INFO, fname)
 	}
 	return *i, 0
+}
+
+// infoArg is an info argument that may be MPI_INFO_NULL (nil).
+func infoArg(h C.uintptr_t, fname string) (*ranks.Info, C.int) {
+	if handle(h) == MPI_INFO_NULL {
+		return nil, 0
+	}
+	return getInfo(h, fname)
+}
+
+func infoFail(err error, fname string) C.int {
+	if err == nil {
+		return 0
+	}
+	return raise(C.SHMPI_ON_NONE, 0, classOf(err), fname, err)
 }
 
 //export shmpi_MPI_Info_create
@@ -42,7 +57,7 @@ func shmpi_MPI_Info_create(out *C.uintptr_t) C.int {
 	if out == nil {
 		return failNone(MPI_ERR_ARG, "MPI_Info_create")
 	}
-	*out = C.uintptr_t(newInfo())
+	*out = C.uintptr_t(newInfo(nil))
 	return 0
 }
 
@@ -71,20 +86,7 @@ func shmpi_MPI_Info_set(h C.uintptr_t, key, val *C.char) C.int {
 	if key == nil || val == nil {
 		return failNone(MPI_ERR_ARG, "MPI_Info_set")
 	}
-	k, v := C.GoString(key), C.GoString(val)
-	if len(k) == 0 || len(k) >= MPI_MAX_INFO_KEY {
-		return failNone(MPI_ERR_INFO_KEY, "MPI_Info_set")
-	}
-	if len(v) >= MPI_MAX_INFO_VAL {
-		return failNone(MPI_ERR_INFO_VALUE, "MPI_Info_set")
-	}
-	i.mu.Lock()
-	if _, ok := i.vals[k]; !ok {
-		i.keys = append(i.keys, k)
-	}
-	i.vals[k] = v
-	i.mu.Unlock()
-	return 0
+	return infoFail(i.Set(C.GoString(key), C.GoString(val)), "MPI_Info_set")
 }
 
 //export shmpi_MPI_Info_delete
@@ -96,23 +98,16 @@ func shmpi_MPI_Info_delete(h C.uintptr_t, key *C.char) C.int {
 	if key == nil {
 		return failNone(MPI_ERR_ARG, "MPI_Info_delete")
 	}
-	k := C.GoString(key)
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if _, ok := i.vals[k]; !ok {
-		i.mu.Unlock()
-		r := failNone(MPI_ERR_INFO_NOKEY, "MPI_Info_delete")
-		i.mu.Lock()
-		return r
+	return infoFail(i.Delete(C.GoString(key)), "MPI_Info_delete")
+}
+
+// infoGet looks key up; a key too long to be set is MPI_ERR_INFO_KEY.
+func infoGet(i *ranks.Info, key *C.char, fname string) (string, bool, C.int) {
+	v, ok, err := i.Get(C.GoString(key))
+	if err != nil {
+		return "", false, infoFail(err, fname)
 	}
-	delete(i.vals, k)
-	for j, kk := range i.keys {
-		if kk == k {
-			i.keys = append(i.keys[:j], i.keys[j+1:]...)
-			break
-		}
-	}
-	return 0
+	return v, ok, 0
 }
 
 //export shmpi_MPI_Info_get_string
@@ -124,9 +119,10 @@ func shmpi_MPI_Info_get_string(h C.uintptr_t, key *C.char, buflen *C.int, val *C
 	if key == nil || buflen == nil || flag == nil {
 		return failNone(MPI_ERR_ARG, "MPI_Info_get_string")
 	}
-	i.mu.Lock()
-	v, ok := i.vals[C.GoString(key)]
-	i.mu.Unlock()
+	v, ok, r := infoGet(i, key, "MPI_Info_get_string")
+	if r != 0 {
+		return r
+	}
 	*flag = 0
 	if !ok {
 		return 0
@@ -148,10 +144,9 @@ func shmpi_MPI_Info_get_nkeys(h C.uintptr_t, n *C.int) C.int {
 	if n == nil {
 		return failNone(MPI_ERR_ARG, "MPI_Info_get_nkeys")
 	}
-	i.mu.Lock()
-	*n = C.int(len(i.keys))
-	i.mu.Unlock()
-	return 0
+	k, err := i.NKeys()
+	*n = C.int(k)
+	return infoFail(err, "MPI_Info_get_nkeys")
 }
 
 //export shmpi_MPI_Info_get_nthkey
@@ -160,13 +155,13 @@ func shmpi_MPI_Info_get_nthkey(h C.uintptr_t, n C.int, key *C.char) C.int {
 	if i == nil {
 		return r
 	}
-	i.mu.Lock()
-	if n < 0 || int(n) >= len(i.keys) || key == nil {
-		i.mu.Unlock()
+	if key == nil {
 		return failNone(MPI_ERR_ARG, "MPI_Info_get_nthkey")
 	}
-	k := i.keys[n]
-	i.mu.Unlock()
+	k, err := i.Nthkey(int(n))
+	if err != nil {
+		return infoFail(err, "MPI_Info_get_nthkey")
+	}
 	putString(key, k, MPI_MAX_INFO_KEY)
 	return 0
 }
@@ -180,16 +175,21 @@ func shmpi_MPI_Info_dup(h C.uintptr_t, out *C.uintptr_t) C.int {
 	if out == nil {
 		return failNone(MPI_ERR_ARG, "MPI_Info_dup")
 	}
-	n := &infoObj{vals: map[string]string{}}
-	i.mu.Lock()
-	n.keys = append(n.keys, i.keys...)
-	for k, v := range i.vals {
-		n.vals[k] = v
+	n, err := i.Dup()
+	if err != nil {
+		return infoFail(err, "MPI_Info_dup")
 	}
-	i.mu.Unlock()
-	nh, _ := infos.add(n)
-	*out = C.uintptr_t(nh)
+	*out = C.uintptr_t(newInfo(n))
 	return 0
+}
+
+// infoWith returns a new info handle holding kvs, in order.
+func infoWith(kvs ...[2]string) handle {
+	in := ranks.NewInfo()
+	for _, kv := range kvs {
+		in.Set(kv[0], kv[1])
+	}
+	return newInfo(in)
 }
 
 //export shmpi_MPI_Info_create_env
@@ -197,14 +197,12 @@ func shmpi_MPI_Info_create_env(argc C.int, argv unsafe.Pointer, out *C.uintptr_t
 	if out == nil {
 		return failNone(MPI_ERR_ARG, "MPI_Info_create_env")
 	}
-	h := newInfo()
-	i := *infos.get(h)
-	if world != nil {
-		i.keys = []string{"maxprocs", "soft"}
-		i.vals["maxprocs"] = strconv.Itoa(world.Size())
-		i.vals["soft"] = strconv.Itoa(world.Size())
+	if world == nil {
+		*out = C.uintptr_t(newInfo(nil))
+		return 0
 	}
-	*out = C.uintptr_t(h)
+	n := strconv.Itoa(world.Size())
+	*out = C.uintptr_t(infoWith([2]string{"maxprocs", n}, [2]string{"soft", n}))
 	return 0
 }
 
@@ -217,9 +215,10 @@ func shmpi_MPI_Info_get(h C.uintptr_t, key *C.char, n C.int, val *C.char, flag *
 	if key == nil || flag == nil || n < 0 || (val == nil && n > 0) {
 		return failNone(MPI_ERR_ARG, "MPI_Info_get")
 	}
-	i.mu.Lock()
-	v, ok := i.vals[C.GoString(key)]
-	i.mu.Unlock()
+	v, ok, r := infoGet(i, key, "MPI_Info_get")
+	if r != 0 {
+		return r
+	}
 	*flag = 0
 	if ok {
 		*flag = 1
@@ -238,32 +237,13 @@ func shmpi_MPI_Info_get_valuelen(h C.uintptr_t, key *C.char, n *C.int, flag *C.i
 	if key == nil || flag == nil || n == nil {
 		return failNone(MPI_ERR_ARG, "MPI_Info_get_valuelen")
 	}
-	i.mu.Lock()
-	v, ok := i.vals[C.GoString(key)]
-	i.mu.Unlock()
+	v, ok, r := infoGet(i, key, "MPI_Info_get_valuelen")
+	if r != 0 {
+		return r
+	}
 	*flag = 0
 	if ok {
 		*flag, *n = 1, C.int(len(v))
-	}
-	return 0
-}
-
-//export shmpi_MPI_Win_get_info
-func shmpi_MPI_Win_get_info(h C.uintptr_t, out *C.uintptr_t) C.int {
-	if o, r := getWin(h, "MPI_Win_get_info"); o == nil {
-		return r
-	}
-	if out == nil {
-		return winCode(h, MPI_ERR_ARG, "MPI_Win_get_info")
-	}
-	*out = C.uintptr_t(newInfo())
-	return 0
-}
-
-//export shmpi_MPI_Win_set_info
-func shmpi_MPI_Win_set_info(h C.uintptr_t, info C.uintptr_t) C.int {
-	if o, r := getWin(h, "MPI_Win_set_info"); o == nil {
-		return r
 	}
 	return 0
 }
@@ -273,12 +253,6 @@ func shmpi_MPI_Abi_get_info(out *C.uintptr_t) C.int {
 	if out == nil {
 		return failNone(MPI_ERR_ARG, "MPI_Abi_get_info")
 	}
-	h := newInfo()
-	i := *infos.get(h)
-	for _, kv := range [][2]string{{"mpi_aint_size", "8"}, {"mpi_count_size", "8"}, {"mpi_offset_size", "8"}} {
-		i.keys = append(i.keys, kv[0])
-		i.vals[kv[0]] = kv[1]
-	}
-	*out = C.uintptr_t(h)
+	*out = C.uintptr_t(infoWith([2]string{"mpi_aint_size", "8"}, [2]string{"mpi_count_size", "8"}, [2]string{"mpi_offset_size", "8"}))
 	return 0
 }

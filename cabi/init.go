@@ -96,7 +96,6 @@ func shmpi_MPI_Finalize() C.int {
 	if c := getComm(MPI_COMM_SELF); c != nil {
 		c.deleteAllAttrs(MPI_COMM_SELF)
 	}
-	flushBsend()
 	err := world.Finalize()
 	setState(2)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 /*
+#include <stdlib.h>
 #include "cabi.h"
 */
 import "C"
@@ -174,7 +175,6 @@ const (
 	reqPlain    reqKind = iota // a request of the Go API
 	reqDone                    // complete at creation (fin holds the result)
 	reqGreq                    // a generalized request
-	reqBsend                   // a buffered send: complete at once for the user
 	reqPersist                 // persistent, started by start
 	reqInactive                // persistent, not started
 )
@@ -190,6 +190,9 @@ type reqObj struct {
 	// the Go API it runs as.
 	start      func() (*ranks.Request, func(*ranks.Status, error) error, error)
 	persistent bool
+	// pr is the Go API's persistent request behind a persistent
+	// collective, which start restarts each time; nil for the others.
+	pr *ranks.Request
 	// A completed request whose result is kept (Request_get_status, or
 	// complete at creation).
 	fin  bool
@@ -449,6 +452,114 @@ func shmpi_MPI_Request_get_status(req C.uintptr_t, flag *C.int, st unsafe.Pointe
 	return 0
 }
 
+// getStatus reports whether the request h is complete and its status,
+// without completing it (MPI_Request_get_status); null and inactive
+// requests are complete with the empty status, and active says which
+// requests are neither.
+func getStatus(h handle, st unsafe.Pointer) (done, active bool, ok bool) {
+	if h == MPI_REQUEST_NULL {
+		emptyStatus(st)
+		return true, false, true
+	}
+	o := reqs.get(h)
+	if o == nil {
+		return false, false, false
+	}
+	if o.kind == reqInactive {
+		emptyStatus(st)
+		return true, false, true
+	}
+	if !settle(o) {
+		return false, true, true
+	}
+	if o.fin {
+		setStatus(st, &o.fst, classOf(o.ferr))
+	} else {
+		emptyStatus(st)
+	}
+	return true, true, true
+}
+
+//export shmpi_MPI_Request_get_status_all
+func shmpi_MPI_Request_get_status_all(n C.int, rs *C.uintptr_t, flag *C.int, sts unsafe.Pointer) C.int {
+	const fname = "MPI_Request_get_status_all"
+	if n < 0 || (n > 0 && rs == nil) || flag == nil {
+		return failNone(MPI_ERR_ARG, fname)
+	}
+	hs := reqSlice(rs, n)
+	all := true
+	for i := range hs {
+		done, _, ok := getStatus(handle(hs[i]), nil)
+		if !ok {
+			return failNone(MPI_ERR_REQUEST, fname)
+		}
+		all = all && done
+	}
+	*flag = 0
+	if !all {
+		return 0
+	}
+	*flag = 1
+	for i := range hs {
+		getStatus(handle(hs[i]), statusAt(sts, i))
+	}
+	return 0
+}
+
+//export shmpi_MPI_Request_get_status_any
+func shmpi_MPI_Request_get_status_any(n C.int, rs *C.uintptr_t, idx *C.int, flag *C.int, st unsafe.Pointer) C.int {
+	const fname = "MPI_Request_get_status_any"
+	if n < 0 || (n > 0 && rs == nil) || flag == nil || idx == nil {
+		return failNone(MPI_ERR_ARG, fname)
+	}
+	anyActive := false
+	for i, h := range reqSlice(rs, n) {
+		done, active, ok := getStatus(handle(h), nil)
+		if !ok {
+			return failNone(MPI_ERR_REQUEST, fname)
+		}
+		if active && done {
+			getStatus(handle(h), st)
+			*idx, *flag = C.int(i), 1
+			return 0
+		}
+		anyActive = anyActive || active
+	}
+	*idx, *flag = MPI_UNDEFINED, 0
+	if !anyActive {
+		*flag = 1
+		emptyStatus(st)
+	}
+	return 0
+}
+
+//export shmpi_MPI_Request_get_status_some
+func shmpi_MPI_Request_get_status_some(n C.int, rs *C.uintptr_t, outcount *C.int, idxs *C.int, sts unsafe.Pointer) C.int {
+	const fname = "MPI_Request_get_status_some"
+	if n < 0 || (n > 0 && (rs == nil || idxs == nil)) || outcount == nil {
+		return failNone(MPI_ERR_ARG, fname)
+	}
+	out := unsafe.Slice((*int32)(unsafe.Pointer(idxs)), max(int(n), 0))
+	k, anyActive := 0, false
+	for i, h := range reqSlice(rs, n) {
+		done, active, ok := getStatus(handle(h), nil)
+		if !ok {
+			return failNone(MPI_ERR_REQUEST, fname)
+		}
+		anyActive = anyActive || active
+		if active && done {
+			getStatus(handle(h), statusAt(sts, k))
+			out[k] = int32(i)
+			k++
+		}
+	}
+	*outcount = C.int(k)
+	if !anyActive {
+		*outcount = MPI_UNDEFINED
+	}
+	return 0
+}
+
 func anyOf(n C.int, rs *C.uintptr_t, block bool, idx *C.int, st unsafe.Pointer, fname string) (bool, C.int) {
 	hs := reqSlice(rs, n)
 	for {
@@ -616,20 +727,24 @@ func shmpi_MPI_Request_free(req *C.uintptr_t) C.int {
 	if o == nil {
 		return failNone(MPI_ERR_REQUEST, "MPI_Request_free")
 	}
-	if o.r != nil && !o.fin {
-		if o.after != nil {
-			// The operation still completes (and unpacks) unobserved.
-			r, after := o.r, o.after
-			go func() {
-				s, err := r.Wait()
+	switch {
+	case o.r != nil && !o.fin && (o.after != nil || o.pr != nil):
+		// The operation still completes (and unpacks) unobserved; a
+		// persistent request of the Go API is freed once it is inactive.
+		r, after, pr := o.r, o.after, o.pr
+		go func() {
+			s, err := r.Wait()
+			if after != nil {
 				after(&s, err)
-			}()
-		} else if o.kind != reqInactive {
-			o.r.Free()
-		}
-	}
-	if o.kind == reqInactive && o.r != nil {
+			}
+			if pr != nil {
+				pr.Free()
+			}
+		}()
+	case o.r != nil && !o.fin && o.kind != reqInactive:
 		o.r.Free()
+	case o.pr != nil:
+		o.pr.Free()
 	}
 	if o.greq != nil {
 		o.greq.freed()
@@ -700,6 +815,11 @@ func shmpi_MPI_Send_c(buf unsafe.Pointer, count C.int64_t, dt C.uintptr_t, dest,
 //export shmpi_MPI_Rsend
 func shmpi_MPI_Rsend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, tag C.int, comm C.uintptr_t) C.int {
 	return send(buf, int64(count), dt, dest, tag, comm, modeStd, "MPI_Rsend")
+}
+
+//export shmpi_MPI_Rsend_c
+func shmpi_MPI_Rsend_c(buf unsafe.Pointer, count C.int64_t, dt C.uintptr_t, dest, tag C.int, comm C.uintptr_t) C.int {
+	return send(buf, int64(count), dt, dest, tag, comm, modeStd, "MPI_Rsend_c")
 }
 
 //export shmpi_MPI_Ssend
@@ -811,6 +931,16 @@ func shmpi_MPI_Irsend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, tag
 	return isendCall(buf, int64(count), dt, dest, tag, comm, false, req, "MPI_Irsend")
 }
 
+//export shmpi_MPI_Irsend_c
+func shmpi_MPI_Irsend_c(buf unsafe.Pointer, count C.int64_t, dt C.uintptr_t, dest, tag C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
+	return isendCall(buf, int64(count), dt, dest, tag, comm, false, req, "MPI_Irsend_c")
+}
+
+//export shmpi_MPI_Issend_c
+func shmpi_MPI_Issend_c(buf unsafe.Pointer, count C.int64_t, dt C.uintptr_t, dest, tag C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
+	return isendCall(buf, int64(count), dt, dest, tag, comm, true, req, "MPI_Issend_c")
+}
+
 //export shmpi_MPI_Issend
 func shmpi_MPI_Issend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, tag C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
 	return isendCall(buf, int64(count), dt, dest, tag, comm, true, req, "MPI_Issend")
@@ -849,7 +979,16 @@ func shmpi_MPI_Irecv_c(buf unsafe.Pointer, count C.int64_t, dt C.uintptr_t, src,
 // Persistent requests: each Start packs a send's data afresh (the
 // buffer may have changed) and unpacks a receive's at completion.
 
-func persistent(buf unsafe.Pointer, count C.int, dt C.uintptr_t, peer, tag C.int, comm C.uintptr_t, recv, sync bool, req *C.uintptr_t, fname string) C.int {
+type persistKind uint8
+
+const (
+	pSend persistKind = iota
+	pSsend
+	pBsend
+	pRecv
+)
+
+func persistent(buf unsafe.Pointer, count int64, dt C.uintptr_t, peer, tag C.int, comm C.uintptr_t, kind persistKind, req *C.uintptr_t, fname string) C.int {
 	o, r := commArg(comm, fname)
 	if o == nil {
 		return r
@@ -857,32 +996,35 @@ func persistent(buf unsafe.Pointer, count C.int, dt C.uintptr_t, peer, tag C.int
 	if req == nil {
 		return failCode(handle(comm), MPI_ERR_ARG, fname)
 	}
-	b, r := bufArg(buf, int64(count), dt, comm, fname)
+	b, r := bufArg(buf, count, dt, comm, fname)
 	if r != 0 {
 		return r
 	}
 	p, t := rankIn(peer), tagIn(tag)
 	// Validate the arguments now, as MPI reports them at the init call.
-	if _, err := func() (*ranks.Request, error) {
-		var rq *ranks.Request
-		var err error
-		if recv {
-			rq, err = ranks.RecvInit(o.c, []byte(nil), p, t)
-		} else {
-			rq, err = ranks.SendInit(o.c, []byte(nil), p, t)
-		}
-		if rq != nil {
-			rq.Free()
-		}
-		return rq, err
-	}(); err != nil {
+	var rq *ranks.Request
+	var err error
+	if kind == pRecv {
+		rq, err = ranks.RecvInit(o.c, []byte(nil), p, t)
+	} else {
+		rq, err = ranks.SendInit(o.c, []byte(nil), p, t)
+	}
+	if rq != nil {
+		rq.Free()
+	}
+	if err != nil {
 		return fail(handle(comm), err, fname)
 	}
 	start := func() (*ranks.Request, func(*ranks.Status, error) error, error) {
-		if recv {
+		switch kind {
+		case pRecv:
 			return irecvStart(o, b, p, t, false)
+		case pBsend:
+			data := b.packed()
+			rq, err := ranks.IbsendPtr(o.c, bytesPtr(data), len(data), 1, p, t)
+			return rq, nil, err
 		}
-		rq, err := isend(o, b, p, t, sync, false)
+		rq, err := isend(o, b, p, t, kind == pSsend, false)
 		return rq, nil, err
 	}
 	*req = C.uintptr_t(newReq(reqObj{comm: handle(comm), kind: reqInactive, persistent: true, start: start}))
@@ -891,22 +1033,52 @@ func persistent(buf unsafe.Pointer, count C.int, dt C.uintptr_t, peer, tag C.int
 
 //export shmpi_MPI_Send_init
 func shmpi_MPI_Send_init(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, tag C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
-	return persistent(buf, count, dt, dest, tag, comm, false, false, req, "MPI_Send_init")
+	return persistent(buf, int64(count), dt, dest, tag, comm, pSend, req, "MPI_Send_init")
+}
+
+//export shmpi_MPI_Send_init_c
+func shmpi_MPI_Send_init_c(buf unsafe.Pointer, count C.int64_t, dt C.uintptr_t, dest, tag C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
+	return persistent(buf, int64(count), dt, dest, tag, comm, pSend, req, "MPI_Send_init_c")
 }
 
 //export shmpi_MPI_Rsend_init
 func shmpi_MPI_Rsend_init(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, tag C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
-	return persistent(buf, count, dt, dest, tag, comm, false, false, req, "MPI_Rsend_init")
+	return persistent(buf, int64(count), dt, dest, tag, comm, pSend, req, "MPI_Rsend_init")
+}
+
+//export shmpi_MPI_Rsend_init_c
+func shmpi_MPI_Rsend_init_c(buf unsafe.Pointer, count C.int64_t, dt C.uintptr_t, dest, tag C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
+	return persistent(buf, int64(count), dt, dest, tag, comm, pSend, req, "MPI_Rsend_init_c")
 }
 
 //export shmpi_MPI_Ssend_init
 func shmpi_MPI_Ssend_init(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, tag C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
-	return persistent(buf, count, dt, dest, tag, comm, false, true, req, "MPI_Ssend_init")
+	return persistent(buf, int64(count), dt, dest, tag, comm, pSsend, req, "MPI_Ssend_init")
+}
+
+//export shmpi_MPI_Ssend_init_c
+func shmpi_MPI_Ssend_init_c(buf unsafe.Pointer, count C.int64_t, dt C.uintptr_t, dest, tag C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
+	return persistent(buf, int64(count), dt, dest, tag, comm, pSsend, req, "MPI_Ssend_init_c")
+}
+
+//export shmpi_MPI_Bsend_init
+func shmpi_MPI_Bsend_init(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, tag C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
+	return persistent(buf, int64(count), dt, dest, tag, comm, pBsend, req, "MPI_Bsend_init")
+}
+
+//export shmpi_MPI_Bsend_init_c
+func shmpi_MPI_Bsend_init_c(buf unsafe.Pointer, count C.int64_t, dt C.uintptr_t, dest, tag C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
+	return persistent(buf, int64(count), dt, dest, tag, comm, pBsend, req, "MPI_Bsend_init_c")
 }
 
 //export shmpi_MPI_Recv_init
 func shmpi_MPI_Recv_init(buf unsafe.Pointer, count C.int, dt C.uintptr_t, src, tag C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
-	return persistent(buf, count, dt, src, tag, comm, true, false, req, "MPI_Recv_init")
+	return persistent(buf, int64(count), dt, src, tag, comm, pRecv, req, "MPI_Recv_init")
+}
+
+//export shmpi_MPI_Recv_init_c
+func shmpi_MPI_Recv_init_c(buf unsafe.Pointer, count C.int64_t, dt C.uintptr_t, src, tag C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
+	return persistent(buf, int64(count), dt, src, tag, comm, pRecv, req, "MPI_Recv_init_c")
 }
 
 func startOne(ph *C.uintptr_t, fname string) C.int {
@@ -951,7 +1123,7 @@ func shmpi_MPI_Startall(n C.int, rs *C.uintptr_t) C.int {
 
 // Sendrecv.
 
-func sendrecv(sbuf unsafe.Pointer, scount int64, sdt C.uintptr_t, dest, stag C.int, rbuf unsafe.Pointer, rcount int64, rdt C.uintptr_t, src, rtag C.int, comm C.uintptr_t, st unsafe.Pointer, fname string) C.int {
+func sendrecv(sbuf unsafe.Pointer, scount int64, sdt C.uintptr_t, dest, stag C.int, rbuf unsafe.Pointer, rcount int64, rdt C.uintptr_t, src, rtag C.int, comm C.uintptr_t, st unsafe.Pointer, req *C.uintptr_t, fname string) C.int {
 	o, r := commArg(comm, fname)
 	if o == nil {
 		return r
@@ -966,6 +1138,21 @@ func sendrecv(sbuf unsafe.Pointer, scount int64, sdt C.uintptr_t, dest, stag C.i
 	}
 	data := sb.packed()
 	area, staged := rb.recvArea()
+	if req != nil {
+		rq, err := ranks.Isendrecv(o.c, data, rankIn(dest), tagIn(stag), area, rankIn(src), tagIn(rtag))
+		if err != nil {
+			return fail(handle(comm), err, fname)
+		}
+		after := func(s *ranks.Status, err error) error {
+			_ = data // the staged send data stays alive until the send is done
+			if staged && s.Bytes > 0 {
+				rb.t.unpack(rb.p, area[:min(s.Bytes, len(area))], rb.count)
+			}
+			return err
+		}
+		*req = C.uintptr_t(newReq(reqObj{r: rq, comm: handle(comm), after: after}))
+		return 0
+	}
 	s, err := ranks.Sendrecv(o.c, data, rankIn(dest), tagIn(stag), area, rankIn(src), tagIn(rtag))
 	if staged && s.Bytes > 0 {
 		rb.t.unpack(rb.p, area[:min(s.Bytes, len(area))], rb.count)
@@ -976,35 +1163,92 @@ func sendrecv(sbuf unsafe.Pointer, scount int64, sdt C.uintptr_t, dest, stag C.i
 
 //export shmpi_MPI_Sendrecv
 func shmpi_MPI_Sendrecv(sbuf unsafe.Pointer, scount C.int, sdt C.uintptr_t, dest, stag C.int, rbuf unsafe.Pointer, rcount C.int, rdt C.uintptr_t, src, rtag C.int, comm C.uintptr_t, st unsafe.Pointer) C.int {
-	return sendrecv(sbuf, int64(scount), sdt, dest, stag, rbuf, int64(rcount), rdt, src, rtag, comm, st, "MPI_Sendrecv")
+	return sendrecv(sbuf, int64(scount), sdt, dest, stag, rbuf, int64(rcount), rdt, src, rtag, comm, st, nil, "MPI_Sendrecv")
 }
 
 //export shmpi_MPI_Sendrecv_c
 func shmpi_MPI_Sendrecv_c(sbuf unsafe.Pointer, scount C.int64_t, sdt C.uintptr_t, dest, stag C.int, rbuf unsafe.Pointer, rcount C.int64_t, rdt C.uintptr_t, src, rtag C.int, comm C.uintptr_t, st unsafe.Pointer) C.int {
-	return sendrecv(sbuf, int64(scount), sdt, dest, stag, rbuf, int64(rcount), rdt, src, rtag, comm, st, "MPI_Sendrecv_c")
+	return sendrecv(sbuf, int64(scount), sdt, dest, stag, rbuf, int64(rcount), rdt, src, rtag, comm, st, nil, "MPI_Sendrecv_c")
 }
 
-//export shmpi_MPI_Sendrecv_replace
-func shmpi_MPI_Sendrecv_replace(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, stag, src, rtag C.int, comm C.uintptr_t, st unsafe.Pointer) C.int {
-	const fname = "MPI_Sendrecv_replace"
+//export shmpi_MPI_Isendrecv
+func shmpi_MPI_Isendrecv(sbuf unsafe.Pointer, scount C.int, sdt C.uintptr_t, dest, stag C.int, rbuf unsafe.Pointer, rcount C.int, rdt C.uintptr_t, src, rtag C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
+	if req == nil {
+		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Isendrecv")
+	}
+	return sendrecv(sbuf, int64(scount), sdt, dest, stag, rbuf, int64(rcount), rdt, src, rtag, comm, nil, req, "MPI_Isendrecv")
+}
+
+//export shmpi_MPI_Isendrecv_c
+func shmpi_MPI_Isendrecv_c(sbuf unsafe.Pointer, scount C.int64_t, sdt C.uintptr_t, dest, stag C.int, rbuf unsafe.Pointer, rcount C.int64_t, rdt C.uintptr_t, src, rtag C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
+	if req == nil {
+		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Isendrecv_c")
+	}
+	return sendrecv(sbuf, int64(scount), sdt, dest, stag, rbuf, int64(rcount), rdt, src, rtag, comm, nil, req, "MPI_Isendrecv_c")
+}
+
+func sendrecvReplace(buf unsafe.Pointer, count int64, dt C.uintptr_t, dest, stag, src, rtag C.int, comm C.uintptr_t, st unsafe.Pointer, req *C.uintptr_t, fname string) C.int {
 	o, r := commArg(comm, fname)
 	if o == nil {
 		return r
 	}
-	b, r := bufArg(buf, int64(count), dt, comm, fname)
+	b, r := bufArg(buf, count, dt, comm, fname)
 	if r != 0 {
 		return r
 	}
-	// The outgoing data is copied first: the receive overwrites it.
-	data := make([]byte, b.n)
-	b.t.pack(data, b.p, b.count)
-	area := make([]byte, b.n)
-	s, err := ranks.Sendrecv(o.c, data, rankIn(dest), tagIn(stag), area, rankIn(src), tagIn(rtag))
-	if s.Bytes > 0 {
-		b.t.unpack(b.p, area[:min(s.Bytes, len(area))], b.count)
+	// A contiguous buffer is exchanged in place; another through a
+	// packed copy.
+	area, staged := b.recvArea()
+	if staged {
+		b.t.pack(area, b.p, b.count)
 	}
+	unpack := func(s *ranks.Status) {
+		if staged && s.Bytes > 0 {
+			b.t.unpack(b.p, area[:min(s.Bytes, len(area))], b.count)
+		}
+	}
+	if req != nil {
+		rq, err := ranks.IsendrecvReplace(o.c, area, rankIn(dest), tagIn(stag), rankIn(src), tagIn(rtag))
+		if err != nil {
+			return fail(handle(comm), err, fname)
+		}
+		after := func(s *ranks.Status, err error) error {
+			unpack(s)
+			return err
+		}
+		*req = C.uintptr_t(newReq(reqObj{r: rq, comm: handle(comm), after: after}))
+		return 0
+	}
+	s, err := ranks.SendrecvReplace(o.c, area, rankIn(dest), tagIn(stag), rankIn(src), tagIn(rtag))
+	unpack(&s)
 	setStatus(st, &s, classOf(err))
 	return fail(handle(comm), err, fname)
+}
+
+//export shmpi_MPI_Sendrecv_replace
+func shmpi_MPI_Sendrecv_replace(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, stag, src, rtag C.int, comm C.uintptr_t, st unsafe.Pointer) C.int {
+	return sendrecvReplace(buf, int64(count), dt, dest, stag, src, rtag, comm, st, nil, "MPI_Sendrecv_replace")
+}
+
+//export shmpi_MPI_Sendrecv_replace_c
+func shmpi_MPI_Sendrecv_replace_c(buf unsafe.Pointer, count C.int64_t, dt C.uintptr_t, dest, stag, src, rtag C.int, comm C.uintptr_t, st unsafe.Pointer) C.int {
+	return sendrecvReplace(buf, int64(count), dt, dest, stag, src, rtag, comm, st, nil, "MPI_Sendrecv_replace_c")
+}
+
+//export shmpi_MPI_Isendrecv_replace
+func shmpi_MPI_Isendrecv_replace(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, stag, src, rtag C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
+	if req == nil {
+		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Isendrecv_replace")
+	}
+	return sendrecvReplace(buf, int64(count), dt, dest, stag, src, rtag, comm, nil, req, "MPI_Isendrecv_replace")
+}
+
+//export shmpi_MPI_Isendrecv_replace_c
+func shmpi_MPI_Isendrecv_replace_c(buf unsafe.Pointer, count C.int64_t, dt C.uintptr_t, dest, stag, src, rtag C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
+	if req == nil {
+		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Isendrecv_replace_c")
+	}
+	return sendrecvReplace(buf, int64(count), dt, dest, stag, src, rtag, comm, nil, req, "MPI_Isendrecv_replace_c")
 }
 
 // Probes.
@@ -1046,22 +1290,17 @@ func shmpi_MPI_Iprobe(src, tag C.int, comm C.uintptr_t, flag *C.int, st unsafe.P
 	return probe(src, tag, comm, false, flag, st, "MPI_Iprobe")
 }
 
-// Matched probes. The Go API has no matched probe yet; a message handle
-// records the probed message's communicator, source and tag, and Mrecv
-// receives from that source with that tag, which gets that message
-// because messages of one sender and tag are not overtaken. A receive
-// on the same communicator that matches it between the two (another
-// thread's) would take it instead: MPI_Mprobe's guarantee against that
-// needs the Go API.
+// Matched probes: a message handle holds the ranks.Message that Mprobe
+// took out of matching, so no other receive or probe, in any thread, can
+// take it before Mrecv does.
 type msgObj struct {
 	comm     handle
-	src, tag int
-	bytes    int
+	m        *ranks.Message
 	procNull bool
 }
 
 func init() {
-	msgs.predef(MPI_MESSAGE_NO_PROC, &msgObj{procNull: true})
+	msgs.predef(MPI_MESSAGE_NO_PROC, &msgObj{comm: MPI_COMM_WORLD, procNull: true})
 }
 
 func mprobe(src, tag C.int, comm C.uintptr_t, block bool, flag *C.int, msg *C.uintptr_t, st unsafe.Pointer, fname string) C.int {
@@ -1069,7 +1308,7 @@ func mprobe(src, tag C.int, comm C.uintptr_t, block bool, flag *C.int, msg *C.ui
 	if o == nil {
 		return r
 	}
-	if msg == nil {
+	if msg == nil || (!block && flag == nil) {
 		return failCode(handle(comm), MPI_ERR_ARG, fname)
 	}
 	if src == MPI_PROC_NULL {
@@ -1081,16 +1320,14 @@ func mprobe(src, tag C.int, comm C.uintptr_t, block bool, flag *C.int, msg *C.ui
 		}
 		return 0
 	}
+	var m *ranks.Message
 	var s ranks.Status
 	ok := true
 	var err error
 	if block {
-		s, err = o.c.Probe(rankIn(src), tagIn(tag))
+		m, s, err = o.c.Mprobe(rankIn(src), tagIn(tag))
 	} else {
-		if flag == nil {
-			return failCode(handle(comm), MPI_ERR_ARG, fname)
-		}
-		s, ok, err = o.c.Iprobe(rankIn(src), tagIn(tag))
+		m, s, ok, err = o.c.Improbe(rankIn(src), tagIn(tag))
 		*flag = 0
 		if ok && err == nil {
 			*flag = 1
@@ -1104,7 +1341,7 @@ func mprobe(src, tag C.int, comm C.uintptr_t, block bool, flag *C.int, msg *C.ui
 		return 0
 	}
 	setStatus(st, &s, 0)
-	h, _ := msgs.add(&msgObj{comm: handle(comm), src: s.Source, tag: s.Tag, bytes: s.Bytes})
+	h, _ := msgs.add(&msgObj{comm: handle(comm), m: m})
 	*msg = C.uintptr_t(h)
 	return 0
 }
@@ -1119,97 +1356,90 @@ func shmpi_MPI_Improbe(src, tag C.int, comm C.uintptr_t, flag *C.int, msg *C.uin
 	return mprobe(src, tag, comm, false, flag, msg, st, "MPI_Improbe")
 }
 
-func takeMsg(msg *C.uintptr_t, fname string) (*msgObj, C.int) {
+// mrecv receives the message *msg (blocking, or with a request if req is
+// not nil) and sets *msg to MPI_MESSAGE_NULL.
+func mrecv(buf unsafe.Pointer, count int64, dt C.uintptr_t, msg *C.uintptr_t, st unsafe.Pointer, req *C.uintptr_t, fname string) C.int {
 	if msg == nil {
-		return nil, failNone(MPI_ERR_ARG, fname)
+		return failNone(MPI_ERR_ARG, fname)
 	}
-	m := msgs.get(handle(*msg))
-	if m == nil {
-		return nil, failNone(MPI_ERR_REQUEST, fname)
+	mp := msgs.get(handle(*msg))
+	if mp == nil {
+		return failNone(MPI_ERR_REQUEST, fname)
 	}
-	mo := *m
-	if handle(*msg) != MPI_MESSAGE_NO_PROC {
-		msgs.remove(handle(*msg))
+	m := *mp
+	if m.procNull {
+		*msg = MPI_MESSAGE_NULL
+		s := ranks.Status{Source: ranks.ProcNull, Tag: ranks.AnyTag}
+		if req != nil {
+			*req = C.uintptr_t(newReq(reqObj{kind: reqDone, comm: MPI_COMM_WORLD, fin: true, fst: s}))
+		}
+		setStatus(st, &s, 0)
+		return 0
 	}
+	b, r := bufArg(buf, count, dt, C.uintptr_t(m.comm), fname)
+	if r != 0 {
+		return r
+	}
+	msgs.remove(handle(*msg))
 	*msg = MPI_MESSAGE_NULL
-	return mo, 0
+	area, staged := b.recvArea()
+	if req != nil {
+		rq, err := ranks.ImrecvPtr(m.m, bytesPtr(area), len(area), 1)
+		if err != nil {
+			return fail(m.comm, err, fname)
+		}
+		var after func(*ranks.Status, error) error
+		if staged {
+			after = func(s *ranks.Status, err error) error {
+				if s.Bytes > 0 {
+					b.t.unpack(b.p, area[:min(s.Bytes, len(area))], b.count)
+				}
+				return err
+			}
+		}
+		*req = C.uintptr_t(newReq(reqObj{r: rq, comm: m.comm, after: after}))
+		return 0
+	}
+	s, err := ranks.MrecvPtr(m.m, bytesPtr(area), len(area), 1)
+	if staged && s.Bytes > 0 {
+		b.t.unpack(b.p, area[:min(s.Bytes, len(area))], b.count)
+	}
+	setStatus(st, &s, classOf(err))
+	return fail(m.comm, err, fname)
 }
 
 //export shmpi_MPI_Mrecv
 func shmpi_MPI_Mrecv(buf unsafe.Pointer, count C.int, dt C.uintptr_t, msg *C.uintptr_t, st unsafe.Pointer) C.int {
-	m, r := takeMsg(msg, "MPI_Mrecv")
-	if m == nil {
-		return r
-	}
-	if m.procNull {
-		s := ranks.Status{Source: ranks.ProcNull, Tag: ranks.AnyTag}
-		setStatus(st, &s, 0)
-		return 0
-	}
-	return recv(buf, int64(count), dt, C.int(m.src), C.int(m.tag), C.uintptr_t(m.comm), st, "MPI_Mrecv")
+	return mrecv(buf, int64(count), dt, msg, st, nil, "MPI_Mrecv")
+}
+
+//export shmpi_MPI_Mrecv_c
+func shmpi_MPI_Mrecv_c(buf unsafe.Pointer, count C.int64_t, dt C.uintptr_t, msg *C.uintptr_t, st unsafe.Pointer) C.int {
+	return mrecv(buf, int64(count), dt, msg, st, nil, "MPI_Mrecv_c")
 }
 
 //export shmpi_MPI_Imrecv
 func shmpi_MPI_Imrecv(buf unsafe.Pointer, count C.int, dt C.uintptr_t, msg *C.uintptr_t, req *C.uintptr_t) C.int {
-	m, r := takeMsg(msg, "MPI_Imrecv")
-	if m == nil {
-		return r
+	if req == nil {
+		return failNone(MPI_ERR_ARG, "MPI_Imrecv")
 	}
-	if m.procNull {
-		if req == nil {
-			return failNone(MPI_ERR_ARG, "MPI_Imrecv")
-		}
-		h := newReq(reqObj{kind: reqDone, comm: MPI_COMM_WORLD, fin: true, fst: ranks.Status{Source: ranks.ProcNull, Tag: ranks.AnyTag}})
-		*req = C.uintptr_t(h)
-		return 0
+	return mrecv(buf, int64(count), dt, msg, nil, req, "MPI_Imrecv")
+}
+
+//export shmpi_MPI_Imrecv_c
+func shmpi_MPI_Imrecv_c(buf unsafe.Pointer, count C.int64_t, dt C.uintptr_t, msg *C.uintptr_t, req *C.uintptr_t) C.int {
+	if req == nil {
+		return failNone(MPI_ERR_ARG, "MPI_Imrecv_c")
 	}
-	return irecvCall(buf, int64(count), dt, C.int(m.src), C.int(m.tag), C.uintptr_t(m.comm), req, "MPI_Imrecv")
+	return mrecv(buf, int64(count), dt, msg, nil, req, "MPI_Imrecv_c")
 }
 
-// Buffered sends: the data is copied (MPI_Bsend's promise) and sent
-// with a nonblocking send; the copy counts against the attached buffer
-// until that send completes.
-
-var bsend struct {
-	mu      sync.Mutex
-	buf     unsafe.Pointer
-	size    int64
-	used    int64
-	pending []bsendOp
-}
-
-type bsendOp struct {
-	r *ranks.Request
-	n int64
-}
-
-// reapBsends completes finished buffered sends (all of them, waiting,
-// if wait). bsend.mu is held.
-func reapBsends(wait bool) {
-	k := 0
-	for _, p := range bsend.pending {
-		done := false
-		if wait {
-			p.r.Wait()
-			done = true
-		} else if _, ok, err := p.r.Test(); ok || err != nil {
-			done = true
-		}
-		if done {
-			bsend.used -= p.n + MPI_BSEND_OVERHEAD
-		} else {
-			bsend.pending[k] = p
-			k++
-		}
-	}
-	bsend.pending = bsend.pending[:k]
-}
-
-func flushBsend() {
-	bsend.mu.Lock()
-	reapBsends(true)
-	bsend.mu.Unlock()
-}
+// Buffered sends: package ranks's (World.BufferAttach, Comm.BufferAttach,
+// BsendPtr): a message that cannot be handed over at once is copied into
+// the attached buffer, the C program's memory, and sent from there; a
+// detach waits until every message in it has been handed over. Each
+// message takes ranks.BsendOverhead (64) bytes of the buffer beside its
+// data, less than the ABI's MPI_BSEND_OVERHEAD (512) that programs add.
 
 func bsendCall(buf unsafe.Pointer, count int64, dt C.uintptr_t, dest, tag C.int, comm C.uintptr_t, req *C.uintptr_t, fname string) C.int {
 	o, r := commArg(comm, fname)
@@ -1220,31 +1450,28 @@ func bsendCall(buf unsafe.Pointer, count int64, dt C.uintptr_t, dest, tag C.int,
 	if r != 0 {
 		return r
 	}
-	bsend.mu.Lock()
-	reapBsends(false)
-	if bsend.used+b.n+MPI_BSEND_OVERHEAD > bsend.size {
-		bsend.mu.Unlock()
-		return failCode(handle(comm), MPI_ERR_BUFFER, fname)
+	// The data is in the attached buffer (or handed over) when the call
+	// returns, so a staged copy need not outlive it.
+	data := b.packed()
+	if req == nil {
+		return fail(handle(comm), ranks.BsendPtr(o.c, bytesPtr(data), len(data), 1, rankIn(dest), tagIn(tag)), fname)
 	}
-	data := make([]byte, b.n)
-	b.t.pack(data, b.p, b.count)
-	rq, err := ranks.Isend(o.c, data, rankIn(dest), tagIn(tag))
+	rq, err := ranks.IbsendPtr(o.c, bytesPtr(data), len(data), 1, rankIn(dest), tagIn(tag))
 	if err != nil {
-		bsend.mu.Unlock()
 		return fail(handle(comm), err, fname)
 	}
-	bsend.used += b.n + MPI_BSEND_OVERHEAD
-	bsend.pending = append(bsend.pending, bsendOp{r: rq, n: b.n})
-	bsend.mu.Unlock()
-	if req != nil {
-		*req = C.uintptr_t(doneRequest(handle(comm)))
-	}
+	*req = C.uintptr_t(newReq(reqObj{r: rq, comm: handle(comm)}))
 	return 0
 }
 
 //export shmpi_MPI_Bsend
 func shmpi_MPI_Bsend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, tag C.int, comm C.uintptr_t) C.int {
 	return bsendCall(buf, int64(count), dt, dest, tag, comm, nil, "MPI_Bsend")
+}
+
+//export shmpi_MPI_Bsend_c
+func shmpi_MPI_Bsend_c(buf unsafe.Pointer, count C.int64_t, dt C.uintptr_t, dest, tag C.int, comm C.uintptr_t) C.int {
+	return bsendCall(buf, int64(count), dt, dest, tag, comm, nil, "MPI_Bsend_c")
 }
 
 //export shmpi_MPI_Ibsend
@@ -1255,42 +1482,227 @@ func shmpi_MPI_Ibsend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, tag
 	return bsendCall(buf, int64(count), dt, dest, tag, comm, req, "MPI_Ibsend")
 }
 
-//export shmpi_MPI_Buffer_attach
-func shmpi_MPI_Buffer_attach(buf unsafe.Pointer, size C.int) C.int {
-	bsend.mu.Lock()
-	defer bsend.mu.Unlock()
-	if bsend.buf != nil || bsend.size > 0 {
-		bsend.mu.Unlock()
-		r := failNone(MPI_ERR_BUFFER, "MPI_Buffer_attach")
-		bsend.mu.Lock()
-		return r
+//export shmpi_MPI_Ibsend_c
+func shmpi_MPI_Ibsend_c(buf unsafe.Pointer, count C.int64_t, dt C.uintptr_t, dest, tag C.int, comm C.uintptr_t, req *C.uintptr_t) C.int {
+	if req == nil {
+		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Ibsend_c")
+	}
+	return bsendCall(buf, int64(count), dt, dest, tag, comm, req, "MPI_Ibsend_c")
+}
+
+// bufferAuto is the size reserved for MPI_BUFFER_AUTOMATIC: C memory
+// whose pages the kernel provides only when a message is buffered there.
+const bufferAuto = 64 << 20
+
+// A buffer attached as MPI_BUFFER_AUTOMATIC, by owner (nil: the
+// process), to be freed and reported as such at its detach.
+var (
+	autoMu  sync.Mutex
+	autoBuf = map[*commObj]unsafe.Pointer{}
+)
+
+// bufferAttach attaches (buf, size) to the process (o nil) or to o.
+func bufferAttach(o *commObj, buf unsafe.Pointer, size int64, comm C.uintptr_t, fname string) C.int {
+	if !live() {
+		return failNone(MPI_ERR_OTHER, fname)
 	}
 	if size < 0 || (buf == nil && size > 0) {
-		bsend.mu.Unlock()
-		r := failNone(MPI_ERR_ARG, "MPI_Buffer_attach")
-		bsend.mu.Lock()
-		return r
+		return failCode(handle(comm), MPI_ERR_ARG, fname)
 	}
-	bsend.buf, bsend.size = buf, int64(size)
+	auto := uintptr(buf) == 2 // MPI_BUFFER_AUTOMATIC
+	if auto {
+		size = bufferAuto
+		buf = C.malloc(bufferAuto)
+	}
+	var b []byte
+	if size > 0 {
+		b = unsafe.Slice((*byte)(buf), size)
+	}
+	var err error
+	if o == nil {
+		err = world.BufferAttach(b)
+	} else {
+		err = o.c.BufferAttach(b)
+	}
+	if err != nil {
+		if auto {
+			C.free(buf)
+		}
+		return fail(handle(comm), err, fname)
+	}
+	if auto {
+		autoMu.Lock()
+		autoBuf[o] = buf
+		autoMu.Unlock()
+	}
 	return 0
+}
+
+// bufferDetach detaches the process's buffer (o nil) or o's, once every
+// message in it has been handed over, and returns it in *addr and *size
+// (size is an int* or, wide, an MPI_Count*).
+func bufferDetach(o *commObj, addr, size unsafe.Pointer, wide bool, comm C.uintptr_t, fname string) C.int {
+	if !live() {
+		return failNone(MPI_ERR_OTHER, fname)
+	}
+	if addr == nil || size == nil {
+		return failCode(handle(comm), MPI_ERR_ARG, fname)
+	}
+	var b []byte
+	var err error
+	if o == nil {
+		b, err = world.BufferDetach()
+	} else {
+		b, err = o.c.BufferDetach()
+	}
+	if b == nil && err != nil {
+		return fail(handle(comm), err, fname)
+	}
+	p, n := uintptr(unsafe.Pointer(unsafe.SliceData(b))), int64(len(b))
+	autoMu.Lock()
+	if a, ok := autoBuf[o]; ok && uintptr(a) == p {
+		delete(autoBuf, o)
+		C.free(a)
+		p, n = 2, 0 // MPI_BUFFER_AUTOMATIC
+	}
+	autoMu.Unlock()
+	*(*uintptr)(addr) = p
+	if wide {
+		*(*int64)(size) = n
+	} else {
+		*(*int32)(size) = int32(min(n, 1<<31-1))
+	}
+	return fail(handle(comm), err, fname)
+}
+
+// bufferFlush waits until every message in the process's buffer (o nil)
+// or o's has been handed over, keeping it attached (MPI 4.1): a detach
+// and an attach of the same memory.
+func bufferFlush(o *commObj, comm C.uintptr_t, fname string) C.int {
+	if !live() {
+		return failNone(MPI_ERR_OTHER, fname)
+	}
+	var b []byte
+	var err error
+	if o == nil {
+		b, err = world.BufferDetach()
+	} else {
+		b, err = o.c.BufferDetach()
+	}
+	if b == nil && err != nil {
+		if errors.Is(err, ranks.ErrBuffer) {
+			return 0 // nothing attached: nothing to flush
+		}
+		return fail(handle(comm), err, fname)
+	}
+	var aerr error
+	if o == nil {
+		aerr = world.BufferAttach(b)
+	} else {
+		aerr = o.c.BufferAttach(b)
+	}
+	if err == nil {
+		err = aerr
+	}
+	return fail(handle(comm), err, fname)
+}
+
+//export shmpi_MPI_Buffer_attach
+func shmpi_MPI_Buffer_attach(buf unsafe.Pointer, size C.int) C.int {
+	return bufferAttach(nil, buf, int64(size), MPI_COMM_WORLD, "MPI_Buffer_attach")
+}
+
+//export shmpi_MPI_Buffer_attach_c
+func shmpi_MPI_Buffer_attach_c(buf unsafe.Pointer, size C.int64_t) C.int {
+	return bufferAttach(nil, buf, int64(size), MPI_COMM_WORLD, "MPI_Buffer_attach_c")
 }
 
 //export shmpi_MPI_Buffer_detach
 func shmpi_MPI_Buffer_detach(addr unsafe.Pointer, size *C.int) C.int {
-	if addr == nil || size == nil {
-		return failNone(MPI_ERR_ARG, "MPI_Buffer_detach")
-	}
-	bsend.mu.Lock()
-	reapBsends(true)
-	*(*unsafe.Pointer)(addr) = bsend.buf
-	*size = C.int(bsend.size)
-	bsend.buf, bsend.size, bsend.used = nil, 0, 0
-	bsend.mu.Unlock()
-	return 0
+	return bufferDetach(nil, addr, unsafe.Pointer(size), false, MPI_COMM_WORLD, "MPI_Buffer_detach")
+}
+
+//export shmpi_MPI_Buffer_detach_c
+func shmpi_MPI_Buffer_detach_c(addr unsafe.Pointer, size *C.int64_t) C.int {
+	return bufferDetach(nil, addr, unsafe.Pointer(size), true, MPI_COMM_WORLD, "MPI_Buffer_detach_c")
 }
 
 //export shmpi_MPI_Buffer_flush
 func shmpi_MPI_Buffer_flush() C.int {
-	flushBsend()
+	return bufferFlush(nil, MPI_COMM_WORLD, "MPI_Buffer_flush")
+}
+
+// The nonblocking flushes complete in the call: the request is done.
+
+//export shmpi_MPI_Buffer_iflush
+func shmpi_MPI_Buffer_iflush(req *C.uintptr_t) C.int {
+	if req == nil {
+		return failNone(MPI_ERR_ARG, "MPI_Buffer_iflush")
+	}
+	if r := bufferFlush(nil, MPI_COMM_WORLD, "MPI_Buffer_iflush"); r != 0 {
+		return r
+	}
+	*req = C.uintptr_t(doneRequest(MPI_COMM_WORLD))
+	return 0
+}
+
+//export shmpi_MPI_Comm_attach_buffer
+func shmpi_MPI_Comm_attach_buffer(comm C.uintptr_t, buf unsafe.Pointer, size C.int) C.int {
+	o, r := commArg(comm, "MPI_Comm_attach_buffer")
+	if o == nil {
+		return r
+	}
+	return bufferAttach(o, buf, int64(size), comm, "MPI_Comm_attach_buffer")
+}
+
+//export shmpi_MPI_Comm_attach_buffer_c
+func shmpi_MPI_Comm_attach_buffer_c(comm C.uintptr_t, buf unsafe.Pointer, size C.int64_t) C.int {
+	o, r := commArg(comm, "MPI_Comm_attach_buffer_c")
+	if o == nil {
+		return r
+	}
+	return bufferAttach(o, buf, int64(size), comm, "MPI_Comm_attach_buffer_c")
+}
+
+//export shmpi_MPI_Comm_detach_buffer
+func shmpi_MPI_Comm_detach_buffer(comm C.uintptr_t, addr unsafe.Pointer, size *C.int) C.int {
+	o, r := commArg(comm, "MPI_Comm_detach_buffer")
+	if o == nil {
+		return r
+	}
+	return bufferDetach(o, addr, unsafe.Pointer(size), false, comm, "MPI_Comm_detach_buffer")
+}
+
+//export shmpi_MPI_Comm_detach_buffer_c
+func shmpi_MPI_Comm_detach_buffer_c(comm C.uintptr_t, addr unsafe.Pointer, size *C.int64_t) C.int {
+	o, r := commArg(comm, "MPI_Comm_detach_buffer_c")
+	if o == nil {
+		return r
+	}
+	return bufferDetach(o, addr, unsafe.Pointer(size), true, comm, "MPI_Comm_detach_buffer_c")
+}
+
+//export shmpi_MPI_Comm_flush_buffer
+func shmpi_MPI_Comm_flush_buffer(comm C.uintptr_t) C.int {
+	o, r := commArg(comm, "MPI_Comm_flush_buffer")
+	if o == nil {
+		return r
+	}
+	return bufferFlush(o, comm, "MPI_Comm_flush_buffer")
+}
+
+//export shmpi_MPI_Comm_iflush_buffer
+func shmpi_MPI_Comm_iflush_buffer(comm C.uintptr_t, req *C.uintptr_t) C.int {
+	o, r := commArg(comm, "MPI_Comm_iflush_buffer")
+	if o == nil {
+		return r
+	}
+	if req == nil {
+		return failCode(handle(comm), MPI_ERR_ARG, "MPI_Comm_iflush_buffer")
+	}
+	if r := bufferFlush(o, comm, "MPI_Comm_iflush_buffer"); r != 0 {
+		return r
+	}
+	*req = C.uintptr_t(doneRequest(handle(comm)))
 	return 0
 }

@@ -61,24 +61,24 @@ type prim struct {
 }
 
 type dtype struct {
-	size             int64 // bytes of data in one element
-	lb, ub           int64 // extent = ub - lb
-	trueLB, trueUB   int64
-	align            int64 // the largest alignment of its basic elements (struct padding)
-	explicitBounds   bool  // lb/ub set by MPI_Type_create_resized (no struct padding)
-	runs             []run
-	prims            []prim
-	nprim            int64 // basic elements per element
-	red              basic // the kind reductions use (bNone: mixed)
-	committed        bool
-	predef           bool
-	combiner         int
-	ints             []int32
-	aints            []int64
-	kids             []handle
-	mu               sync.Mutex
-	name             string
-	attrs            map[int]uintptr
+	size           int64 // bytes of data in one element
+	lb, ub         int64 // extent = ub - lb
+	trueLB, trueUB int64
+	align          int64 // the largest alignment of its basic elements (struct padding)
+	explicitBounds bool  // lb/ub set by MPI_Type_create_resized (no struct padding)
+	runs           []run
+	prims          []prim
+	nprim          int64 // basic elements per element
+	red            basic // the kind reductions use (bNone: mixed)
+	committed      bool
+	predef         bool
+	combiner       int
+	ints           []int32
+	aints          []int64
+	kids           []handle
+	mu             sync.Mutex
+	name           string
+	attrSet
 	contig           bool  // one run of extent bytes: a buffer is data from its first run's offset
 	firstOff         int64 // runs[0].off
 	pairPredef       bool  // a predefined pair type (MPI_DOUBLE_INT...): reduced as its C struct
@@ -565,6 +565,11 @@ func shmpi_MPI_Type_dup(old C.uintptr_t, out *C.uintptr_t) C.int {
 	t := o.clone()
 	t.committed = true
 	t.combiner, t.ints, t.aints, t.kids = MPI_COMBINER_DUP, nil, nil, []handle{handle(old)}
+	attrs, rc := o.copyAttrs(handle(old))
+	if rc != 0 {
+		return failNone(rc, "MPI_Type_dup")
+	}
+	t.attrs = attrs
 	return typeResult(t, out, "MPI_Type_dup")
 }
 
@@ -645,6 +650,7 @@ func shmpi_MPI_Type_free(h *C.uintptr_t) C.int {
 	if t.predef {
 		return failNone(MPI_ERR_TYPE, "MPI_Type_free")
 	}
+	t.deleteAllAttrs(handle(*h))
 	publishGen(&typeEnt(types.slotOf(handle(*h))).gen, 0)
 	types.remove(handle(*h))
 	*h = MPI_DATATYPE_NULL

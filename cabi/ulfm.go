@@ -125,22 +125,16 @@ func shmpi_MPIX_Comm_failure_ack(comm C.uintptr_t) C.int {
 	return fail(handle(comm), o.c.FailureAck(), "MPIX_Comm_failure_ack")
 }
 
-func failedGroup(o *commObj, rs []int, err error, out *C.uintptr_t, comm C.uintptr_t, fname string) C.int {
+// failedGroup hands out g, a group of failed members (of both groups of
+// an intercommunicator).
+func failedGroup(g ranks.Group, err error, out *C.uintptr_t, comm C.uintptr_t, fname string) C.int {
 	if err != nil {
 		return fail(handle(comm), err, fname)
 	}
 	if out == nil {
 		return failCode(handle(comm), MPI_ERR_ARG, fname)
 	}
-	g, err := o.c.Group()
-	if err != nil {
-		return fail(handle(comm), err, fname)
-	}
-	fg, err := g.Incl(rs)
-	if err != nil {
-		return fail(handle(comm), err, fname)
-	}
-	*out = C.uintptr_t(newGroup(fg))
+	*out = C.uintptr_t(newGroup(g))
 	return 0
 }
 
@@ -150,8 +144,8 @@ func shmpi_MPIX_Comm_failure_get_acked(comm C.uintptr_t, out *C.uintptr_t) C.int
 	if o == nil {
 		return r
 	}
-	rs, err := o.c.FailureGetAcked()
-	return failedGroup(o, rs, err, out, comm, "MPIX_Comm_failure_get_acked")
+	g, err := o.c.AckedGroup()
+	return failedGroup(g, err, out, comm, "MPIX_Comm_failure_get_acked")
 }
 
 //export shmpi_MPIX_Comm_get_failed
@@ -160,8 +154,8 @@ func shmpi_MPIX_Comm_get_failed(comm C.uintptr_t, out *C.uintptr_t) C.int {
 	if o == nil {
 		return r
 	}
-	rs, err := o.c.GetFailed()
-	return failedGroup(o, rs, err, out, comm, "MPIX_Comm_get_failed")
+	g, err := o.c.FailedGroup()
+	return failedGroup(g, err, out, comm, "MPIX_Comm_get_failed")
 }
 
 //export shmpi_MPIX_Comm_ack_failed

@@ -7,6 +7,7 @@ package main
 import "C"
 
 import (
+	"sort"
 	"unsafe"
 
 	"github.com/shmpi/shmpi/coll"
@@ -30,7 +31,8 @@ type winObj struct {
 	unit   int
 	flavor int
 	attrs  *C.int64_t // WIN_SIZE, then WIN_DISP_UNIT, WIN_CREATE_FLAVOR, WIN_MODEL as ints
-	name   string
+
+	attrSet // attributes of user keyvals
 }
 
 func getWin(h C.uintptr_t, fname string) (*winObj, C.int) {
@@ -52,85 +54,139 @@ func winCode(h C.uintptr_t, code int, fname string) C.int {
 	return raise(C.SHMPI_ON_WIN, handle(h), code, fname, nil)
 }
 
-func newWin(w *win.Win, base unsafe.Pointer, size int64, unit, flavor int, out *C.uintptr_t) {
-	o := &winObj{w: w, errh: MPI_ERRORS_ARE_FATAL, eh: fatalErrh, base: base, size: size, unit: unit, flavor: flavor}
+// newWin registers w. Its attributes are the Go API's (Base, DispUnit,
+// Flavor, Model), kept in C memory because MPI hands out pointers to
+// them.
+func newWin(w *win.Win, out *C.uintptr_t) {
+	b := w.Base()
+	o := &winObj{w: w, errh: MPI_ERRORS_ARE_FATAL, eh: fatalErrh, size: int64(len(b)), unit: w.DispUnit()}
+	if len(b) > 0 {
+		o.base = unsafe.Pointer(&b[0])
+	}
+	switch w.Flavor() {
+	case win.FlavorCreate:
+		o.flavor = MPI_WIN_FLAVOR_CREATE
+	case win.FlavorAllocate:
+		o.flavor = MPI_WIN_FLAVOR_ALLOCATE
+	case win.FlavorDynamic:
+		o.flavor = MPI_WIN_FLAVOR_DYNAMIC
+	default:
+		o.flavor = MPI_WIN_FLAVOR_SHARED
+	}
+	model := int32(MPI_WIN_UNIFIED)
+	if w.Model() == win.ModelSeparate {
+		model = MPI_WIN_SEPARATE
+	}
 	o.attrs = (*C.int64_t)(C.malloc(4 * 8))
 	a := unsafe.Slice((*int64)(unsafe.Pointer(o.attrs)), 4)
-	a[0] = size
+	a[0] = o.size
 	ints := unsafe.Slice((*int32)(unsafe.Pointer(&a[1])), 6)
-	ints[0], ints[2], ints[4] = int32(unit), int32(flavor), MPI_WIN_UNIFIED
+	ints[0], ints[2], ints[4] = int32(o.unit), int32(o.flavor), model
 	h, _ := wins.add(o)
 	*out = C.uintptr_t(h)
 }
 
-func winAlloc(size C.int64_t, unit C.int, info C.uintptr_t, comm C.uintptr_t, base unsafe.Pointer, out *C.uintptr_t, shared bool, fname string) C.int {
+// winHints converts an info argument into window creation hints.
+func winHints(info C.uintptr_t, comm C.uintptr_t, fname string) ([]win.Option, C.int) {
+	in, r := infoArg(info, fname)
+	if r != 0 || in == nil {
+		return nil, r
+	}
+	m := win.Info{}
+	for _, k := range in.Keys() {
+		v, _, _ := in.Get(k)
+		m[k] = v
+	}
+	return []win.Option{m}, 0
+}
+
+func winAlloc(size int64, unit int64, info C.uintptr_t, comm C.uintptr_t, base unsafe.Pointer, out *C.uintptr_t, shared bool, fname string) C.int {
 	o, r := commArg(comm, fname)
 	if o == nil {
 		return r
 	}
-	if size < 0 || unit <= 0 || base == nil || out == nil {
+	if size < 0 || unit <= 0 || unit > 1<<31-1 || base == nil || out == nil {
 		return failCode(handle(comm), MPI_ERR_ARG, fname)
 	}
-	var opts []win.Option
-	if i := infos.get(handle(info)); i != nil && *i != nil {
-		(*i).mu.Lock()
-		if (*i).vals["alloc_shared_noncontig"] == "true" {
-			opts = append(opts, win.NonContiguous)
-		}
-		(*i).mu.Unlock()
+	opts, r := winHints(info, comm, fname)
+	if r != 0 {
+		return r
 	}
-	w, err := win.AllocateShared(o.c, int(size), int(unit), opts...)
-	if err != nil {
-		return fail(handle(comm), err, fname)
-	}
-	mine, _, err := w.SharedQuery(w.Rank())
-	if err != nil {
-		w.Free()
-		return fail(handle(comm), err, fname)
-	}
-	var p unsafe.Pointer
-	if len(mine) > 0 {
-		p = unsafe.Pointer(&mine[0])
-	}
-	*(*unsafe.Pointer)(base) = p
-	flavor := MPI_WIN_FLAVOR_ALLOCATE
+	var w *win.Win
+	var err error
 	if shared {
-		flavor = MPI_WIN_FLAVOR_SHARED
+		w, err = win.AllocateShared(o.c, int(size), int(unit), opts...)
+	} else {
+		w, err = win.Allocate(o.c, int(size), int(unit), opts...)
 	}
-	newWin(w, p, int64(size), int(unit), flavor, out)
+	if err != nil {
+		return fail(handle(comm), err, fname)
+	}
+	newWin(w, out)
+	*(*unsafe.Pointer)(base) = getWinObj(*out).base
 	return 0
+}
+
+func getWinObj(h C.uintptr_t) *winObj {
+	w := wins.get(handle(h))
+	if w == nil {
+		return nil
+	}
+	return *w
 }
 
 //export shmpi_MPI_Win_allocate
 func shmpi_MPI_Win_allocate(size C.int64_t, unit C.int, info C.uintptr_t, comm C.uintptr_t, base unsafe.Pointer, out *C.uintptr_t) C.int {
-	return winAlloc(size, unit, info, comm, base, out, false, "MPI_Win_allocate")
+	return winAlloc(int64(size), int64(unit), info, comm, base, out, false, "MPI_Win_allocate")
+}
+
+//export shmpi_MPI_Win_allocate_c
+func shmpi_MPI_Win_allocate_c(size C.int64_t, unit C.int64_t, info C.uintptr_t, comm C.uintptr_t, base unsafe.Pointer, out *C.uintptr_t) C.int {
+	return winAlloc(int64(size), int64(unit), info, comm, base, out, false, "MPI_Win_allocate_c")
 }
 
 //export shmpi_MPI_Win_allocate_shared
 func shmpi_MPI_Win_allocate_shared(size C.int64_t, unit C.int, info C.uintptr_t, comm C.uintptr_t, base unsafe.Pointer, out *C.uintptr_t) C.int {
-	return winAlloc(size, unit, info, comm, base, out, true, "MPI_Win_allocate_shared")
+	return winAlloc(int64(size), int64(unit), info, comm, base, out, true, "MPI_Win_allocate_shared")
 }
 
-//export shmpi_MPI_Win_create
-func shmpi_MPI_Win_create(base unsafe.Pointer, size C.int64_t, unit C.int, info C.uintptr_t, comm C.uintptr_t, out *C.uintptr_t) C.int {
-	const fname = "MPI_Win_create"
+//export shmpi_MPI_Win_allocate_shared_c
+func shmpi_MPI_Win_allocate_shared_c(size C.int64_t, unit C.int64_t, info C.uintptr_t, comm C.uintptr_t, base unsafe.Pointer, out *C.uintptr_t) C.int {
+	return winAlloc(int64(size), int64(unit), info, comm, base, out, true, "MPI_Win_allocate_shared_c")
+}
+
+func winCreate(base unsafe.Pointer, size, unit int64, info C.uintptr_t, comm C.uintptr_t, out *C.uintptr_t, fname string) C.int {
 	o, r := commArg(comm, fname)
 	if o == nil {
 		return r
 	}
-	if size < 0 || unit <= 0 || out == nil || (base == nil && size > 0) {
+	if size < 0 || unit <= 0 || unit > 1<<31-1 || out == nil || (base == nil && size > 0) {
 		return failCode(handle(comm), MPI_ERR_ARG, fname)
+	}
+	opts, r := winHints(info, comm, fname)
+	if r != 0 {
+		return r
 	}
 	var buf []byte
 	if size > 0 {
 		buf = unsafe.Slice((*byte)(base), int(size))
 	}
-	w, err := win.Create(o.c, buf, int(unit))
+	w, err := win.Create(o.c, buf, int(unit), opts...)
 	if err != nil {
 		return fail(handle(comm), err, fname)
 	}
-	newWin(w, base, int64(size), int(unit), MPI_WIN_FLAVOR_CREATE, out)
+	newWin(w, out)
 	return 0
+}
+
+//export shmpi_MPI_Win_create
+func shmpi_MPI_Win_create(base unsafe.Pointer, size C.int64_t, unit C.int, info C.uintptr_t, comm C.uintptr_t, out *C.uintptr_t) C.int {
+	return winCreate(base, int64(size), int64(unit), info, comm, out, "MPI_Win_create")
+}
+
+//export shmpi_MPI_Win_create_c
+func shmpi_MPI_Win_create_c(base unsafe.Pointer, size C.int64_t, unit C.int64_t, info C.uintptr_t, comm C.uintptr_t, out *C.uintptr_t) C.int {
+	return winCreate(base, int64(size), int64(unit), info, comm, out, "MPI_Win_create_c")
 }
 
 //export shmpi_MPI_Win_create_dynamic
@@ -143,11 +199,15 @@ func shmpi_MPI_Win_create_dynamic(info C.uintptr_t, comm C.uintptr_t, out *C.uin
 	if out == nil {
 		return failCode(handle(comm), MPI_ERR_ARG, fname)
 	}
-	w, err := win.CreateDynamic(o.c)
+	opts, r := winHints(info, comm, fname)
+	if r != 0 {
+		return r
+	}
+	w, err := win.CreateDynamic(o.c, opts...)
 	if err != nil {
 		return fail(handle(comm), err, fname)
 	}
-	newWin(w, nil, 0, 1, MPI_WIN_FLAVOR_DYNAMIC, out)
+	newWin(w, out)
 	return 0
 }
 
@@ -182,6 +242,7 @@ func shmpi_MPI_Win_free(p *C.uintptr_t) C.int {
 		return r
 	}
 	h := *p
+	o.deleteAllAttrs(handle(h))
 	err := o.w.Free()
 	wins.remove(handle(h))
 	*p = MPI_WIN_NULL
@@ -191,39 +252,41 @@ func shmpi_MPI_Win_free(p *C.uintptr_t) C.int {
 	return 0
 }
 
-//export shmpi_MPI_Win_shared_query
-func shmpi_MPI_Win_shared_query(h C.uintptr_t, rank C.int, size *C.int64_t, unit *C.int, base unsafe.Pointer) C.int {
-	o, r := getWin(h, "MPI_Win_shared_query")
+func sharedQuery(h C.uintptr_t, rank C.int, size *C.int64_t, unit unsafe.Pointer, wide bool, base unsafe.Pointer, fname string) C.int {
+	o, r := getWin(h, fname)
 	if o == nil {
 		return r
 	}
 	if size == nil || unit == nil || base == nil {
-		return winCode(h, MPI_ERR_ARG, "MPI_Win_shared_query")
+		return winCode(h, MPI_ERR_ARG, fname)
 	}
-	t := int(rank)
-	if rank == MPI_PROC_NULL {
-		// The first member with memory, as MPI says.
-		t = 0
-		for ; t < o.w.Size(); t++ {
-			if b, _, err := o.w.SharedQuery(t); err == nil && len(b) > 0 {
-				break
-			}
-		}
-		if t == o.w.Size() {
-			t = 0
-		}
-	}
-	b, u, err := o.w.SharedQuery(t)
+	// MPI_PROC_NULL: the lowest member whose part is not empty.
+	b, u, err := o.w.SharedQuery(lockRank(rank))
 	if err != nil {
-		return winFail(h, err, "MPI_Win_shared_query")
+		return winFail(h, err, fname)
 	}
 	var p unsafe.Pointer
 	if len(b) > 0 {
 		p = unsafe.Pointer(&b[0])
 	}
-	*size, *unit = C.int64_t(len(b)), C.int(u)
+	*size = C.int64_t(len(b))
+	if wide {
+		*(*int64)(unit) = int64(u)
+	} else {
+		*(*int32)(unit) = int32(u)
+	}
 	*(*unsafe.Pointer)(base) = p
 	return 0
+}
+
+//export shmpi_MPI_Win_shared_query
+func shmpi_MPI_Win_shared_query(h C.uintptr_t, rank C.int, size *C.int64_t, unit *C.int, base unsafe.Pointer) C.int {
+	return sharedQuery(h, rank, size, unsafe.Pointer(unit), false, base, "MPI_Win_shared_query")
+}
+
+//export shmpi_MPI_Win_shared_query_c
+func shmpi_MPI_Win_shared_query_c(h C.uintptr_t, rank C.int, size *C.int64_t, unit *C.int64_t, base unsafe.Pointer) C.int {
+	return sharedQuery(h, rank, size, unsafe.Pointer(unit), true, base, "MPI_Win_shared_query_c")
 }
 
 //export shmpi_MPI_Win_get_group
@@ -267,7 +330,7 @@ func shmpi_MPI_Win_get_attr(h C.uintptr_t, k C.int, v unsafe.Pointer, flag *C.in
 	case MPI_WIN_MODEL:
 		*out = unsafe.Add(a, 24)
 	default:
-		*flag = 0
+		return o.winUserAttr(h, int(k), out, flag, "MPI_Win_get_attr")
 	}
 	return 0
 }
@@ -317,8 +380,11 @@ func shmpi_MPI_Win_set_name(h C.uintptr_t, name *C.char) C.int {
 	if name == nil {
 		return winCode(h, MPI_ERR_ARG, "MPI_Win_set_name")
 	}
-	o.name = C.GoString(name)
-	return 0
+	s := C.GoString(name)
+	if len(s) >= MPI_MAX_OBJECT_NAME {
+		s = s[:MPI_MAX_OBJECT_NAME-1]
+	}
+	return winFail(h, o.w.SetName(s), "MPI_Win_set_name")
 }
 
 //export shmpi_MPI_Win_get_name
@@ -330,8 +396,49 @@ func shmpi_MPI_Win_get_name(h C.uintptr_t, name *C.char, n *C.int) C.int {
 	if name == nil || n == nil {
 		return winCode(h, MPI_ERR_ARG, "MPI_Win_get_name")
 	}
-	*n = C.int(putString(name, o.name, MPI_MAX_OBJECT_NAME))
+	*n = C.int(putString(name, o.w.Name(), MPI_MAX_OBJECT_NAME))
 	return 0
+}
+
+//export shmpi_MPI_Win_get_info
+func shmpi_MPI_Win_get_info(h C.uintptr_t, out *C.uintptr_t) C.int {
+	o, r := getWin(h, "MPI_Win_get_info")
+	if o == nil {
+		return r
+	}
+	if out == nil {
+		return winCode(h, MPI_ERR_ARG, "MPI_Win_get_info")
+	}
+	hints := o.w.Info()
+	keys := make([]string, 0, len(hints))
+	for k := range hints {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	in := ranks.NewInfo()
+	for _, k := range keys {
+		in.Set(k, hints[k])
+	}
+	*out = C.uintptr_t(newInfo(in))
+	return 0
+}
+
+//export shmpi_MPI_Win_set_info
+func shmpi_MPI_Win_set_info(h C.uintptr_t, info C.uintptr_t) C.int {
+	o, r := getWin(h, "MPI_Win_set_info")
+	if o == nil {
+		return r
+	}
+	in, r := getInfo(info, "MPI_Win_set_info")
+	if in == nil {
+		return r
+	}
+	m := win.Info{}
+	for _, k := range in.Keys() {
+		v, _, _ := in.Get(k)
+		m[k] = v
+	}
+	return winFail(h, o.w.SetInfo(m), "MPI_Win_set_info")
 }
 
 // Synchronization.
@@ -344,22 +451,41 @@ func winSync(h C.uintptr_t, fname string, f func(w *win.Win) error) C.int {
 	return winFail(h, f(o.w), fname)
 }
 
+// assertOf converts an MPI assert into the win package's bits; other
+// bits are MPI_ERR_ASSERT.
+func assertOf(assert C.int) (int, bool) {
+	a := 0
+	for _, m := range [...]struct{ mpi, w int }{
+		{MPI_MODE_NOCHECK, win.ModeNoCheck},
+		{MPI_MODE_NOSTORE, win.ModeNoStore},
+		{MPI_MODE_NOPUT, win.ModeNoPut},
+		{MPI_MODE_NOPRECEDE, win.ModeNoPrecede},
+		{MPI_MODE_NOSUCCEED, win.ModeNoSucceed},
+	} {
+		if int(assert)&m.mpi != 0 {
+			a |= m.w
+			assert &^= C.int(m.mpi)
+		}
+	}
+	return a, assert == 0
+}
+
+// winAssert runs f with h's window and the converted assert.
+func winAssert(h C.uintptr_t, assert C.int, fname string, f func(w *win.Win, a int) error) C.int {
+	o, r := getWin(h, fname)
+	if o == nil {
+		return r
+	}
+	a, ok := assertOf(assert)
+	if !ok {
+		return winCode(h, MPI_ERR_ASSERT, fname)
+	}
+	return winFail(h, f(o.w, a), fname)
+}
+
 //export shmpi_MPI_Win_fence
 func shmpi_MPI_Win_fence(assert C.int, h C.uintptr_t) C.int {
-	a := 0
-	if assert&MPI_MODE_NOSUCCEED != 0 {
-		a |= win.ModeNoSucceed
-	}
-	if assert&MPI_MODE_NOPRECEDE != 0 {
-		a |= win.ModeNoPrecede
-	}
-	if assert&MPI_MODE_NOSTORE != 0 {
-		a |= win.ModeNoStore
-	}
-	if assert&MPI_MODE_NOPUT != 0 {
-		a |= win.ModeNoPut
-	}
-	return winSync(h, "MPI_Win_fence", func(w *win.Win) error { return w.Fence(a) })
+	return winAssert(h, assert, "MPI_Win_fence", func(w *win.Win, a int) error { return w.Fence(a) })
 }
 
 func lockRank(r C.int) int {
@@ -380,7 +506,7 @@ func shmpi_MPI_Win_lock(kind, rank, assert C.int, h C.uintptr_t) C.int {
 	default:
 		return winCode(h, MPI_ERR_LOCKTYPE, "MPI_Win_lock")
 	}
-	return winSync(h, "MPI_Win_lock", func(w *win.Win) error { return w.Lock(k, lockRank(rank)) })
+	return winAssert(h, assert, "MPI_Win_lock", func(w *win.Win, a int) error { return w.Lock(k, lockRank(rank), a) })
 }
 
 //export shmpi_MPI_Win_unlock
@@ -390,7 +516,7 @@ func shmpi_MPI_Win_unlock(rank C.int, h C.uintptr_t) C.int {
 
 //export shmpi_MPI_Win_lock_all
 func shmpi_MPI_Win_lock_all(assert C.int, h C.uintptr_t) C.int {
-	return winSync(h, "MPI_Win_lock_all", func(w *win.Win) error { return w.LockAll() })
+	return winAssert(h, assert, "MPI_Win_lock_all", func(w *win.Win, a int) error { return w.LockAll(a) })
 }
 
 //export shmpi_MPI_Win_unlock_all
@@ -455,7 +581,7 @@ func shmpi_MPI_Win_post(g C.uintptr_t, assert C.int, h C.uintptr_t) C.int {
 	if !ok {
 		return winCode(h, MPI_ERR_GROUP, "MPI_Win_post")
 	}
-	return winFail(h, o.w.Post(rs), "MPI_Win_post")
+	return winAssert(h, assert, "MPI_Win_post", func(w *win.Win, a int) error { return w.Post(rs, a) })
 }
 
 //export shmpi_MPI_Win_start
@@ -468,7 +594,7 @@ func shmpi_MPI_Win_start(g C.uintptr_t, assert C.int, h C.uintptr_t) C.int {
 	if !ok {
 		return winCode(h, MPI_ERR_GROUP, "MPI_Win_start")
 	}
-	return winFail(h, o.w.Start(rs), "MPI_Win_start")
+	return winAssert(h, assert, "MPI_Win_start", func(w *win.Win, a int) error { return w.Start(rs, a) })
 }
 
 //export shmpi_MPI_Win_complete
@@ -843,4 +969,58 @@ func cas[T uint8 | uint16 | uint32 | uint64](w *win.Win, o, cmp, res unsafe.Poin
 		*(*T)(res) = old
 	}
 	return err
+}
+
+// The large-count forms of the RMA calls.
+
+//export shmpi_MPI_Put_c
+func shmpi_MPI_Put_c(o unsafe.Pointer, oc C.int64_t, odt C.uintptr_t, t C.int, d C.int64_t, tc C.int64_t, tdt C.uintptr_t, h C.uintptr_t) C.int {
+	return putCall(o, int64(oc), odt, t, d, int64(tc), tdt, h, nil, "MPI_Put_c")
+}
+
+//export shmpi_MPI_Rput_c
+func shmpi_MPI_Rput_c(o unsafe.Pointer, oc C.int64_t, odt C.uintptr_t, t C.int, d C.int64_t, tc C.int64_t, tdt C.uintptr_t, h C.uintptr_t, req *C.uintptr_t) C.int {
+	if req == nil {
+		return winCode(h, MPI_ERR_ARG, "MPI_Rput_c")
+	}
+	return putCall(o, int64(oc), odt, t, d, int64(tc), tdt, h, req, "MPI_Rput_c")
+}
+
+//export shmpi_MPI_Get_c
+func shmpi_MPI_Get_c(o unsafe.Pointer, oc C.int64_t, odt C.uintptr_t, t C.int, d C.int64_t, tc C.int64_t, tdt C.uintptr_t, h C.uintptr_t) C.int {
+	return getCall(o, int64(oc), odt, t, d, int64(tc), tdt, h, nil, "MPI_Get_c")
+}
+
+//export shmpi_MPI_Rget_c
+func shmpi_MPI_Rget_c(o unsafe.Pointer, oc C.int64_t, odt C.uintptr_t, t C.int, d C.int64_t, tc C.int64_t, tdt C.uintptr_t, h C.uintptr_t, req *C.uintptr_t) C.int {
+	if req == nil {
+		return winCode(h, MPI_ERR_ARG, "MPI_Rget_c")
+	}
+	return getCall(o, int64(oc), odt, t, d, int64(tc), tdt, h, req, "MPI_Rget_c")
+}
+
+//export shmpi_MPI_Accumulate_c
+func shmpi_MPI_Accumulate_c(o unsafe.Pointer, oc C.int64_t, odt C.uintptr_t, t C.int, d C.int64_t, tc C.int64_t, tdt C.uintptr_t, op C.uintptr_t, h C.uintptr_t) C.int {
+	return accCall(rAcc, o, int64(oc), odt, nil, 0, 0, t, d, int64(tc), tdt, op, h, nil, "MPI_Accumulate_c")
+}
+
+//export shmpi_MPI_Raccumulate_c
+func shmpi_MPI_Raccumulate_c(o unsafe.Pointer, oc C.int64_t, odt C.uintptr_t, t C.int, d C.int64_t, tc C.int64_t, tdt C.uintptr_t, op C.uintptr_t, h C.uintptr_t, req *C.uintptr_t) C.int {
+	if req == nil {
+		return winCode(h, MPI_ERR_ARG, "MPI_Raccumulate_c")
+	}
+	return accCall(rAcc, o, int64(oc), odt, nil, 0, 0, t, d, int64(tc), tdt, op, h, req, "MPI_Raccumulate_c")
+}
+
+//export shmpi_MPI_Get_accumulate_c
+func shmpi_MPI_Get_accumulate_c(o unsafe.Pointer, oc C.int64_t, odt C.uintptr_t, res unsafe.Pointer, rc C.int64_t, rdt C.uintptr_t, t C.int, d C.int64_t, tc C.int64_t, tdt C.uintptr_t, op C.uintptr_t, h C.uintptr_t) C.int {
+	return accCall(rGetAcc, o, int64(oc), odt, res, int64(rc), rdt, t, d, int64(tc), tdt, op, h, nil, "MPI_Get_accumulate_c")
+}
+
+//export shmpi_MPI_Rget_accumulate_c
+func shmpi_MPI_Rget_accumulate_c(o unsafe.Pointer, oc C.int64_t, odt C.uintptr_t, res unsafe.Pointer, rc C.int64_t, rdt C.uintptr_t, t C.int, d C.int64_t, tc C.int64_t, tdt C.uintptr_t, op C.uintptr_t, h C.uintptr_t, req *C.uintptr_t) C.int {
+	if req == nil {
+		return winCode(h, MPI_ERR_ARG, "MPI_Rget_accumulate_c")
+	}
+	return accCall(rGetAcc, o, int64(oc), odt, res, int64(rc), rdt, t, d, int64(tc), tdt, op, h, req, "MPI_Rget_accumulate_c")
 }
