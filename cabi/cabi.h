@@ -45,6 +45,7 @@ extern int shmpi_provided; /* the thread level */
 extern double shmpi_wtime0;
 
 void shmpi_set_main_thread(void);
+void shmpi_line_buffer_stdout(void);
 
 /* Calls into user code, made from Go. */
 void shmpi_call_comm_eh(void *fn, uintptr_t *comm, int *code);

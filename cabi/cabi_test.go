@@ -186,6 +186,10 @@ func TestULFM(t *testing.T) {
 			if strings.Contains(r.out, "FAIL") || strings.Count(r.out, "OK\n") != survivors {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errOut)
 			}
+			// MPI_Init made stdout line-buffered, as mpirun's ranks'.
+			if c.name == "raise" && !strings.Contains(r.out, "rank 2 dies\n") {
+				t.Fatalf("the line printed before raise(SIGKILL) was lost\nstdout:\n%s", r.out)
+			}
 		})
 	}
 }
@@ -201,4 +205,12 @@ func TestInter(t *testing.T) { expectOK(t, 5, "inter"); expectOK(t, 2, "inter") 
 
 // TestObjs: hints, attributes and names of communicators, datatypes and
 // windows.
-func TestObjs(t *testing.T) { expectOK(t, 3, "objs") }
+func TestObjs(t *testing.T) {
+	expectOK(t, 3, "objs")
+	// mpiexec's -initial-errhandler, through shmrun.
+	exe := compile(t, "objs")
+	r := runJob(t, 2, []string{"-initial-errhandler", "mpi_errors_return"}, exe, "return")
+	if r.code != 0 || strings.Count(r.out, "OK\n") != 2 {
+		t.Fatalf("objs return: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errOut)
+	}
+}

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <string.h>
 #include <time.h>
@@ -22,6 +23,17 @@ double shmpi_wtime0;
 static pthread_t main_thread;
 
 void shmpi_set_main_thread(void) { main_thread = pthread_self(); }
+
+/* Ranks' stdout is a pipe to shmrun, which C fully buffers: a line printed
+ * just before a failure (raise(SIGKILL) in a ULFM test) would be lost.
+ * mpirun's children write to a terminal or get line buffering; so do
+ * these. (glibc allows the change after output; a terminal is line
+ * buffered already.) */
+void shmpi_line_buffer_stdout(void)
+{
+    if (!isatty(STDOUT_FILENO))
+        setvbuf(stdout, NULL, _IOLBF, BUFSIZ);
+}
 
 /* Handle encoding (handles.go): a predefined handle is its ABI value; a
  * user handle is gen<<32 | kind<<24 | slot. */

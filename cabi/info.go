@@ -6,7 +6,6 @@ package main
 import "C"
 
 import (
-	"strconv"
 	"unsafe"
 
 	"github.com/shmpi/shmpi/ranks"
@@ -197,12 +196,15 @@ func shmpi_MPI_Info_create_env(argc C.int, argv unsafe.Pointer, out *C.uintptr_t
 	if out == nil {
 		return failNone(MPI_ERR_ARG, "MPI_Info_create_env")
 	}
-	if world == nil {
-		*out = C.uintptr_t(newInfo(nil))
-		return 0
+	var args []string
+	if argc > 0 && argv != nil {
+		for _, a := range unsafe.Slice((**C.char)(argv), int(argc)) {
+			args = append(args, C.GoString(a))
+		}
 	}
-	n := strconv.Itoa(world.Size())
-	*out = C.uintptr_t(infoWith([2]string{"maxprocs", n}, [2]string{"soft", n}))
+	in := ranks.NewInfo()
+	fillInfoEnv(in, args)
+	*out = C.uintptr_t(newInfo(in))
 	return 0
 }
 

@@ -6,6 +6,9 @@ package main
 import "C"
 
 import (
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -60,12 +63,73 @@ func initialize(required int, fname string) C.int {
 	if err != nil {
 		return raise(C.SHMPI_ON_NONE, 0, MPI_ERR_OTHER, fname, err)
 	}
-	installComm(MPI_COMM_WORLD, w.Comm(), fatalErrh)
-	installComm(MPI_COMM_SELF, self, fatalErrh)
+	eh := initialErrh()
+	installComm(MPI_COMM_WORLD, w.Comm(), eh)
+	installComm(MPI_COMM_SELF, self, eh)
 	C.shmpi_provided = C.int(threadLevel(required))
 	C.shmpi_set_main_thread()
+	C.shmpi_line_buffer_stdout()
+	fillInfoEnv(*infos.get(MPI_INFO_ENV), nil)
 	setState(1)
 	return 0
+}
+
+// initialHandlerEnv names the error handler that MPI_COMM_WORLD and
+// MPI_COMM_SELF start with (MPI 4.0's mpiexec -initial-errhandler, which
+// shmrun passes on in it): mpi_errors_are_fatal (the default),
+// mpi_errors_abort or mpi_errors_return.
+const initialHandlerEnv = "SHMPI_INITIAL_ERRHANDLER"
+
+func initialErrh() *errhObj {
+	switch strings.ToLower(os.Getenv(initialHandlerEnv)) {
+	case "mpi_errors_return":
+		return *errhs.get(MPI_ERRORS_RETURN)
+	case "mpi_errors_abort":
+		return *errhs.get(MPI_ERRORS_ABORT)
+	}
+	return fatalErrh
+}
+
+var threadLevelNames = [...]string{"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"}
+
+// fillInfoEnv sets MPI 4.0's keys of MPI_INFO_ENV (and of
+// MPI_Info_create_env's objects) in in: the command and its arguments
+// (argv, or this process's), maxprocs, host, wdir, thread_level and
+// mpi_initial_errhandler.
+func fillInfoEnv(in *ranks.Info, argv []string) {
+	if argv == nil {
+		if b, err := os.ReadFile("/proc/self/cmdline"); err == nil {
+			argv = strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		}
+	}
+	set := func(k, v string) {
+		if v != "" {
+			in.Set(k, v)
+		}
+	}
+	if len(argv) > 0 {
+		set("command", argv[0])
+		set("argv", strings.Join(argv[1:], " "))
+	}
+	if world != nil {
+		set("maxprocs", strconv.Itoa(world.Size()))
+		set("soft", strconv.Itoa(world.Size()))
+		set("thread_level", threadLevelNames[threadLevel(int(C.shmpi_provided))])
+	}
+	if h, err := os.Hostname(); err == nil {
+		set("host", h)
+	}
+	if wd, err := os.Getwd(); err == nil {
+		set("wdir", wd)
+	}
+	eh := "mpi_errors_are_fatal"
+	switch initialErrh().predef {
+	case MPI_ERRORS_RETURN:
+		eh = "mpi_errors_return"
+	case MPI_ERRORS_ABORT:
+		eh = "mpi_errors_abort"
+	}
+	set("mpi_initial_errhandler", eh)
 }
 
 //export shmpi_MPI_Init

@@ -272,6 +272,16 @@ func waitReq(ph *C.uintptr_t, st unsafe.Pointer, block bool) (done bool, code in
 	return true, code
 }
 
+// raiseInStatus reports the failure of a request completed by a call on
+// several (Waitall, Waitsome, Testsome...): the error handler of the
+// request's communicator sees the request's own code, as in Open MPI
+// (ULFM programs' handlers look for MPIX_ERR_PROC_FAILED there), and the
+// call returns MPI_ERR_IN_STATUS, the statuses holding each request's.
+func raiseInStatus(comm handle, code int, fname string) C.int {
+	raise(C.SHMPI_ON_COMM, comm, code, fname, nil)
+	return MPI_ERR_IN_STATUS
+}
+
 // releaseReq frees a completed request, or makes a persistent one
 // inactive.
 func releaseReq(ph *C.uintptr_t, o *reqObj) {
@@ -376,7 +386,7 @@ func shmpi_MPI_Waitall(n C.int, rs *C.uintptr_t, sts unsafe.Pointer) C.int {
 	if sts == nil {
 		return raise(C.SHMPI_ON_COMM, errComm, firstCode, "MPI_Waitall", nil)
 	}
-	return raise(C.SHMPI_ON_COMM, errComm, MPI_ERR_IN_STATUS, "MPI_Waitall", nil)
+	return raiseInStatus(errComm, firstCode, "MPI_Waitall")
 }
 
 //export shmpi_MPI_Testall
@@ -662,7 +672,7 @@ func someOf(n C.int, rs *C.uintptr_t, block bool, outcount *C.int, idxs *C.int, 
 	}
 	for {
 		active, k := false, 0
-		failed, errComm := false, handle(0)
+		failed, errComm, firstCode := false, handle(0), 0
 		for i := range hs {
 			h := handle(hs[i])
 			if h == MPI_REQUEST_NULL {
@@ -681,8 +691,11 @@ func someOf(n C.int, rs *C.uintptr_t, block bool, outcount *C.int, idxs *C.int, 
 				_, code := waitReq(&hs[i], statusAt(sts, k), true)
 				out[k] = int32(i)
 				k++
+				if code < 0 {
+					code = -code
+				}
 				if code != 0 && !failed {
-					failed, errComm = true, comm
+					failed, errComm, firstCode = true, comm, code
 				}
 			}
 		}
@@ -693,7 +706,7 @@ func someOf(n C.int, rs *C.uintptr_t, block bool, outcount *C.int, idxs *C.int, 
 		if k > 0 || !block {
 			*outcount = C.int(k)
 			if failed {
-				return raise(C.SHMPI_ON_COMM, errComm, MPI_ERR_IN_STATUS, fname, nil)
+				return raiseInStatus(errComm, firstCode, fname)
 			}
 			return 0
 		}

@@ -103,6 +103,33 @@ int main(int argc, char **argv)
     CHECK(mine == MPI_ERRHANDLER_NULL);
     rc = MPI_Send(&x, 1, MPI_INT, size + 3, 0, MPI_COMM_WORLD);
     CHECK(calls == 3);
+
+    /* A request that fails in MPI_Waitall or MPI_Waitsome: the handler
+     * sees the request's own class (MPI_ERR_TRUNCATE), as in Open MPI;
+     * the call returns MPI_ERR_IN_STATUS and the statuses hold each
+     * request's class. */
+    CHECK_RC(MPI_Comm_create_errhandler(handler, &mine));
+    CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, mine));
+    int right = (rank + 1) % size, left = (rank + size - 1) % size, small, outc, idx[2];
+    long big[4] = {1, 2, 3, 4};
+    MPI_Request rq[2];
+    MPI_Status sts[2];
+    for (int round = 0; round < 2; round++) {
+        MPI_Irecv(&small, 1, MPI_INT, left, 77, MPI_COMM_WORLD, &rq[0]);
+        MPI_Isend(big, 4, MPI_LONG, right, 77, MPI_COMM_WORLD, &rq[1]);
+        calls = 0;
+        if (round == 0) {
+            rc = MPI_Waitall(2, rq, sts);
+            CHECK(sts[1].MPI_ERROR == MPI_SUCCESS);
+        } else {
+            rc = MPI_Waitsome(1, rq, &outc, idx, sts);
+            CHECK(outc == 1 && idx[0] == 0);
+            CHECK_RC(MPI_Wait(&rq[1], MPI_STATUS_IGNORE));
+        }
+        CHECK(rc == MPI_ERR_IN_STATUS && calls == 1 && class_of(last) == MPI_ERR_TRUNCATE);
+        CHECK(class_of(sts[0].MPI_ERROR) == MPI_ERR_TRUNCATE);
+    }
+    MPI_Errhandler_free(&mine);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
     /* The others go on. */

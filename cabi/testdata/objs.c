@@ -59,6 +59,21 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    /* MPI_INFO_ENV, and the initial error handler (shmrun
+     * -initial-errhandler mpi_errors_return with argument "return"). */
+    int ret = argc > 1 && strcmp(argv[1], "return") == 0;
+    char maxp[16];
+    snprintf(maxp, sizeof maxp, "%d", size);
+    CHECK(info_is(MPI_INFO_ENV, "maxprocs", maxp) && info_is(MPI_INFO_ENV, "thread_level", "MPI_THREAD_SINGLE"));
+    char av[64];
+    MPI_Info_get(MPI_INFO_ENV, "argv", sizeof av - 1, av, &flag);
+    CHECK(ret ? flag && strcmp(av, "return") == 0 : !flag);
+    MPI_Info_get(MPI_INFO_ENV, "command", sizeof av - 1, av, &flag);
+    CHECK(flag && strstr(av, "objs") != NULL);
+    CHECK(info_is(MPI_INFO_ENV, "mpi_initial_errhandler", ret ? "mpi_errors_return" : "mpi_errors_are_fatal"));
+    MPI_Errhandler initial;
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &initial);
+    CHECK(initial == (ret ? MPI_ERRORS_RETURN : MPI_ERRORS_ARE_FATAL));
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
     /* Communicator hints: dup_with_info sets them, set_info changes

@@ -27,8 +27,11 @@ int main(int argc, char **argv)
     int victim = size - 2, recovered = 0;
     double gnorm = 1e9;
     for (int it = 0; it < 200; it++) {
-        if (raised && rank == victim && it == 20)
+        if (raised && rank == victim && it == 20) {
+            /* stdout is a pipe: the line must not wait in a buffer. */
+            printf("rank %d dies\n", rank);
             raise(SIGKILL);
+        }
         double lnorm = 1.0 / (it + 1), g;
         int rc = MPI_Allreduce(&lnorm, &g, 1, MPI_DOUBLE, MPI_MAX, comm);
         int cls = MPI_SUCCESS;

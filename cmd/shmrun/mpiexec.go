@@ -12,7 +12,8 @@ import (
 //
 //	-np N, --np N, -c N          -n N
 //	--with-ft ulfm, --enable-recovery
-//	                             --ft
+//	                             --ft (--with-ft no: without)
+//	-initial-errhandler H        the C library's initial error handler
 //	-l                           --tag-output
 //	-x VAR[=VAL], -genv VAR VAL, -env VAR VAL
 //	                             set in the ranks' environment
@@ -55,10 +56,22 @@ func mpiexecArgs(args []string) ([]string, []string, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			if v != "ulfm" && v != "mpi" {
-				return nil, nil, fmt.Errorf("--with-ft %s: shmpi's fault tolerance is ULFM (--with-ft ulfm)", v)
+			switch v {
+			case "ulfm", "mpi":
+				out = append(out, "--ft")
+			case "no", "none", "disable":
+				// Without fault tolerance: shmrun's default.
+			default:
+				return nil, nil, fmt.Errorf("--with-ft %s: shmpi's fault tolerance is ULFM (--with-ft ulfm, or no)", v)
 			}
-			out = append(out, "--ft")
+		case "initial-errhandler":
+			// MPI 4.0: the error handler the world and self start with,
+			// which the C library reads from the environment.
+			v, err := next()
+			if err != nil {
+				return nil, nil, err
+			}
+			env = append(env, "SHMPI_INITIAL_ERRHANDLER="+v)
 		case "enable-recovery", "disable-auto-cleanup":
 			out = append(out, "--ft")
 		case "l", "label":

@@ -16,6 +16,8 @@ func TestMpiexecArgs(t *testing.T) {
 		{in: []string{"--with-ft=ulfm", "--mca", "btl", "self,vader", "-x", "A=1", "-genv", "B", "2", "./a"}, out: []string{"--ft", "./a"}, env: []string{"A=1", "B=2"}},
 		{in: []string{"--bind-to", "socket", "--map-by", "core", "--timeout", "5s", "./a"}, out: []string{"--bind-to", "core", "--timeout", "5s", "./a"}},
 		{in: []string{"--kill", "1@op=3", "--", "./a"}, out: []string{"--kill", "1@op=3", "--", "./a"}},
+		{in: []string{"--with-ft", "no", "-np", "2", "./a"}, out: []string{"-n", "2", "./a"}},
+		{in: []string{"-np", "4", "--initial-errhandler", "mpi_errors_return", "./a"}, out: []string{"-n", "4", "./a"}, env: []string{"SHMPI_INITIAL_ERRHANDLER=mpi_errors_return"}},
 		{in: []string{"--with-ft", "other", "./a"}, err: true},
 		{in: []string{"-np"}, err: true},
 	} {
