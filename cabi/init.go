@@ -90,7 +90,8 @@ func initialErrh() *errhObj {
 	return fatalErrh
 }
 
-var threadLevelNames = [...]string{"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"}
+var threadLevelNames = map[int]string{MPI_THREAD_SINGLE: "MPI_THREAD_SINGLE", MPI_THREAD_FUNNELED: "MPI_THREAD_FUNNELED",
+	MPI_THREAD_SERIALIZED: "MPI_THREAD_SERIALIZED", MPI_THREAD_MULTIPLE: "MPI_THREAD_MULTIPLE"}
 
 // fillInfoEnv sets MPI 4.0's keys of MPI_INFO_ENV (and of
 // MPI_Info_create_env's objects) in in: the command and its arguments
