@@ -203,7 +203,7 @@ func TestNBC(t *testing.T) { expectOK(t, 4, "nbc"); expectOK(t, 3, "nbc") }
 // TestInter: intercommunicators and their collectives.
 func TestInter(t *testing.T) { expectOK(t, 5, "inter"); expectOK(t, 2, "inter") }
 
-// TestObjs: hints, attributes and names of communicators, datatypes and
+// TestObjs: MPI_INFO_ENV and the initial error handler; hints, attributes and names of communicators, datatypes and
 // windows.
 func TestObjs(t *testing.T) {
 	expectOK(t, 3, "objs")

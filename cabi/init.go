@@ -90,9 +90,8 @@ func initialErrh() *errhObj {
 	return fatalErrh
 }
 
-// threadLevelNames names the thread levels by their ABI value over
-// MPI_THREAD_FUNNELED's (0, 1024, 2048, 4096: indices 0, 1, 2, 4).
-var threadLevelNames = [...]string{0: "MPI_THREAD_SINGLE", 1: "MPI_THREAD_FUNNELED", 2: "MPI_THREAD_SERIALIZED", 4: "MPI_THREAD_MULTIPLE"}
+var threadLevelNames = map[int]string{MPI_THREAD_SINGLE: "MPI_THREAD_SINGLE", MPI_THREAD_FUNNELED: "MPI_THREAD_FUNNELED",
+	MPI_THREAD_SERIALIZED: "MPI_THREAD_SERIALIZED", MPI_THREAD_MULTIPLE: "MPI_THREAD_MULTIPLE"}
 
 // fillInfoEnv sets MPI 4.0's keys of MPI_INFO_ENV (and of
 // MPI_Info_create_env's objects) in in: the command and its arguments
@@ -116,7 +115,7 @@ func fillInfoEnv(in *ranks.Info, argv []string) {
 	if world != nil {
 		set("maxprocs", strconv.Itoa(world.Size()))
 		set("soft", strconv.Itoa(world.Size()))
-		set("thread_level", threadLevelNames[threadLevel(int(C.shmpi_provided))/MPI_THREAD_FUNNELED])
+		set("thread_level", threadLevelNames[threadLevel(int(C.shmpi_provided))])
 	}
 	if h, err := os.Hostname(); err == nil {
 		set("host", h)
