@@ -2620,11 +2620,7 @@ int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 
 int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
 {
-    (void)incount;
-    (void)datatype;
-    (void)comm;
-    (void)size;
-    return shmpi_unsupported("MPI_Pack_size_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Pack_size_c((int64_t)incount, (uintptr_t)datatype, (uintptr_t)comm, (int64_t*)size);
 }
 
 int PMPI_Parrived(MPI_Request request, int partition, int *flag)
@@ -3229,10 +3225,7 @@ int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 
 int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    (void)count;
-    (void)oldtype;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_contiguous_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_contiguous_c((int64_t)count, (uintptr_t)oldtype, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
@@ -3295,12 +3288,7 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], cons
 
 int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    (void)count;
-    (void)array_of_blocklengths;
-    (void)array_of_displacements;
-    (void)oldtype;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_hindexed_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_hindexed_c((int64_t)count, (int64_t*)array_of_blocklengths, (int64_t*)array_of_displacements, (uintptr_t)oldtype, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
@@ -3310,12 +3298,7 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint a
 
 int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    (void)count;
-    (void)blocklength;
-    (void)array_of_displacements;
-    (void)oldtype;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_hindexed_block_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_hindexed_block_c((int64_t)count, (int64_t)blocklength, (int64_t*)array_of_displacements, (uintptr_t)oldtype, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
@@ -3325,12 +3308,7 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Da
 
 int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    (void)count;
-    (void)blocklength;
-    (void)stride;
-    (void)oldtype;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_hvector_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_hvector_c((int64_t)count, (int64_t)blocklength, (int64_t)stride, (uintptr_t)oldtype, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
@@ -3340,12 +3318,7 @@ int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_o
 
 int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    (void)count;
-    (void)blocklength;
-    (void)array_of_displacements;
-    (void)oldtype;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_indexed_block_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_indexed_block_c((int64_t)count, (int64_t)blocklength, (int64_t*)array_of_displacements, (uintptr_t)oldtype, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state)
@@ -3360,11 +3333,7 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
 
 int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype)
 {
-    (void)oldtype;
-    (void)lb;
-    (void)extent;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_resized_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_resized_c((uintptr_t)oldtype, (int64_t)lb, (int64_t)extent, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
@@ -3374,12 +3343,7 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const 
 
 int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
-    (void)count;
-    (void)array_of_blocklengths;
-    (void)array_of_displacements;
-    (void)array_of_types;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_struct_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_struct_c((int64_t)count, (int64_t*)array_of_blocklengths, (int64_t*)array_of_displacements, (uintptr_t*)array_of_types, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
@@ -3389,14 +3353,7 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
 
 int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    (void)ndims;
-    (void)array_of_sizes;
-    (void)array_of_subsizes;
-    (void)array_of_starts;
-    (void)order;
-    (void)oldtype;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_subarray_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_subarray_c((int)ndims, (int64_t*)array_of_sizes, (int64_t*)array_of_subsizes, (int64_t*)array_of_starts, (int)order, (uintptr_t)oldtype, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
@@ -3431,16 +3388,7 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
 
 int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses, MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])
 {
-    (void)datatype;
-    (void)max_integers;
-    (void)max_addresses;
-    (void)max_large_counts;
-    (void)max_datatypes;
-    (void)array_of_integers;
-    (void)array_of_addresses;
-    (void)array_of_large_counts;
-    (void)array_of_datatypes;
-    return shmpi_unsupported("MPI_Type_get_contents_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_get_contents_c((uintptr_t)datatype, (int64_t)max_integers, (int64_t)max_addresses, (int64_t)max_large_counts, (int64_t)max_datatypes, (int*)array_of_integers, (int64_t*)array_of_addresses, (int64_t*)array_of_large_counts, (uintptr_t*)array_of_datatypes);
 }
 
 int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner)
@@ -3450,13 +3398,7 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
 
 int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner)
 {
-    (void)datatype;
-    (void)num_integers;
-    (void)num_addresses;
-    (void)num_large_counts;
-    (void)num_datatypes;
-    (void)combiner;
-    return shmpi_unsupported("MPI_Type_get_envelope_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_get_envelope_c((uintptr_t)datatype, (int64_t*)num_integers, (int64_t*)num_addresses, (int64_t*)num_large_counts, (int64_t*)num_datatypes, (int*)combiner);
 }
 
 int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
@@ -3476,20 +3418,12 @@ int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int ar
 
 int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    (void)count;
-    (void)array_of_blocklengths;
-    (void)array_of_displacements;
-    (void)oldtype;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_indexed_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_indexed_c((int64_t)count, (int64_t*)array_of_blocklengths, (int64_t*)array_of_displacements, (uintptr_t)oldtype, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
-    (void)typeclass;
-    (void)size;
-    (void)datatype;
-    return shmpi_unsupported("MPI_Type_match_size", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_match_size((int)typeclass, (int)size, (uintptr_t*)datatype);
 }
 
 int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
@@ -3509,12 +3443,7 @@ int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtyp
 
 int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    (void)count;
-    (void)blocklength;
-    (void)stride;
-    (void)oldtype;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_vector_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_vector_c((int64_t)count, (int64_t)blocklength, (int64_t)stride, (uintptr_t)oldtype, (uintptr_t*)newtype);
 }
 
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm)
@@ -5033,7 +4962,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Pack_external_c",
     "MPI_Pack_external_size",
     "MPI_Pack_external_size_c",
-    "MPI_Pack_size_c",
     "MPI_Parrived",
     "MPI_Pready",
     "MPI_Pready_list",
@@ -5061,24 +4989,11 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Session_iflush_buffer",
     "MPI_Session_init",
     "MPI_Session_set_errhandler",
-    "MPI_Type_contiguous_c",
     "MPI_Type_create_darray",
     "MPI_Type_create_darray_c",
     "MPI_Type_create_f90_complex",
     "MPI_Type_create_f90_integer",
     "MPI_Type_create_f90_real",
-    "MPI_Type_create_hindexed_c",
-    "MPI_Type_create_hindexed_block_c",
-    "MPI_Type_create_hvector_c",
-    "MPI_Type_create_indexed_block_c",
-    "MPI_Type_create_resized_c",
-    "MPI_Type_create_struct_c",
-    "MPI_Type_create_subarray_c",
-    "MPI_Type_get_contents_c",
-    "MPI_Type_get_envelope_c",
-    "MPI_Type_indexed_c",
-    "MPI_Type_match_size",
-    "MPI_Type_vector_c",
     "MPI_Unpack_external",
     "MPI_Unpack_external_c",
     "MPI_Unpublish_name",

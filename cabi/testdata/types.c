@@ -243,5 +243,58 @@ int main(int argc, char **argv)
     rc = MPI_Send(src, 1, t, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
     CHECK(rc == MPI_ERR_TYPE);
 
+    {
+        /* The large-count constructors make the int forms' types; their
+         * envelope is the int form's. */
+        MPI_Datatype a, b;
+        MPI_Type_vector(3, 2, 5, MPI_INT, &a);
+        CHECK_RC(MPI_Type_vector_c(3, 2, 5, MPI_INT, &b));
+        MPI_Count sa, sb, lba, lbb, exa, exb;
+        MPI_Type_size_c(a, &sa);
+        MPI_Type_size_c(b, &sb);
+        MPI_Type_get_extent_c(a, &lba, &exa);
+        MPI_Type_get_extent_c(b, &lbb, &exb);
+        CHECK(sa == sb && sa == 24 && lba == lbb && exa == exb && exb == 48);
+        MPI_Type_commit(&b);
+        {
+            int off[] = {0, 20, 40}, len[] = {8, 8, 8};
+            roundtrip(b, 2, off, len, 3, 48, rank);
+        }
+        MPI_Count ni, na, nc, nd;
+        int comb;
+        CHECK_RC(MPI_Type_get_envelope_c(b, &ni, &na, &nc, &nd, &comb));
+        CHECK(comb == MPI_COMBINER_VECTOR && ni == 3 && na == 0 && nc == 0 && nd == 1);
+        int ints[3];
+        MPI_Aint aints[1];
+        MPI_Count cnts[1];
+        MPI_Datatype kids[1];
+        CHECK_RC(MPI_Type_get_contents_c(b, 3, 0, 0, 1, ints, aints, cnts, kids));
+        CHECK(ints[0] == 3 && ints[1] == 2 && ints[2] == 5 && kids[0] == MPI_INT);
+        MPI_Type_free(&a);
+        MPI_Type_free(&b);
+        MPI_Count bl[2] = {1, 2}, dp[2] = {0, 8};
+        MPI_Datatype ts[2] = {MPI_INT, MPI_DOUBLE};
+        CHECK_RC(MPI_Type_create_struct_c(2, bl, dp, ts, &b));
+        MPI_Type_size_c(b, &sb);
+        MPI_Type_get_extent_c(b, &lbb, &exb);
+        CHECK(sb == 20 && exb == 24);
+        MPI_Type_free(&b);
+        MPI_Count sz[2] = {4, 6}, sub[2] = {2, 3}, st[2] = {1, 2};
+        CHECK_RC(MPI_Type_create_subarray_c(2, sz, sub, st, MPI_ORDER_C, MPI_INT, &b));
+        MPI_Type_size_c(b, &sb);
+        MPI_Type_get_extent_c(b, &lbb, &exb);
+        CHECK(sb == 24 && exb == 96);
+        MPI_Type_free(&b);
+        MPI_Count ps;
+        CHECK_RC(MPI_Pack_size_c(10, MPI_DOUBLE, MPI_COMM_WORLD, &ps));
+        CHECK(ps == 80);
+        CHECK_RC(MPI_Type_match_size(MPI_TYPECLASS_REAL, 8, &b));
+        CHECK(b == MPI_REAL8);
+        rc = MPI_Type_contiguous_c((MPI_Count)1 << 40, MPI_INT, &b);
+        int cls;
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_VALUE_TOO_LARGE);
+    }
+
     DONE();
 }
