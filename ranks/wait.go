@@ -157,13 +157,14 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 				break
 			}
 			e.relax()
-			e.unlock()
-			timedOut := false
 			// Every sleep also watches the failure epoch's word, which a
 			// change of the table (a failure, a finalize, a revoke) bumps
 			// with one wake for all (job.Map.Bump). If it moved since the
-			// last refresh the sleep returns at once.
+			// last refresh the sleep returns at once. Read under the lock:
+			// another goroutine's sweep writes seenEpoch.
 			ew, ev := e.t.EpochWord(), uint32(e.seenEpoch)
+			e.unlock()
+			timedOut := false
 			if watch != nil {
 				timedOut = e.db.SleepOr2(tok, ew, ev, watch, wv, e.sleepTimeout)
 			} else if e.spin && wpeer >= 0 && wpeer != e.me {
