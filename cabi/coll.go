@@ -862,6 +862,31 @@ func inPlaceOf(kind gatherKind, ri rootInfo, sendp, recvp unsafe.Pointer, sendUs
 	return inPlace, bad
 }
 
+// gatherSides checks the root and MPI_IN_PLACE of a Gather-, Scatter-,
+// Allgather- or Alltoall-like call and says which buffers the member
+// uses; an in-place side counts as unused.
+func gatherSides(kind gatherKind, o *commObj, root C.int, comm C.uintptr_t, sendp, recvp unsafe.Pointer, fname string) (ri rootInfo, sendUsed, recvUsed, inPlace bool, r C.int) {
+	ri = rootInfo{inter: o.c.IsInter()}
+	if kind == gGather || kind == gScatter {
+		if ri, r = rootArg(o, root, comm, fname); r != 0 {
+			return ri, false, false, false, r
+		}
+	}
+	sendUsed, recvUsed = sides(kind, ri)
+	inPlace, bad := inPlaceOf(kind, ri, sendp, recvp, sendUsed, recvUsed)
+	if bad {
+		return ri, false, false, false, failCode(handle(comm), MPI_ERR_BUFFER, fname)
+	}
+	if inPlace {
+		if kind == gScatter {
+			recvUsed = false
+		} else {
+			sendUsed = false
+		}
+	}
+	return ri, sendUsed, recvUsed, inPlace, 0
+}
+
 type gArgs struct {
 	kind       gatherKind
 	c          *ranks.Comm
@@ -913,23 +938,9 @@ func gatherCall(kind gatherKind, sendp unsafe.Pointer, scount int64, sdt C.uintp
 		return r
 	}
 	peers := o.peers()
-	ri := rootInfo{inter: o.c.IsInter()}
-	if kind == gGather || kind == gScatter {
-		if ri, r = rootArg(o, root, comm, fname); r != 0 {
-			return r
-		}
-	}
-	sendUsed, recvUsed := sides(kind, ri)
-	inPlace, bad := inPlaceOf(kind, ri, sendp, recvp, sendUsed, recvUsed)
-	if bad {
-		return failCode(handle(comm), MPI_ERR_BUFFER, fname)
-	}
-	if inPlace {
-		if kind == gScatter {
-			recvUsed = false
-		} else {
-			sendUsed = false
-		}
+	ri, sendUsed, recvUsed, inPlace, r := gatherSides(kind, o, root, comm, sendp, recvp, fname)
+	if r != 0 {
+		return r
 	}
 	var st, rt *dtype
 	if sendUsed {
@@ -1048,23 +1059,9 @@ func vCall(kind gatherKind, sendp unsafe.Pointer, scount int64, scounts, sdispls
 		return r
 	}
 	peers := o.peers()
-	ri := rootInfo{inter: o.c.IsInter()}
-	if kind == gGather || kind == gScatter {
-		if ri, r = rootArg(o, root, comm, fname); r != 0 {
-			return r
-		}
-	}
-	sendUsed, recvUsed := sides(kind, ri)
-	inPlace, bad := inPlaceOf(kind, ri, sendp, recvp, sendUsed, recvUsed)
-	if bad {
-		return failCode(handle(comm), MPI_ERR_BUFFER, fname)
-	}
-	if inPlace {
-		if kind == gScatter {
-			recvUsed = false
-		} else {
-			sendUsed = false
-		}
+	ri, sendUsed, recvUsed, inPlace, r := gatherSides(kind, o, root, comm, sendp, recvp, fname)
+	if r != 0 {
+		return r
 	}
 	sendV := kind == gScatter || kind == gAlltoall
 	recvV := kind != gScatter
