@@ -124,6 +124,22 @@ func (e *engine) noteGone(w int) {
 	}
 }
 
+// awaitDeclared makes a death the kernel has marked (world rank w's
+// liveness word) visible in gone[]: it declares it, and if another rank
+// or thread is declaring it and not yet done publishing
+// (job.Map.DeclareFailed bumps the epoch last), waits for that, or
+// finishes it for a declarer that died. Bounded, in case the job is
+// aborting. Called with the engine locked.
+func (e *engine) awaitDeclared(w int) {
+	e.t.CheckLiveness(e.me)
+	e.refresh()
+	for i := 0; i < 1<<16 && !e.gone[w] && e.t.DeadRank(w); i++ {
+		spin.Pause()
+		e.t.Repair(e.me)
+		e.refresh()
+	}
+}
+
 // rndvLost ends a rendezvous receive whose copy failed: the sender's
 // memory is gone (it died or exited) or the kernel said something else.
 //
@@ -138,17 +154,7 @@ func (e *engine) noteGone(w int) {
 func (e *engine) rndvLost(r *request, src int, err error) {
 	e.refresh()
 	if !e.gone[src] && err == unix.ESRCH {
-		e.t.CheckLiveness(e.me)
-		e.refresh()
-		// The sender may be dead with the rank (or thread) declaring
-		// it not yet done publishing (job.Map.DeclareFailed bumps the
-		// epoch last): wait for it, or finish it for a declarer that
-		// died. Bounded, in case the job is aborting.
-		for i := 0; i < 1<<16 && !e.gone[src] && e.t.DeadRank(src); i++ {
-			spin.Pause()
-			e.t.Repair(e.me)
-			e.refresh()
-		}
+		e.awaitDeclared(src)
 		if !e.gone[src] {
 			r.lost = true
 			if r.list == nil {

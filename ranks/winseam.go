@@ -44,8 +44,7 @@ func (e *engine) copyFailed(w int, err error) int {
 	e.lock()
 	defer e.unlock()
 	if !gone {
-		e.t.CheckLiveness(e.me)
-		e.refresh()
+		e.awaitDeclared(w)
 	}
 	switch {
 	case !e.gone[w]:
