@@ -214,3 +214,7 @@ func TestObjs(t *testing.T) {
 		t.Fatalf("objs return: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errOut)
 	}
 }
+
+// TestStaleRequest: a request handle stays invalid through 2^16 recycles
+// of its slot.
+func TestStaleRequest(t *testing.T) { expectOK(t, 2, "stalereq") }
