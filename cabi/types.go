@@ -201,8 +201,16 @@ var predefTypes = []predefType{
 	{MPI_COMPLEX32, bOpaque, 32, nil, 32, "MPI_COMPLEX32"},
 }
 
-// logicalKinds are the Fortran LOGICAL types: only logical ops apply.
-var logicalTypes = map[handle]bool{MPI_LOGICAL: true, MPI_LOGICAL1: true, MPI_LOGICAL2: true, MPI_LOGICAL4: true, MPI_LOGICAL8: true, MPI_C_BOOL: true, MPI_CXX_BOOL: true}
+// isLogical says whether h is a logical type (Fortran LOGICAL, C and C++
+// bool): only the logical ops apply. A switch, not a map: reductions ask
+// on every call.
+func isLogical(h handle) bool {
+	switch h {
+	case MPI_LOGICAL, MPI_LOGICAL1, MPI_LOGICAL2, MPI_LOGICAL4, MPI_LOGICAL8, MPI_C_BOOL, MPI_CXX_BOOL:
+		return true
+	}
+	return false
+}
 
 func init() {
 	for _, p := range predefTypes {
