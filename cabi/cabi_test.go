@@ -214,3 +214,12 @@ func TestObjs(t *testing.T) {
 		t.Fatalf("objs return: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errOut)
 	}
 }
+
+// TestTopo: Dims_create, Cartesian grids, graphs and distributed graphs,
+// their queries and bad input, at several sizes (1 and 2: grids of one
+// or two ranks along a dimension, where a rank is its own neighbour).
+func TestTopo(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 4, 6} {
+		expectOK(t, n, "topo")
+	}
+}

@@ -60,6 +60,10 @@ func classOf(err error) int {
 		return MPIX_ERR_REVOKED
 	case errors.Is(err, ranks.ErrRMASync):
 		return MPI_ERR_RMA_SYNC
+	case errors.Is(err, ranks.ErrTopology):
+		return MPI_ERR_TOPOLOGY
+	case errors.Is(err, ranks.ErrDims):
+		return MPI_ERR_DIMS
 	case errors.Is(err, ranks.ErrRank):
 		return MPI_ERR_RANK
 	case errors.Is(err, ranks.ErrTag):
