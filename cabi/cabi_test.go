@@ -223,3 +223,12 @@ func TestTopo(t *testing.T) {
 		expectOK(t, n, "topo")
 	}
 }
+
+// TestNeighbor: the neighbourhood collectives in every form on a ring, a
+// grid with MPI_PROC_NULL neighbours, a distributed graph and a graph,
+// with derived datatypes.
+func TestNeighbor(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 4, 6} {
+		expectOK(t, n, "neighbor")
+	}
+}
