@@ -392,12 +392,7 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn
 
 int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
-    (void)group;
-    (void)stringtag;
-    (void)info;
-    (void)errhandler;
-    (void)newcomm;
-    return shmpi_unsupported("MPI_Comm_create_from_group", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Comm_create_from_group((uintptr_t)group, (char*)stringtag, (uintptr_t)info, (uintptr_t)errhandler, (uintptr_t*)newcomm);
 }
 
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
@@ -1608,10 +1603,7 @@ int PMPI_Group_free(MPI_Group *group)
 
 int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {
-    (void)session;
-    (void)pset_name;
-    (void)newgroup;
-    return shmpi_unsupported("MPI_Group_from_session_pset", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Group_from_session_pset((uintptr_t)session, (char*)pset_name, (uintptr_t*)newgroup);
 }
 
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
@@ -1906,15 +1898,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 
 int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
-    (void)local_group;
-    (void)local_leader;
-    (void)remote_group;
-    (void)remote_leader;
-    (void)stringtag;
-    (void)info;
-    (void)errhandler;
-    (void)newintercomm;
-    return shmpi_unsupported("MPI_Intercomm_create_from_groups", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Intercomm_create_from_groups((uintptr_t)local_group, (int)local_leader, (uintptr_t)remote_group, (int)remote_leader, (char*)stringtag, (uintptr_t)info, (uintptr_t)errhandler, (uintptr_t*)newintercomm);
 }
 
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
@@ -2707,16 +2691,12 @@ int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count si
 
 int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
 {
-    (void)session;
-    (void)errorcode;
-    return shmpi_unsupported("MPI_Session_call_errhandler", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_call_errhandler((uintptr_t)session, (int)errorcode);
 }
 
 int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler)
 {
-    (void)session_errhandler_fn;
-    (void)errhandler;
-    return shmpi_unsupported("MPI_Session_create_errhandler", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Session_create_errhandler((void*)session_errhandler_fn, (uintptr_t*)errhandler);
 }
 
 int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
@@ -2737,8 +2717,7 @@ int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Cou
 
 int PMPI_Session_finalize(MPI_Session *session)
 {
-    (void)session;
-    return shmpi_unsupported("MPI_Session_finalize", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Session_finalize((uintptr_t*)session);
 }
 
 int PMPI_Session_flush_buffer(MPI_Session session)
@@ -2749,42 +2728,27 @@ int PMPI_Session_flush_buffer(MPI_Session session)
 
 int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
 {
-    (void)session;
-    (void)errhandler;
-    return shmpi_unsupported("MPI_Session_get_errhandler", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_get_errhandler((uintptr_t)session, (uintptr_t*)errhandler);
 }
 
 int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
 {
-    (void)session;
-    (void)info_used;
-    return shmpi_unsupported("MPI_Session_get_info", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_get_info((uintptr_t)session, (uintptr_t*)info_used);
 }
 
 int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name)
 {
-    (void)session;
-    (void)info;
-    (void)n;
-    (void)pset_len;
-    (void)pset_name;
-    return shmpi_unsupported("MPI_Session_get_nth_pset", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_get_nth_pset((uintptr_t)session, (uintptr_t)info, (int)n, (int*)pset_len, (char*)pset_name);
 }
 
 int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
 {
-    (void)session;
-    (void)info;
-    (void)npset_names;
-    return shmpi_unsupported("MPI_Session_get_num_psets", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_get_num_psets((uintptr_t)session, (uintptr_t)info, (int*)npset_names);
 }
 
 int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
 {
-    (void)session;
-    (void)pset_name;
-    (void)info;
-    return shmpi_unsupported("MPI_Session_get_pset_info", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_get_pset_info((uintptr_t)session, (char*)pset_name, (uintptr_t*)info);
 }
 
 int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
@@ -2796,17 +2760,12 @@ int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
 
 int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
-    (void)info;
-    (void)errhandler;
-    (void)session;
-    return shmpi_unsupported("MPI_Session_init", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Session_init((uintptr_t)info, (uintptr_t)errhandler, (uintptr_t*)session);
 }
 
 int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
 {
-    (void)session;
-    (void)errhandler;
-    return shmpi_unsupported("MPI_Session_set_errhandler", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_set_errhandler((uintptr_t)session, (uintptr_t)errhandler);
 }
 
 int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
@@ -4466,7 +4425,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Close_port",
     "MPI_Comm_accept",
     "MPI_Comm_connect",
-    "MPI_Comm_create_from_group",
     "MPI_Comm_join",
     "MPI_Comm_spawn",
     "MPI_Comm_spawn_multiple",
@@ -4559,8 +4517,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_File_write_shared",
     "MPI_File_write_shared_c",
     "MPI_Get_hw_resource_info",
-    "MPI_Group_from_session_pset",
-    "MPI_Intercomm_create_from_groups",
     "MPI_Lookup_name",
     "MPI_Open_port",
     "MPI_Pack_external",
@@ -4580,20 +4536,10 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Register_datarep_c",
     "MPI_Session_attach_buffer",
     "MPI_Session_attach_buffer_c",
-    "MPI_Session_call_errhandler",
-    "MPI_Session_create_errhandler",
     "MPI_Session_detach_buffer",
     "MPI_Session_detach_buffer_c",
-    "MPI_Session_finalize",
     "MPI_Session_flush_buffer",
-    "MPI_Session_get_errhandler",
-    "MPI_Session_get_info",
-    "MPI_Session_get_nth_pset",
-    "MPI_Session_get_num_psets",
-    "MPI_Session_get_pset_info",
     "MPI_Session_iflush_buffer",
-    "MPI_Session_init",
-    "MPI_Session_set_errhandler",
     "MPI_Type_create_darray",
     "MPI_Type_create_darray_c",
     "MPI_Type_create_f90_complex",

@@ -232,3 +232,18 @@ func TestNeighbor(t *testing.T) {
 		expectOK(t, n, "neighbor")
 	}
 }
+
+// TestSession: the sessions model alone (no MPI_Init) and beside the
+// world model, communicators and intercommunicators from groups.
+func TestSession(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 4} {
+		expectOK(t, n, "session")
+	}
+	exe := compile(t, "session")
+	for _, n := range []int{1, 4} {
+		r := runJob(t, n, nil, exe, "mixed")
+		if r.code != 0 || strings.Contains(r.out, "FAIL") || strings.Count(r.out, "OK\n") != n {
+			t.Fatalf("session mixed on %d ranks: exit %d\nstdout:\n%s\nstderr:\n%s", n, r.code, r.out, r.errOut)
+		}
+	}
+}

@@ -224,6 +224,10 @@ func errhOf(on int, h handle) *errhObj {
 		if w := wins.get(h); w != nil && *w != nil && (*w).eh != nil {
 			return (*w).eh
 		}
+	case C.SHMPI_ON_SESSION:
+		if s := getSession(h); s != nil && s.eh != nil {
+			return s.eh
+		}
 	}
 	if c := getComm(MPI_COMM_WORLD); c != nil && c.eh != nil {
 		return c.eh
