@@ -152,15 +152,6 @@ func hasNull(rs []int) bool {
 	return false
 }
 
-// uniform is n counts of c at displacements 0, c, 2c... (bytes).
-func uniform(n, c int) (counts, displs []int) {
-	counts, displs = make([]int, n), make([]int, n)
-	for i := range n {
-		counts[i], displs[i] = c, i*c
-	}
-	return counts, displs
-}
-
 // nbBlockCall is Neighbor_allgather and Neighbor_alltoall: blocks of
 // (count, type) on each side, one per destination (alltoall) or one for
 // all (allgather) on the send side, one per source on the receive side.
@@ -188,19 +179,10 @@ func nbBlockCall(kind nbKind, sendp unsafe.Pointer, scount int64, sdt C.uintptr_
 	sa := makeArea(sendp, scount*sblocks, st, true)
 	ra := makeArea(recvp, rcount*int64(in), rt, false)
 	a := &nbArgs{kind: kind, c: o.c, send: sa.b, recv: ra.b}
-	sblk, rblk := int(scount*st.size), int(rcount*rt.size)
-	if sblk != rblk && in > 0 && (out > 0 || kind == nbAllgather) {
-		// Blocks of different sizes here than the type signatures allow:
-		// each source's block still lands in its place, and a longer one
-		// than the receive block is an error there.
-		a.rc, a.rd = uniform(in, rblk)
-		if kind == nbAllgather {
-			a.kind = nbAllgatherv
-		} else {
-			a.kind = nbAlltoallv
-			a.sc, a.sd = uniform(out, sblk)
-		}
-	}
+	// The type signatures of the two sides must match (MPI); coll's
+	// blocks are the send side's, and a receive buffer too short for
+	// them is MPI_ERR_BUFFER.
+	rblk := int(rcount * rt.size)
 	var pre []func()
 	var post func()
 	if sa.staged {
