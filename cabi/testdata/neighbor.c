@@ -179,13 +179,14 @@ static void prepare(int fam, topo *t, bufs *b, int it)
             b->rd[i] = 4 * i;
         }
         break;
-    case AAV: { /* j+1+rank%2 ints to destination j, packed; 8 apart received */
+    case AAV: { /* j+1+rank%2 ints to destination j, as stride2 one block
+                 * after the other; received as ints, 8 apart */
         int off = 0;
         for (int j = 0; j < t->out; j++) {
             b->sc[j] = j + 1 + rank % 2;
             b->sd[j] = off;
             for (int k = 0; k < b->sc[j]; k++)
-                b->sb[off + k] = val(rank, j, k, it);
+                b->sb[2 * (off + k)] = val(rank, j, k, it);
             off += b->sc[j];
         }
         for (int i = 0; i < t->in; i++) {
@@ -293,7 +294,7 @@ static int call(int fam, topo *t, bufs *b, int mode, MPI_Request *rq)
         case AG: return MPI_Neighbor_allgather(b->sb, 3, MPI_INT, b->rb, 1, vec3, c);
         case AA: return MPI_Neighbor_alltoall(b->sb, 1, vec3, b->rb, 3, MPI_INT, c);
         case AGV: return MPI_Neighbor_allgatherv(b->sb, nagv, MPI_INT, b->rb, b->rc, b->rd, stride2, c);
-        case AAV: return MPI_Neighbor_alltoallv(b->sb, b->sc, b->sd, MPI_INT, b->rb, b->rc, b->rd, MPI_INT, c);
+        case AAV: return MPI_Neighbor_alltoallv(b->sb, b->sc, b->sd, stride2, b->rb, b->rc, b->rd, MPI_INT, c);
         case AAW: return MPI_Neighbor_alltoallw(b->sb, b->sc, b->sda, b->st, b->rb, b->rc, b->rda, b->rt, c);
         }
         break;
@@ -302,7 +303,7 @@ static int call(int fam, topo *t, bufs *b, int mode, MPI_Request *rq)
         case AG: return MPI_Ineighbor_allgather(b->sb, 3, MPI_INT, b->rb, 1, vec3, c, rq);
         case AA: return MPI_Ineighbor_alltoall(b->sb, 1, vec3, b->rb, 3, MPI_INT, c, rq);
         case AGV: return MPI_Ineighbor_allgatherv(b->sb, nagv, MPI_INT, b->rb, b->rc, b->rd, stride2, c, rq);
-        case AAV: return MPI_Ineighbor_alltoallv(b->sb, b->sc, b->sd, MPI_INT, b->rb, b->rc, b->rd, MPI_INT, c, rq);
+        case AAV: return MPI_Ineighbor_alltoallv(b->sb, b->sc, b->sd, stride2, b->rb, b->rc, b->rd, MPI_INT, c, rq);
         case AAW: return MPI_Ineighbor_alltoallw(b->sb, b->sc, b->sda, b->st, b->rb, b->rc, b->rda, b->rt, c, rq);
         }
         break;
@@ -313,7 +314,7 @@ static int call(int fam, topo *t, bufs *b, int mode, MPI_Request *rq)
         case AGV:
             return MPI_Neighbor_allgatherv_init(b->sb, nagv, MPI_INT, b->rb, b->rc, b->rd, stride2, c, MPI_INFO_NULL, rq);
         case AAV:
-            return MPI_Neighbor_alltoallv_init(b->sb, b->sc, b->sd, MPI_INT, b->rb, b->rc, b->rd, MPI_INT, c, MPI_INFO_NULL,
+            return MPI_Neighbor_alltoallv_init(b->sb, b->sc, b->sd, stride2, b->rb, b->rc, b->rd, MPI_INT, c, MPI_INFO_NULL,
                                                rq);
         case AAW:
             return MPI_Neighbor_alltoallw_init(b->sb, b->sc, b->sda, b->st, b->rb, b->rc, b->rda, b->rt, c, MPI_INFO_NULL,
@@ -325,7 +326,7 @@ static int call(int fam, topo *t, bufs *b, int mode, MPI_Request *rq)
         case AG: return MPI_Neighbor_allgather_c(b->sb, 3, MPI_INT, b->rb, 1, vec3, c);
         case AA: return MPI_Neighbor_alltoall_c(b->sb, 1, vec3, b->rb, 3, MPI_INT, c);
         case AGV: return MPI_Neighbor_allgatherv_c(b->sb, nagv, MPI_INT, b->rb, b->rcc, b->rda, stride2, c);
-        case AAV: return MPI_Neighbor_alltoallv_c(b->sb, b->scc, b->sda, MPI_INT, b->rb, b->rcc, b->rda, MPI_INT, c);
+        case AAV: return MPI_Neighbor_alltoallv_c(b->sb, b->scc, b->sda, stride2, b->rb, b->rcc, b->rda, MPI_INT, c);
         case AAW: return MPI_Neighbor_alltoallw_c(b->sb, b->scc, b->sda, b->st, b->rb, b->rcc, b->rda, b->rt, c);
         }
         break;
@@ -334,7 +335,7 @@ static int call(int fam, topo *t, bufs *b, int mode, MPI_Request *rq)
         case AG: return MPI_Ineighbor_allgather_c(b->sb, 3, MPI_INT, b->rb, 1, vec3, c, rq);
         case AA: return MPI_Ineighbor_alltoall_c(b->sb, 1, vec3, b->rb, 3, MPI_INT, c, rq);
         case AGV: return MPI_Ineighbor_allgatherv_c(b->sb, nagv, MPI_INT, b->rb, b->rcc, b->rda, stride2, c, rq);
-        case AAV: return MPI_Ineighbor_alltoallv_c(b->sb, b->scc, b->sda, MPI_INT, b->rb, b->rcc, b->rda, MPI_INT, c, rq);
+        case AAV: return MPI_Ineighbor_alltoallv_c(b->sb, b->scc, b->sda, stride2, b->rb, b->rcc, b->rda, MPI_INT, c, rq);
         case AAW: return MPI_Ineighbor_alltoallw_c(b->sb, b->scc, b->sda, b->st, b->rb, b->rcc, b->rda, b->rt, c, rq);
         }
         break;
@@ -346,7 +347,7 @@ static int call(int fam, topo *t, bufs *b, int mode, MPI_Request *rq)
             return MPI_Neighbor_allgatherv_init_c(b->sb, nagv, MPI_INT, b->rb, b->rcc, b->rda, stride2, c, MPI_INFO_NULL,
                                                   rq);
         case AAV:
-            return MPI_Neighbor_alltoallv_init_c(b->sb, b->scc, b->sda, MPI_INT, b->rb, b->rcc, b->rda, MPI_INT, c,
+            return MPI_Neighbor_alltoallv_init_c(b->sb, b->scc, b->sda, stride2, b->rb, b->rcc, b->rda, MPI_INT, c,
                                                  MPI_INFO_NULL, rq);
         case AAW:
             return MPI_Neighbor_alltoallw_init_c(b->sb, b->scc, b->sda, b->st, b->rb, b->rcc, b->rda, b->rt, c,
