@@ -296,75 +296,42 @@ int PMPI_Cancel(MPI_Request *request)
 
 int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
-    (void)comm;
-    (void)rank;
-    (void)maxdims;
-    (void)coords;
-    return shmpi_unsupported("MPI_Cart_coords", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Cart_coords((uintptr_t)comm, (int)rank, (int)maxdims, (int*)coords);
 }
 
 int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
 {
-    (void)comm_old;
-    (void)ndims;
-    (void)dims;
-    (void)periods;
-    (void)reorder;
-    (void)comm_cart;
-    return shmpi_unsupported("MPI_Cart_create", SHMPI_ON_COMM, (uintptr_t)comm_old);
+    return shmpi_MPI_Cart_create((uintptr_t)comm_old, (int)ndims, (int*)dims, (int*)periods, (int)reorder, (uintptr_t*)comm_cart);
 }
 
 int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
-    (void)comm;
-    (void)maxdims;
-    (void)dims;
-    (void)periods;
-    (void)coords;
-    return shmpi_unsupported("MPI_Cart_get", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Cart_get((uintptr_t)comm, (int)maxdims, (int*)dims, (int*)periods, (int*)coords);
 }
 
 int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
-    (void)comm;
-    (void)ndims;
-    (void)dims;
-    (void)periods;
-    (void)newrank;
-    return shmpi_unsupported("MPI_Cart_map", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Cart_map((uintptr_t)comm, (int)ndims, (int*)dims, (int*)periods, (int*)newrank);
 }
 
 int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
-    (void)comm;
-    (void)coords;
-    (void)rank;
-    return shmpi_unsupported("MPI_Cart_rank", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Cart_rank((uintptr_t)comm, (int*)coords, (int*)rank);
 }
 
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
-    (void)comm;
-    (void)direction;
-    (void)disp;
-    (void)rank_source;
-    (void)rank_dest;
-    return shmpi_unsupported("MPI_Cart_shift", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Cart_shift((uintptr_t)comm, (int)direction, (int)disp, (int*)rank_source, (int*)rank_dest);
 }
 
 int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
-    (void)comm;
-    (void)remain_dims;
-    (void)newcomm;
-    return shmpi_unsupported("MPI_Cart_sub", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Cart_sub((uintptr_t)comm, (int*)remain_dims, (uintptr_t*)newcomm);
 }
 
 int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
-    (void)comm;
-    (void)ndims;
-    return shmpi_unsupported("MPI_Cartdim_get", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Cartdim_get((uintptr_t)comm, (int*)ndims);
 }
 
 int PMPI_Close_port(const char *port_name)
@@ -425,12 +392,7 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn
 
 int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
-    (void)group;
-    (void)stringtag;
-    (void)info;
-    (void)errhandler;
-    (void)newcomm;
-    return shmpi_unsupported("MPI_Comm_create_from_group", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Comm_create_from_group((uintptr_t)group, (char*)stringtag, (uintptr_t)info, (uintptr_t)errhandler, (uintptr_t*)newcomm);
 }
 
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
@@ -612,54 +574,29 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
     return shmpi_MPI_Compare_and_swap((void*)origin_addr, (void*)compare_addr, (void*)result_addr, (uintptr_t)datatype, (int)target_rank, (int64_t)target_disp, (uintptr_t)win);
 }
 
+int PMPI_Dims_create(int nnodes, int ndims, int dims[])
+{
+    return shmpi_MPI_Dims_create((int)nnodes, (int)ndims, (int*)dims);
+}
+
 int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
-    (void)comm_old;
-    (void)n;
-    (void)sources;
-    (void)degrees;
-    (void)destinations;
-    (void)weights;
-    (void)info;
-    (void)reorder;
-    (void)comm_dist_graph;
-    return shmpi_unsupported("MPI_Dist_graph_create", SHMPI_ON_COMM, (uintptr_t)comm_old);
+    return shmpi_MPI_Dist_graph_create((uintptr_t)comm_old, (int)n, (int*)sources, (int*)degrees, (int*)destinations, (int*)weights, (uintptr_t)info, (int)reorder, (uintptr_t*)comm_dist_graph);
 }
 
 int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
-    (void)comm_old;
-    (void)indegree;
-    (void)sources;
-    (void)sourceweights;
-    (void)outdegree;
-    (void)destinations;
-    (void)destweights;
-    (void)info;
-    (void)reorder;
-    (void)comm_dist_graph;
-    return shmpi_unsupported("MPI_Dist_graph_create_adjacent", SHMPI_ON_COMM, (uintptr_t)comm_old);
+    return shmpi_MPI_Dist_graph_create_adjacent((uintptr_t)comm_old, (int)indegree, (int*)sources, (int*)sourceweights, (int)outdegree, (int*)destinations, (int*)destweights, (uintptr_t)info, (int)reorder, (uintptr_t*)comm_dist_graph);
 }
 
 int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree, int destinations[], int destweights[])
 {
-    (void)comm;
-    (void)maxindegree;
-    (void)sources;
-    (void)sourceweights;
-    (void)maxoutdegree;
-    (void)destinations;
-    (void)destweights;
-    return shmpi_unsupported("MPI_Dist_graph_neighbors", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Dist_graph_neighbors((uintptr_t)comm, (int)maxindegree, (int*)sources, (int*)sourceweights, (int)maxoutdegree, (int*)destinations, (int*)destweights);
 }
 
 int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
-    (void)comm;
-    (void)indegree;
-    (void)outdegree;
-    (void)weighted;
-    return shmpi_unsupported("MPI_Dist_graph_neighbors_count", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Dist_graph_neighbors_count((uintptr_t)comm, (int*)indegree, (int*)outdegree, (int*)weighted);
 }
 
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
@@ -1606,58 +1543,32 @@ int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
 
 int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int edges[], int reorder, MPI_Comm *comm_graph)
 {
-    (void)comm_old;
-    (void)nnodes;
-    (void)indx;
-    (void)edges;
-    (void)reorder;
-    (void)comm_graph;
-    return shmpi_unsupported("MPI_Graph_create", SHMPI_ON_COMM, (uintptr_t)comm_old);
+    return shmpi_MPI_Graph_create((uintptr_t)comm_old, (int)nnodes, (int*)indx, (int*)edges, (int)reorder, (uintptr_t*)comm_graph);
 }
 
 int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int indx[], int edges[])
 {
-    (void)comm;
-    (void)maxindex;
-    (void)maxedges;
-    (void)indx;
-    (void)edges;
-    return shmpi_unsupported("MPI_Graph_get", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Graph_get((uintptr_t)comm, (int)maxindex, (int)maxedges, (int*)indx, (int*)edges);
 }
 
 int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int indx[], const int edges[], int *newrank)
 {
-    (void)comm;
-    (void)nnodes;
-    (void)indx;
-    (void)edges;
-    (void)newrank;
-    return shmpi_unsupported("MPI_Graph_map", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Graph_map((uintptr_t)comm, (int)nnodes, (int*)indx, (int*)edges, (int*)newrank);
 }
 
 int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
 {
-    (void)comm;
-    (void)rank;
-    (void)maxneighbors;
-    (void)neighbors;
-    return shmpi_unsupported("MPI_Graph_neighbors", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Graph_neighbors((uintptr_t)comm, (int)rank, (int)maxneighbors, (int*)neighbors);
 }
 
 int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
-    (void)comm;
-    (void)rank;
-    (void)nneighbors;
-    return shmpi_unsupported("MPI_Graph_neighbors_count", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Graph_neighbors_count((uintptr_t)comm, (int)rank, (int*)nneighbors);
 }
 
 int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
-    (void)comm;
-    (void)nnodes;
-    (void)nedges;
-    return shmpi_unsupported("MPI_Graphdims_get", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Graphdims_get((uintptr_t)comm, (int*)nnodes, (int*)nedges);
 }
 
 int PMPI_Grequest_complete(MPI_Request request)
@@ -1692,10 +1603,7 @@ int PMPI_Group_free(MPI_Group *group)
 
 int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {
-    (void)session;
-    (void)pset_name;
-    (void)newgroup;
-    return shmpi_unsupported("MPI_Group_from_session_pset", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Group_from_session_pset((uintptr_t)session, (char*)pset_name, (uintptr_t*)newgroup);
 }
 
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
@@ -1870,142 +1778,52 @@ int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message
 
 int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ineighbor_allgather", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ineighbor_allgather((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ineighbor_allgather_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ineighbor_allgather_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ineighbor_allgatherv", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ineighbor_allgatherv((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int*)recvcounts, (int*)displs, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ineighbor_allgatherv_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ineighbor_allgatherv_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)displs, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ineighbor_alltoall", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ineighbor_alltoall((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ineighbor_alltoall_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ineighbor_alltoall_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ineighbor_alltoallv", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ineighbor_alltoallv((void*)sendbuf, (int*)sendcounts, (int*)sdispls, (uintptr_t)sendtype, (void*)recvbuf, (int*)recvcounts, (int*)rdispls, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ineighbor_alltoallv_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ineighbor_alltoallv_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)sdispls, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)rdispls, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtypes;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtypes;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ineighbor_alltoallw", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ineighbor_alltoallw((void*)sendbuf, (int*)sendcounts, (int64_t*)sdispls, (uintptr_t*)sendtypes, (void*)recvbuf, (int*)recvcounts, (int64_t*)rdispls, (uintptr_t*)recvtypes, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtypes;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtypes;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ineighbor_alltoallw_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ineighbor_alltoallw_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)sdispls, (uintptr_t*)sendtypes, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)rdispls, (uintptr_t*)recvtypes, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Info_create(MPI_Info *info)
@@ -2080,15 +1898,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 
 int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
-    (void)local_group;
-    (void)local_leader;
-    (void)remote_group;
-    (void)remote_leader;
-    (void)stringtag;
-    (void)info;
-    (void)errhandler;
-    (void)newintercomm;
-    return shmpi_unsupported("MPI_Intercomm_create_from_groups", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Intercomm_create_from_groups((uintptr_t)local_group, (int)local_leader, (uintptr_t)remote_group, (int)remote_leader, (char*)stringtag, (uintptr_t)info, (uintptr_t)errhandler, (uintptr_t*)newintercomm);
 }
 
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
@@ -2256,282 +2066,102 @@ int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
 
 int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    return shmpi_unsupported("MPI_Neighbor_allgather", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_allgather((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int)recvcount, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 
 int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    return shmpi_unsupported("MPI_Neighbor_allgather_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_allgather_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 
 int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Neighbor_allgather_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_allgather_init((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Neighbor_allgather_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_allgather_init_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)comm;
-    return shmpi_unsupported("MPI_Neighbor_allgatherv", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_allgatherv((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int*)recvcounts, (int*)displs, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 
 int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)comm;
-    return shmpi_unsupported("MPI_Neighbor_allgatherv_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_allgatherv_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)displs, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 
 int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Neighbor_allgatherv_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_allgatherv_init((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int*)recvcounts, (int*)displs, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Neighbor_allgatherv_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_allgatherv_init_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)displs, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    return shmpi_unsupported("MPI_Neighbor_alltoall", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoall((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int)recvcount, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 
 int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    return shmpi_unsupported("MPI_Neighbor_alltoall_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoall_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 
 int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Neighbor_alltoall_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoall_init((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Neighbor_alltoall_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoall_init_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtype;
-    (void)comm;
-    return shmpi_unsupported("MPI_Neighbor_alltoallv", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoallv((void*)sendbuf, (int*)sendcounts, (int*)sdispls, (uintptr_t)sendtype, (void*)recvbuf, (int*)recvcounts, (int*)rdispls, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 
 int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtype;
-    (void)comm;
-    return shmpi_unsupported("MPI_Neighbor_alltoallv_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoallv_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)sdispls, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)rdispls, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 
 int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Neighbor_alltoallv_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoallv_init((void*)sendbuf, (int*)sendcounts, (int*)sdispls, (uintptr_t)sendtype, (void*)recvbuf, (int*)recvcounts, (int*)rdispls, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Neighbor_alltoallv_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoallv_init_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)sdispls, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)rdispls, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtypes;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtypes;
-    (void)comm;
-    return shmpi_unsupported("MPI_Neighbor_alltoallw", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoallw((void*)sendbuf, (int*)sendcounts, (int64_t*)sdispls, (uintptr_t*)sendtypes, (void*)recvbuf, (int*)recvcounts, (int64_t*)rdispls, (uintptr_t*)recvtypes, (uintptr_t)comm);
 }
 
 int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtypes;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtypes;
-    (void)comm;
-    return shmpi_unsupported("MPI_Neighbor_alltoallw_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoallw_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)sdispls, (uintptr_t*)sendtypes, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)rdispls, (uintptr_t*)recvtypes, (uintptr_t)comm);
 }
 
 int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtypes;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtypes;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Neighbor_alltoallw_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoallw_init((void*)sendbuf, (int*)sendcounts, (int64_t*)sdispls, (uintptr_t*)sendtypes, (void*)recvbuf, (int*)recvcounts, (int64_t*)rdispls, (uintptr_t*)recvtypes, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtypes;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtypes;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Neighbor_alltoallw_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoallw_init_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)sdispls, (uintptr_t*)sendtypes, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)rdispls, (uintptr_t*)recvtypes, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Op_commutative(MPI_Op op, int *commute)
@@ -3061,16 +2691,12 @@ int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count si
 
 int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
 {
-    (void)session;
-    (void)errorcode;
-    return shmpi_unsupported("MPI_Session_call_errhandler", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_call_errhandler((uintptr_t)session, (int)errorcode);
 }
 
 int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler)
 {
-    (void)session_errhandler_fn;
-    (void)errhandler;
-    return shmpi_unsupported("MPI_Session_create_errhandler", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Session_create_errhandler((void*)session_errhandler_fn, (uintptr_t*)errhandler);
 }
 
 int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
@@ -3091,8 +2717,7 @@ int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Cou
 
 int PMPI_Session_finalize(MPI_Session *session)
 {
-    (void)session;
-    return shmpi_unsupported("MPI_Session_finalize", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Session_finalize((uintptr_t*)session);
 }
 
 int PMPI_Session_flush_buffer(MPI_Session session)
@@ -3103,42 +2728,27 @@ int PMPI_Session_flush_buffer(MPI_Session session)
 
 int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
 {
-    (void)session;
-    (void)errhandler;
-    return shmpi_unsupported("MPI_Session_get_errhandler", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_get_errhandler((uintptr_t)session, (uintptr_t*)errhandler);
 }
 
 int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
 {
-    (void)session;
-    (void)info_used;
-    return shmpi_unsupported("MPI_Session_get_info", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_get_info((uintptr_t)session, (uintptr_t*)info_used);
 }
 
 int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name)
 {
-    (void)session;
-    (void)info;
-    (void)n;
-    (void)pset_len;
-    (void)pset_name;
-    return shmpi_unsupported("MPI_Session_get_nth_pset", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_get_nth_pset((uintptr_t)session, (uintptr_t)info, (int)n, (int*)pset_len, (char*)pset_name);
 }
 
 int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
 {
-    (void)session;
-    (void)info;
-    (void)npset_names;
-    return shmpi_unsupported("MPI_Session_get_num_psets", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_get_num_psets((uintptr_t)session, (uintptr_t)info, (int*)npset_names);
 }
 
 int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
 {
-    (void)session;
-    (void)pset_name;
-    (void)info;
-    return shmpi_unsupported("MPI_Session_get_pset_info", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_get_pset_info((uintptr_t)session, (char*)pset_name, (uintptr_t*)info);
 }
 
 int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
@@ -3150,17 +2760,12 @@ int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
 
 int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
-    (void)info;
-    (void)errhandler;
-    (void)session;
-    return shmpi_unsupported("MPI_Session_init", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Session_init((uintptr_t)info, (uintptr_t)errhandler, (uintptr_t*)session);
 }
 
 int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
 {
-    (void)session;
-    (void)errhandler;
-    return shmpi_unsupported("MPI_Session_set_errhandler", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_set_errhandler((uintptr_t)session, (uintptr_t)errhandler);
 }
 
 int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
@@ -3211,6 +2816,11 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *fla
 int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status *array_of_statuses)
 {
     return shmpi_MPI_Testsome((int)incount, (uintptr_t*)array_of_requests, (int*)outcount, (int*)array_of_indices, (void*)array_of_statuses);
+}
+
+int PMPI_Topo_test(MPI_Comm comm, int *status)
+{
+    return shmpi_MPI_Topo_test((uintptr_t)comm, (int*)status);
 }
 
 int PMPI_Type_commit(MPI_Datatype *datatype)
@@ -4295,6 +3905,7 @@ extern __typeof__(PMPI_Comm_spawn_multiple) MPI_Comm_spawn_multiple __attribute_
 extern __typeof__(PMPI_Comm_split) MPI_Comm_split __attribute__((weak, alias("PMPI_Comm_split")));
 extern __typeof__(PMPI_Comm_split_type) MPI_Comm_split_type __attribute__((weak, alias("PMPI_Comm_split_type")));
 extern __typeof__(PMPI_Compare_and_swap) MPI_Compare_and_swap __attribute__((weak, alias("PMPI_Compare_and_swap")));
+extern __typeof__(PMPI_Dims_create) MPI_Dims_create __attribute__((weak, alias("PMPI_Dims_create")));
 extern __typeof__(PMPI_Dist_graph_create) MPI_Dist_graph_create __attribute__((weak, alias("PMPI_Dist_graph_create")));
 extern __typeof__(PMPI_Dist_graph_create_adjacent) MPI_Dist_graph_create_adjacent __attribute__((weak, alias("PMPI_Dist_graph_create_adjacent")));
 extern __typeof__(PMPI_Dist_graph_neighbors) MPI_Dist_graph_neighbors __attribute__((weak, alias("PMPI_Dist_graph_neighbors")));
@@ -4648,6 +4259,7 @@ extern __typeof__(PMPI_Test) MPI_Test __attribute__((weak, alias("PMPI_Test")));
 extern __typeof__(PMPI_Testall) MPI_Testall __attribute__((weak, alias("PMPI_Testall")));
 extern __typeof__(PMPI_Testany) MPI_Testany __attribute__((weak, alias("PMPI_Testany")));
 extern __typeof__(PMPI_Testsome) MPI_Testsome __attribute__((weak, alias("PMPI_Testsome")));
+extern __typeof__(PMPI_Topo_test) MPI_Topo_test __attribute__((weak, alias("PMPI_Topo_test")));
 extern __typeof__(PMPI_Type_commit) MPI_Type_commit __attribute__((weak, alias("PMPI_Type_commit")));
 extern __typeof__(PMPI_Type_contiguous) MPI_Type_contiguous __attribute__((weak, alias("PMPI_Type_contiguous")));
 extern __typeof__(PMPI_Type_contiguous_c) MPI_Type_contiguous_c __attribute__((weak, alias("PMPI_Type_contiguous_c")));
@@ -4810,25 +4422,12 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Abi_get_fortran_info",
     "MPI_Abi_set_fortran_booleans",
     "MPI_Abi_set_fortran_info",
-    "MPI_Cart_coords",
-    "MPI_Cart_create",
-    "MPI_Cart_get",
-    "MPI_Cart_map",
-    "MPI_Cart_rank",
-    "MPI_Cart_shift",
-    "MPI_Cart_sub",
-    "MPI_Cartdim_get",
     "MPI_Close_port",
     "MPI_Comm_accept",
     "MPI_Comm_connect",
-    "MPI_Comm_create_from_group",
     "MPI_Comm_join",
     "MPI_Comm_spawn",
     "MPI_Comm_spawn_multiple",
-    "MPI_Dist_graph_create",
-    "MPI_Dist_graph_create_adjacent",
-    "MPI_Dist_graph_neighbors",
-    "MPI_Dist_graph_neighbors_count",
     "MPI_File_call_errhandler",
     "MPI_File_close",
     "MPI_File_create_errhandler",
@@ -4918,45 +4517,7 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_File_write_shared",
     "MPI_File_write_shared_c",
     "MPI_Get_hw_resource_info",
-    "MPI_Graph_create",
-    "MPI_Graph_get",
-    "MPI_Graph_map",
-    "MPI_Graph_neighbors",
-    "MPI_Graph_neighbors_count",
-    "MPI_Graphdims_get",
-    "MPI_Group_from_session_pset",
-    "MPI_Ineighbor_allgather",
-    "MPI_Ineighbor_allgather_c",
-    "MPI_Ineighbor_allgatherv",
-    "MPI_Ineighbor_allgatherv_c",
-    "MPI_Ineighbor_alltoall",
-    "MPI_Ineighbor_alltoall_c",
-    "MPI_Ineighbor_alltoallv",
-    "MPI_Ineighbor_alltoallv_c",
-    "MPI_Ineighbor_alltoallw",
-    "MPI_Ineighbor_alltoallw_c",
-    "MPI_Intercomm_create_from_groups",
     "MPI_Lookup_name",
-    "MPI_Neighbor_allgather",
-    "MPI_Neighbor_allgather_c",
-    "MPI_Neighbor_allgather_init",
-    "MPI_Neighbor_allgather_init_c",
-    "MPI_Neighbor_allgatherv",
-    "MPI_Neighbor_allgatherv_c",
-    "MPI_Neighbor_allgatherv_init",
-    "MPI_Neighbor_allgatherv_init_c",
-    "MPI_Neighbor_alltoall",
-    "MPI_Neighbor_alltoall_c",
-    "MPI_Neighbor_alltoall_init",
-    "MPI_Neighbor_alltoall_init_c",
-    "MPI_Neighbor_alltoallv",
-    "MPI_Neighbor_alltoallv_c",
-    "MPI_Neighbor_alltoallv_init",
-    "MPI_Neighbor_alltoallv_init_c",
-    "MPI_Neighbor_alltoallw",
-    "MPI_Neighbor_alltoallw_c",
-    "MPI_Neighbor_alltoallw_init",
-    "MPI_Neighbor_alltoallw_init_c",
     "MPI_Open_port",
     "MPI_Pack_external",
     "MPI_Pack_external_c",
@@ -4975,20 +4536,10 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Register_datarep_c",
     "MPI_Session_attach_buffer",
     "MPI_Session_attach_buffer_c",
-    "MPI_Session_call_errhandler",
-    "MPI_Session_create_errhandler",
     "MPI_Session_detach_buffer",
     "MPI_Session_detach_buffer_c",
-    "MPI_Session_finalize",
     "MPI_Session_flush_buffer",
-    "MPI_Session_get_errhandler",
-    "MPI_Session_get_info",
-    "MPI_Session_get_nth_pset",
-    "MPI_Session_get_num_psets",
-    "MPI_Session_get_pset_info",
     "MPI_Session_iflush_buffer",
-    "MPI_Session_init",
-    "MPI_Session_set_errhandler",
     "MPI_Type_create_darray",
     "MPI_Type_create_darray_c",
     "MPI_Type_create_f90_complex",
