@@ -42,13 +42,13 @@ type fileObj struct {
 	// The view as MPI_File_set_view set it, for MPI_File_get_view: the
 	// etype's and filetype's handles when predefined, else copies of
 	// their type maps.
-	disp         int64
-	etypeH       handle
-	etypeT       *dtype
-	ftypeH       handle
-	ftypeT       *dtype
-	datarep      string
-	split        *splitOp // the split collective begun and not ended
+	disp    int64
+	etypeH  handle
+	etypeT  *dtype
+	ftypeH  handle
+	ftypeT  *dtype
+	datarep string
+	split   *splitOp // the split collective begun and not ended
 }
 
 // splitOp is a split collective: its data access runs in the begin call
