@@ -35,7 +35,20 @@ type xfer struct {
 }
 
 // run does x's access, blocking.
-func (x xfer) run(f *mpio.File, off int64, b []byte) (int, error) {
+func (x xfer) run(f *mpio.File, off int64, b []byte) (int, error) { return xrun(x, f, off, b) }
+
+// start starts x's access (there is no nonblocking ordered access).
+func (x xfer) start(f *mpio.File, off int64, b []byte, n *int) (*ranks.Request, error) {
+	return xstart(x, f, off, b, n)
+}
+
+// poison is not a plain type: mpio refuses a buffer of it (ErrType)
+// after the checks of the file and its mode. A member whose arguments
+// of a collective call are bad passes one, so that it still takes part
+// and the other members return an error instead of waiting for it.
+type poison struct{ _ *byte }
+
+func xrun[T any](x xfer, f *mpio.File, off int64, b []T) (int, error) {
 	switch x.how {
 	case byAt:
 		switch {
@@ -69,8 +82,7 @@ func (x xfer) run(f *mpio.File, off int64, b []byte) (int, error) {
 	return mpio.ReadOrdered(f, b)
 }
 
-// start starts x's access (there is no nonblocking ordered access).
-func (x xfer) start(f *mpio.File, off int64, b []byte, n *int) (*ranks.Request, error) {
+func xstart[T any](x xfer, f *mpio.File, off int64, b []T, n *int) (*ranks.Request, error) {
 	switch x.how {
 	case byAt:
 		switch {
@@ -104,20 +116,20 @@ func fileStatus(n int) ranks.Status {
 	return ranks.Status{Source: ranks.AnySource, Tag: ranks.AnyTag, Bytes: n}
 }
 
-// fileData checks (buf, count, datatype) of a data call on file h and
-// returns the bytes to move, and for a staged read the unpacking to do
-// once n bytes have arrived.
-func fileData(h C.uintptr_t, p unsafe.Pointer, count int64, dt C.uintptr_t, write bool, fname string) ([]byte, func(n int), C.int) {
+// fileData checks (buf, count, datatype) of a data call and returns the
+// bytes to move, and for a staged read the unpacking to do once n bytes
+// have arrived; or the error class of a bad argument.
+func fileData(p unsafe.Pointer, count int64, dt C.uintptr_t, write bool) ([]byte, func(n int), int) {
 	t := getType(handle(dt))
 	if t == nil || !t.committed {
-		return nil, nil, fileCode(h, MPI_ERR_TYPE, fname)
+		return nil, nil, MPI_ERR_TYPE
 	}
 	if count < 0 {
-		return nil, nil, fileCode(h, MPI_ERR_COUNT, fname)
+		return nil, nil, MPI_ERR_COUNT
 	}
 	b := buffer{p: p, count: count, t: t, n: count * t.size}
 	if b.n > 0 && p == nil {
-		return nil, nil, fileCode(h, MPI_ERR_BUFFER, fname)
+		return nil, nil, MPI_ERR_BUFFER
 	}
 	if write {
 		return b.packed(), nil, 0
@@ -138,9 +150,12 @@ func dataCall(h C.uintptr_t, off int64, p unsafe.Pointer, count int64, dt C.uint
 	if o == nil {
 		return r
 	}
-	area, unpack, r := fileData(h, p, count, dt, x.write, fname)
-	if r != 0 {
-		return r
+	area, unpack, code := fileData(p, count, dt, x.write)
+	if code != 0 {
+		if x.coll {
+			xrun[poison](x, o.f, off, nil) // take part, with the error
+		}
+		return fileCode(h, code, fname)
 	}
 	n, err := x.run(o.f, off, area)
 	if unpack != nil {
@@ -159,12 +174,20 @@ func startCall(h C.uintptr_t, off int64, p unsafe.Pointer, count int64, dt C.uin
 	if req == nil {
 		return fileCode(h, MPI_ERR_ARG, fname)
 	}
-	area, unpack, r := fileData(h, p, count, dt, x.write, fname)
-	if r != 0 {
-		return r
-	}
+	area, unpack, code := fileData(p, count, dt, x.write)
+	var rq *ranks.Request
+	var err error
 	n := new(int)
-	rq, err := x.start(o.f, off, area, n)
+	switch {
+	case code != 0 && !x.coll:
+		return fileCode(h, code, fname)
+	case code != 0:
+		// A collective call takes part with the error, which its
+		// request completes with.
+		rq, err = xstart[poison](x, o.f, off, nil, nil)
+	default:
+		rq, err = x.start(o.f, off, area, n)
+	}
 	if err != nil {
 		return fileFail(h, err, fname)
 	}
@@ -173,7 +196,10 @@ func startCall(h C.uintptr_t, off int64, p unsafe.Pointer, count int64, dt C.uin
 			unpack(*n)
 		}
 		*s = fileStatus(*n)
-		if err != nil {
+		switch {
+		case code != 0:
+			return codeErr(code)
+		case err != nil:
 			return codeErr(fileClass(err))
 		}
 		return nil
@@ -195,12 +221,13 @@ func splitBegin(h C.uintptr_t, off int64, p unsafe.Pointer, count int64, dt C.ui
 	o.mu.Lock()
 	busy := o.split != nil
 	o.mu.Unlock()
-	if busy {
-		return fileCode(h, MPI_ERR_OTHER, fname) // one split collective at a time per file
+	area, unpack, code := fileData(p, count, dt, x.write)
+	if code == 0 && busy {
+		code = MPI_ERR_OTHER // one split collective at a time on a file
 	}
-	area, unpack, r := fileData(h, p, count, dt, x.write, fname)
-	if r != 0 {
-		return r
+	if code != 0 {
+		xrun[poison](x, o.f, off, nil) // take part, with the error
+		return fileCode(h, code, fname)
 	}
 	n, err := x.run(o.f, off, area)
 	if unpack != nil {

@@ -92,6 +92,43 @@ int main(int argc, char **argv)
     rc = MPI_File_write_at(fh, 0, v, 1, unc, &st);
     CHECK(classof(rc) == MPI_ERR_TYPE);
     MPI_Type_free(&unc);
+    /* Bad arguments of a collective call at one rank: it gets its class,
+     * the others an error, and nobody waits for it. */
+    if (size > 1) {
+        MPI_Datatype t = rank == 1 ? MPI_DATATYPE_NULL : MPI_INT;
+        int c = rank == 2 ? -1 : 1;
+        rc = MPI_File_write_at_all(fh, 0, v, c, t, &st);
+        CHECK(rc != MPI_SUCCESS);
+        if (rank == 1)
+            CHECK(classof(rc) == MPI_ERR_TYPE);
+        if (rank == 2)
+            CHECK(classof(rc) == MPI_ERR_COUNT);
+        rc = MPI_File_read_all(fh, v, c, t, &st);
+        CHECK(rc != MPI_SUCCESS);
+        rc = MPI_File_write_ordered(fh, v, c, t, &st);
+        CHECK(rc != MPI_SUCCESS);
+        rc = MPI_File_write_all_begin(fh, v, c, t);
+        CHECK(rc != MPI_SUCCESS || (rank != 1 && rank != 2));
+        if (rc == MPI_SUCCESS) {
+            rc = MPI_File_write_all_end(fh, v, &st);
+            CHECK(rc != MPI_SUCCESS);
+        }
+        MPI_Request rq;
+        rc = MPI_File_iwrite_at_all(fh, 0, v, c, t, &rq);
+        CHECK_RC(rc);
+        rc = MPI_Wait(&rq, &st);
+        CHECK(rc != MPI_SUCCESS);
+        if (rank == 1)
+            CHECK(classof(rc) == MPI_ERR_TYPE);
+        rc = MPI_File_set_view(fh, 0, MPI_INT, rank == 1 ? MPI_DATATYPE_NULL : MPI_INT, "native", MPI_INFO_NULL);
+        CHECK(rc != MPI_SUCCESS);
+        if (rank == 1)
+            CHECK(classof(rc) == MPI_ERR_TYPE);
+        /* And the file still works. */
+        for (int i = 0; i < 4; i++)
+            v[i] = i + 1;
+        CHECK_RC(MPI_File_write_at_all(fh, 0, v, rank == 0 ? 4 : 0, MPI_INT, &st));
+    }
     MPI_File saved = fh;
     CHECK_RC(MPI_File_close(&fh));
     CHECK(fh == MPI_FILE_NULL);
