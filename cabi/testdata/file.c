@@ -69,6 +69,7 @@ int main(int argc, char **argv)
     CHECK(argc > 1);
     snprintf(dir, sizeof dir, "%s", argv[1]);
     MPI_Status st;
+    MPI_Offset sz0;
     int cnt;
 
     /* Independent writes at explicit offsets, blocks of 1000 ints. */
@@ -152,6 +153,50 @@ int main(int argc, char **argv)
     CHECK_RC(MPI_File_read_at_c(fh, 0, buf, (MPI_Count)2, MPI_INT, &st));
     CHECK(buf[0] == val(0, 4) && buf[1] == val(1, 4));
     CHECK_RC(MPI_File_close(&fh));
+
+    /* Hints at open: small staging buffers and two aggregators, so that a
+     * collective write of 64 KiB a rank takes many rounds. */
+    {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "cb_buffer_size", "4096");
+        MPI_Info_set(info, "cb_nodes", "2");
+        char p[600];
+        path(p, "big");
+        CHECK_RC(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDWR | MPI_MODE_CREATE, info, &fh));
+        MPI_Info_free(&info);
+        CHECK_RC(MPI_File_get_info(fh, &info));
+        char v[MPI_MAX_INFO_VAL];
+        int vl = MPI_MAX_INFO_VAL, flag;
+        MPI_Info_get_string(info, "cb_buffer_size", &vl, v, &flag);
+        CHECK(flag && strcmp(v, "4096") == 0);
+        MPI_Info_free(&info);
+        const int K = 16384;
+        int *big = malloc(K * sizeof(int));
+        for (int i = 0; i < K; i++)
+            big[i] = val(rank * K + i, 10);
+        CHECK_RC(MPI_File_write_at_all(fh, (MPI_Offset)rank * K * 4, big, K, MPI_INT, &st));
+        verify(fh, size * K, 10);
+        int from = (rank + 1) % size;
+        memset(big, 0, K * sizeof(int));
+        CHECK_RC(MPI_File_read_at_all(fh, (MPI_Offset)from * K * 4, big, K, MPI_INT, &st));
+        for (int i = 0; i < K; i++)
+            CHECK(big[i] == val(from * K + i, 10));
+        free(big);
+        CHECK_RC(MPI_File_close(&fh));
+    }
+
+    /* A file of one rank, on MPI_COMM_SELF. */
+    {
+        char p[600];
+        snprintf(p, sizeof p, "%s/self%d", dir, rank);
+        CHECK_RC(MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh));
+        int x = rank;
+        CHECK_RC(MPI_File_write_all(fh, &x, 1, MPI_INT, &st));
+        CHECK_RC(MPI_File_get_size(fh, &sz0));
+        CHECK(sz0 == 4);
+        CHECK_RC(MPI_File_close(&fh));
+    }
 
     /* Shared file pointer: records of (rank, i) in some order; each once. */
     fh = open_new("shared", MPI_MODE_RDWR);
@@ -474,8 +519,8 @@ int main(int argc, char **argv)
     /* Delete: the others' files. */
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
-        const char *names[] = {"indep", "coll", "shared", "ordered", "nb", "split", "view", "derived"};
-        for (int i = 0; i < 8; i++) {
+        const char *names[] = {"indep", "coll", "big", "shared", "ordered", "nb", "split", "view", "derived"};
+        for (int i = 0; i < 9; i++) {
             char p[600];
             path(p, names[i]);
             CHECK_RC(MPI_File_delete(p, MPI_INFO_NULL));
