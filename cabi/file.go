@@ -1,7 +1,6 @@
 package main
 
 /*
-#include <stdlib.h>
 #include "cabi.h"
 */
 import "C"
@@ -201,37 +200,13 @@ func shmpi_MPI_File_close(fh *C.uintptr_t) C.int {
 		return r
 	}
 	err := o.f.Close()
-	// The file is gone whatever Close says (the ULFM chapter's 15.2.5):
-	// its error goes to the handler the file had.
-	o.mu.Lock()
-	eh := o.eh
-	o.mu.Unlock()
+	// The file is gone whatever Close says (the ULFM chapter's 15.2.5);
+	// its error goes to the file's handler first, with the handle the
+	// program passed.
+	r = fileFail(h, err, fname)
 	files.remove(handle(h))
 	*fh = MPI_FILE_NULL
-	if err == nil {
-		return 0
-	}
-	return raiseWith(eh, C.SHMPI_ON_FILE, handle(h), fileClass(err), fname, err)
-}
-
-// raiseWith raises code with handler eh, for an object that no longer
-// has a handle (a file that Close released).
-func raiseWith(eh *errhObj, on int, h handle, code int, fname string, err error) C.int {
-	if eh.predef == MPI_ERRORS_RETURN {
-		return C.int(code)
-	}
-	if eh.predef != 0 {
-		return raise(C.SHMPI_ON_NONE, 0, code, fname, err) // fatal either way
-	}
-	hh := C.uintptr_t(h)
-	cc := C.int(code)
-	p := (*C.uintptr_t)(C.malloc(C.size_t(unsafe.Sizeof(hh))))
-	q := (*C.int)(C.malloc(C.size_t(unsafe.Sizeof(cc))))
-	*p, *q = hh, cc
-	C.shmpi_call_comm_eh(eh.fn, p, q)
-	C.free(unsafe.Pointer(p))
-	C.free(unsafe.Pointer(q))
-	return C.int(code)
+	return r
 }
 
 //export shmpi_MPI_File_delete

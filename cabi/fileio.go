@@ -128,8 +128,8 @@ func fileData(p unsafe.Pointer, count int64, dt C.uintptr_t, write bool) ([]byte
 		return nil, nil, MPI_ERR_COUNT
 	}
 	b := buffer{p: p, count: count, t: t, n: count * t.size}
-	if b.n > 0 && p == nil {
-		return nil, nil, MPI_ERR_BUFFER
+	if b.n > 0 && p == nil && t.trueLB == 0 {
+		return nil, nil, MPI_ERR_BUFFER // MPI_BOTTOM takes absolute addresses
 	}
 	if write {
 		return b.packed(), nil, 0

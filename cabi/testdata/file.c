@@ -455,6 +455,20 @@ int main(int argc, char **argv)
         for (int i = 0; i < 16; i++)
             CHECK(dst[i] == (i % 2 == 0 ? val(from * 8 + i / 2, 9) : -1));
         MPI_Type_free(&every2);
+        /* MPI_BOTTOM and absolute addresses. */
+        int abs4[4];
+        for (int i = 0; i < 4; i++)
+            abs4[i] = val(rank * 8 + i, 9);
+        MPI_Aint addr;
+        MPI_Get_address(abs4, &addr);
+        int four = 4;
+        MPI_Datatype at;
+        MPI_Type_create_struct(1, &four, &addr, (MPI_Datatype[]){MPI_INT}, &at);
+        MPI_Type_commit(&at);
+        CHECK_RC(MPI_File_write_at(fh, (MPI_Offset)rank * 32, MPI_BOTTOM, 1, at, &st));
+        MPI_Type_free(&at);
+        MPI_Barrier(MPI_COMM_WORLD);
+        verify(fh, 8 * size, 9);
     }
     CHECK_RC(MPI_File_close(&fh));
 

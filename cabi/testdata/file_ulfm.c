@@ -9,6 +9,15 @@
 #include <mpi-ext.h>
 #include <signal.h>
 
+static int calls, lastcode;
+
+static void handler(MPI_File *fh, int *code, ...)
+{
+    (void)fh;
+    calls++;
+    lastcode = *code;
+}
+
 static int classof(int rc)
 {
     int c;
@@ -65,9 +74,15 @@ int main(int argc, char **argv)
     MPI_Group g, failed;
     CHECK_RC(MPI_File_get_group(fh, &g));
     MPI_Group_free(&g);
+    /* Close's error goes to the file's handler. */
+    MPI_Errhandler eh;
+    CHECK_RC(MPI_File_create_errhandler(handler, &eh));
+    CHECK_RC(MPI_File_set_errhandler(fh, eh));
     rc = MPI_File_close(&fh);
     CHECK(rc == MPI_SUCCESS || classof(rc) == MPIX_ERR_PROC_FAILED || classof(rc) == MPIX_ERR_REVOKED);
     CHECK(fh == MPI_FILE_NULL);
+    CHECK(rc == MPI_SUCCESS ? calls == 0 : calls == 1 && lastcode == rc);
+    MPI_Errhandler_free(&eh);
     CHECK_RC(MPIX_Comm_get_failed(comm, &failed));
     int nf;
     MPI_Group_size(failed, &nf);
