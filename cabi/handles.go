@@ -272,6 +272,8 @@ func shmpi_gen_of(kind, idx C.int) C.uint32_t {
 		g = reqs.genOf(i)
 	case kindMsg:
 		g = msgs.genOf(i)
+	case kindFile:
+		g = files.genOf(i)
 	}
 	return C.uint32_t(g)
 }

@@ -521,6 +521,11 @@ int main(int argc, char **argv)
         MPI_Errhandler eh;
         CHECK_RC(MPI_File_get_errhandler(fh, &eh));
         CHECK(eh == MPI_ERRORS_RETURN);
+        /* The handle as an int (Fortran's), and back. */
+        MPI_File back = MPI_File_fromint(MPI_File_toint(fh));
+        CHECK(back == fh);
+        CHECK_RC(MPI_File_get_size(back, &sz));
+        CHECK(MPI_File_fromint(MPI_File_toint(MPI_FILE_NULL)) == MPI_FILE_NULL);
     }
     CHECK_RC(MPI_File_close(&fh));
     if (rank == 0) {
