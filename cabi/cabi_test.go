@@ -222,13 +222,15 @@ func TestFile(t *testing.T) {
 // rewrite it.
 func TestFileULFM(t *testing.T) {
 	exe := compile(t, "file_ulfm")
-	dir := t.TempDir()
-	r := runJob(t, 4, []string{"--ft"}, exe, dir)
-	if strings.Contains(r.out, "FAIL") || strings.Count(r.out, "OK\n") != 3 || !strings.Contains(r.out, "rank 2 dies\n") {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errOut)
-	}
-	if left, _ := os.ReadDir(dir); len(left) != 0 {
-		t.Fatalf("%d files left in %s", len(left), dir)
+	for _, victim := range []string{"2", "0"} {
+		dir := t.TempDir()
+		r := runJob(t, 4, []string{"--ft"}, exe, dir, victim)
+		if strings.Contains(r.out, "FAIL") || strings.Count(r.out, "OK\n") != 3 || !strings.Contains(r.out, "rank "+victim+" dies\n") {
+			t.Fatalf("rank %s dies: exit %d\nstdout:\n%s\nstderr:\n%s", victim, r.code, r.out, r.errOut)
+		}
+		if left, _ := os.ReadDir(dir); len(left) != 0 {
+			t.Fatalf("%d files left in %s", len(left), dir)
+		}
 	}
 }
 

@@ -4,7 +4,8 @@
  * later calls, nonblocking ones included, give MPIX_ERR_REVOKED), close
  * it (the handle becomes MPI_FILE_NULL whatever Close returns), shrink,
  * open the file again over the survivors and rewrite it, checked byte for
- * byte. Run with shmrun --ft; argv[1] is a directory. */
+ * byte. Run with shmrun --ft; argv[1] is a directory, argv[2] the rank
+ * that dies (default size-2). */
 #include "check.h"
 #include <mpi-ext.h>
 #include <signal.h>
@@ -45,7 +46,7 @@ int main(int argc, char **argv)
         v[i] = rank * 8 + i;
     CHECK_RC(MPI_File_write_at_all(fh, rank * 32, v, 8, MPI_INT, &st));
 
-    int victim = size - 2;
+    int victim = argc > 2 ? atoi(argv[2]) : size - 2; /* 0: the aggregator of writes */
     if (rank == victim) {
         printf("rank %d dies\n", rank);
         raise(SIGKILL);
