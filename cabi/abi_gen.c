@@ -641,813 +641,442 @@ int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype d
 
 int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
-    (void)fh;
-    (void)errorcode;
-    return shmpi_unsupported("MPI_File_call_errhandler", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_call_errhandler((uintptr_t)fh, (int)errorcode);
 }
 
 int PMPI_File_close(MPI_File *fh)
 {
-    (void)fh;
-    return shmpi_unsupported("MPI_File_close", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_File_close((uintptr_t*)fh);
 }
 
 int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler)
 {
-    (void)file_errhandler_fn;
-    (void)errhandler;
-    return shmpi_unsupported("MPI_File_create_errhandler", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_File_create_errhandler((void*)file_errhandler_fn, (uintptr_t*)errhandler);
 }
 
 int PMPI_File_delete(const char *filename, MPI_Info info)
 {
-    (void)filename;
-    (void)info;
-    return shmpi_unsupported("MPI_File_delete", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_File_delete((char*)filename, (uintptr_t)info);
 }
 
 int PMPI_File_get_amode(MPI_File fh, int *amode)
 {
-    (void)fh;
-    (void)amode;
-    return shmpi_unsupported("MPI_File_get_amode", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_amode((uintptr_t)fh, (int*)amode);
 }
 
 int PMPI_File_get_atomicity(MPI_File fh, int *flag)
 {
-    (void)fh;
-    (void)flag;
-    return shmpi_unsupported("MPI_File_get_atomicity", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_atomicity((uintptr_t)fh, (int*)flag);
 }
 
 int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 {
-    (void)fh;
-    (void)offset;
-    (void)disp;
-    return shmpi_unsupported("MPI_File_get_byte_offset", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_byte_offset((uintptr_t)fh, (int64_t)offset, (int64_t*)disp);
 }
 
 int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
 {
-    (void)file;
-    (void)errhandler;
-    return shmpi_unsupported("MPI_File_get_errhandler", SHMPI_ON_FILE, (uintptr_t)file);
+    return shmpi_MPI_File_get_errhandler((uintptr_t)file, (uintptr_t*)errhandler);
 }
 
 int PMPI_File_get_group(MPI_File fh, MPI_Group *group)
 {
-    (void)fh;
-    (void)group;
-    return shmpi_unsupported("MPI_File_get_group", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_group((uintptr_t)fh, (uintptr_t*)group);
 }
 
 int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 {
-    (void)fh;
-    (void)info_used;
-    return shmpi_unsupported("MPI_File_get_info", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_info((uintptr_t)fh, (uintptr_t*)info_used);
 }
 
 int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset)
 {
-    (void)fh;
-    (void)offset;
-    return shmpi_unsupported("MPI_File_get_position", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_position((uintptr_t)fh, (int64_t*)offset);
 }
 
 int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
 {
-    (void)fh;
-    (void)offset;
-    return shmpi_unsupported("MPI_File_get_position_shared", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_position_shared((uintptr_t)fh, (int64_t*)offset);
 }
 
 int PMPI_File_get_size(MPI_File fh, MPI_Offset *size)
 {
-    (void)fh;
-    (void)size;
-    return shmpi_unsupported("MPI_File_get_size", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_size((uintptr_t)fh, (int64_t*)size);
 }
 
 int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
 {
-    (void)fh;
-    (void)datatype;
-    (void)extent;
-    return shmpi_unsupported("MPI_File_get_type_extent", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_type_extent((uintptr_t)fh, (uintptr_t)datatype, (int64_t*)extent);
 }
 
 int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
 {
-    (void)fh;
-    (void)datatype;
-    (void)extent;
-    return shmpi_unsupported("MPI_File_get_type_extent_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_type_extent_c((uintptr_t)fh, (uintptr_t)datatype, (int64_t*)extent);
 }
 
 int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep)
 {
-    (void)fh;
-    (void)disp;
-    (void)etype;
-    (void)filetype;
-    (void)datarep;
-    return shmpi_unsupported("MPI_File_get_view", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_view((uintptr_t)fh, (int64_t*)disp, (uintptr_t*)etype, (uintptr_t*)filetype, (char*)datarep);
 }
 
 int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iread", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iread((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iread_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iread_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iread_all", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iread_all((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iread_all_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iread_all_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iread_at", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iread_at((uintptr_t)fh, (int64_t)offset, (void*)buf, (int)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iread_at_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iread_at_c((uintptr_t)fh, (int64_t)offset, (void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iread_at_all", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iread_at_all((uintptr_t)fh, (int64_t)offset, (void*)buf, (int)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iread_at_all_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iread_at_all_c((uintptr_t)fh, (int64_t)offset, (void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iread_shared", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iread_shared((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iread_shared_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iread_shared_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iwrite", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iwrite((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iwrite_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iwrite_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iwrite_all", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iwrite_all((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iwrite_all_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iwrite_all_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iwrite_at", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iwrite_at((uintptr_t)fh, (int64_t)offset, (void*)buf, (int)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iwrite_at_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iwrite_at_c((uintptr_t)fh, (int64_t)offset, (void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iwrite_at_all", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iwrite_at_all((uintptr_t)fh, (int64_t)offset, (void*)buf, (int)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iwrite_at_all_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iwrite_at_all_c((uintptr_t)fh, (int64_t)offset, (void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iwrite_shared", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iwrite_shared((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iwrite_shared_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iwrite_shared_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
-    (void)comm;
-    (void)filename;
-    (void)amode;
-    (void)info;
-    (void)fh;
-    return shmpi_unsupported("MPI_File_open", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_File_open((uintptr_t)comm, (char*)filename, (int)amode, (uintptr_t)info, (uintptr_t*)fh);
 }
 
 int PMPI_File_preallocate(MPI_File fh, MPI_Offset size)
 {
-    (void)fh;
-    (void)size;
-    return shmpi_unsupported("MPI_File_preallocate", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_preallocate((uintptr_t)fh, (int64_t)size);
 }
 
 int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_all", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_all((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_all_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_all_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_read_all_begin", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_all_begin((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_read_all_begin_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_all_begin_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_all_end", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_all_end((uintptr_t)fh, (void*)buf, (void*)status);
 }
 
 int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_at", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_at((uintptr_t)fh, (int64_t)offset, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_at_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_at_c((uintptr_t)fh, (int64_t)offset, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_at_all", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_at_all((uintptr_t)fh, (int64_t)offset, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_at_all_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_at_all_c((uintptr_t)fh, (int64_t)offset, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_read_at_all_begin", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_at_all_begin((uintptr_t)fh, (int64_t)offset, (void*)buf, (int)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_read_at_all_begin_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_at_all_begin_c((uintptr_t)fh, (int64_t)offset, (void*)buf, (int64_t)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_at_all_end", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_at_all_end((uintptr_t)fh, (void*)buf, (void*)status);
 }
 
 int PMPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_ordered", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_ordered((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_ordered_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_ordered_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_read_ordered_begin", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_ordered_begin((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_read_ordered_begin_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_ordered_begin_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_ordered_end", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_ordered_end((uintptr_t)fh, (void*)buf, (void*)status);
 }
 
 int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_shared", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_shared((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_shared_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_shared_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 {
-    (void)fh;
-    (void)offset;
-    (void)whence;
-    return shmpi_unsupported("MPI_File_seek", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_seek((uintptr_t)fh, (int64_t)offset, (int)whence);
 }
 
 int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 {
-    (void)fh;
-    (void)offset;
-    (void)whence;
-    return shmpi_unsupported("MPI_File_seek_shared", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_seek_shared((uintptr_t)fh, (int64_t)offset, (int)whence);
 }
 
 int PMPI_File_set_atomicity(MPI_File fh, int flag)
 {
-    (void)fh;
-    (void)flag;
-    return shmpi_unsupported("MPI_File_set_atomicity", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_set_atomicity((uintptr_t)fh, (int)flag);
 }
 
 int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 {
-    (void)file;
-    (void)errhandler;
-    return shmpi_unsupported("MPI_File_set_errhandler", SHMPI_ON_FILE, (uintptr_t)file);
+    return shmpi_MPI_File_set_errhandler((uintptr_t)file, (uintptr_t)errhandler);
 }
 
 int PMPI_File_set_info(MPI_File fh, MPI_Info info)
 {
-    (void)fh;
-    (void)info;
-    return shmpi_unsupported("MPI_File_set_info", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_set_info((uintptr_t)fh, (uintptr_t)info);
 }
 
 int PMPI_File_set_size(MPI_File fh, MPI_Offset size)
 {
-    (void)fh;
-    (void)size;
-    return shmpi_unsupported("MPI_File_set_size", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_set_size((uintptr_t)fh, (int64_t)size);
 }
 
 int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info)
 {
-    (void)fh;
-    (void)disp;
-    (void)etype;
-    (void)filetype;
-    (void)datarep;
-    (void)info;
-    return shmpi_unsupported("MPI_File_set_view", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_set_view((uintptr_t)fh, (int64_t)disp, (uintptr_t)etype, (uintptr_t)filetype, (char*)datarep, (uintptr_t)info);
 }
 
 int PMPI_File_sync(MPI_File fh)
 {
-    (void)fh;
-    return shmpi_unsupported("MPI_File_sync", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_sync((uintptr_t)fh);
 }
 
 int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_all", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_all((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_all_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_all_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_write_all_begin", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_all_begin((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_write_all_begin_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_all_begin_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_all_end", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_all_end((uintptr_t)fh, (void*)buf, (void*)status);
 }
 
 int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_at", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_at((uintptr_t)fh, (int64_t)offset, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_at_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_at_c((uintptr_t)fh, (int64_t)offset, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_at_all", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_at_all((uintptr_t)fh, (int64_t)offset, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_at_all_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_at_all_c((uintptr_t)fh, (int64_t)offset, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_write_at_all_begin", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_at_all_begin((uintptr_t)fh, (int64_t)offset, (void*)buf, (int)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_write_at_all_begin_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_at_all_begin_c((uintptr_t)fh, (int64_t)offset, (void*)buf, (int64_t)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_at_all_end", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_at_all_end((uintptr_t)fh, (void*)buf, (void*)status);
 }
 
 int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_ordered", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_ordered((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_ordered_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_ordered_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_write_ordered_begin", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_ordered_begin((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_write_ordered_begin_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_ordered_begin_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_ordered_end", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_ordered_end((uintptr_t)fh, (void*)buf, (void*)status);
 }
 
 int PMPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_shared", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_shared((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_shared_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_shared_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_Finalize(void)
@@ -3798,6 +3427,11 @@ int PMPIX_Win_get_failed(MPI_Win win, MPI_Group *failedgrp)
     return shmpi_MPIX_Win_get_failed((uintptr_t)win, (uintptr_t*)failedgrp);
 }
 
+int PMPIX_File_revoke(MPI_File fh)
+{
+    return shmpi_MPIX_File_revoke((uintptr_t)fh);
+}
+
 /* The MPI_ names (those of the functions written in C are in alias_gen.h). */
 extern __typeof__(PMPI_Abi_get_fortran_booleans) MPI_Abi_get_fortran_booleans __attribute__((weak, alias("PMPI_Abi_get_fortran_booleans")));
 extern __typeof__(PMPI_Abi_get_fortran_info) MPI_Abi_get_fortran_info __attribute__((weak, alias("PMPI_Abi_get_fortran_info")));
@@ -4414,6 +4048,7 @@ extern __typeof__(PMPIX_Comm_get_failed) MPIX_Comm_get_failed __attribute__((wea
 extern __typeof__(PMPIX_Comm_ack_failed) MPIX_Comm_ack_failed __attribute__((weak, alias("PMPIX_Comm_ack_failed")));
 extern __typeof__(PMPIX_Win_revoke) MPIX_Win_revoke __attribute__((weak, alias("PMPIX_Win_revoke")));
 extern __typeof__(PMPIX_Win_get_failed) MPIX_Win_get_failed __attribute__((weak, alias("PMPIX_Win_get_failed")));
+extern __typeof__(PMPIX_File_revoke) MPIX_File_revoke __attribute__((weak, alias("PMPIX_File_revoke")));
 
 /* The functions answered with MPI_ERR_UNSUPPORTED_OPERATION, for
  * MPI_Abi_get_info and the documentation. */
@@ -4428,94 +4063,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Comm_join",
     "MPI_Comm_spawn",
     "MPI_Comm_spawn_multiple",
-    "MPI_File_call_errhandler",
-    "MPI_File_close",
-    "MPI_File_create_errhandler",
-    "MPI_File_delete",
-    "MPI_File_get_amode",
-    "MPI_File_get_atomicity",
-    "MPI_File_get_byte_offset",
-    "MPI_File_get_errhandler",
-    "MPI_File_get_group",
-    "MPI_File_get_info",
-    "MPI_File_get_position",
-    "MPI_File_get_position_shared",
-    "MPI_File_get_size",
-    "MPI_File_get_type_extent",
-    "MPI_File_get_type_extent_c",
-    "MPI_File_get_view",
-    "MPI_File_iread",
-    "MPI_File_iread_c",
-    "MPI_File_iread_all",
-    "MPI_File_iread_all_c",
-    "MPI_File_iread_at",
-    "MPI_File_iread_at_c",
-    "MPI_File_iread_at_all",
-    "MPI_File_iread_at_all_c",
-    "MPI_File_iread_shared",
-    "MPI_File_iread_shared_c",
-    "MPI_File_iwrite",
-    "MPI_File_iwrite_c",
-    "MPI_File_iwrite_all",
-    "MPI_File_iwrite_all_c",
-    "MPI_File_iwrite_at",
-    "MPI_File_iwrite_at_c",
-    "MPI_File_iwrite_at_all",
-    "MPI_File_iwrite_at_all_c",
-    "MPI_File_iwrite_shared",
-    "MPI_File_iwrite_shared_c",
-    "MPI_File_open",
-    "MPI_File_preallocate",
-    "MPI_File_read",
-    "MPI_File_read_c",
-    "MPI_File_read_all",
-    "MPI_File_read_all_c",
-    "MPI_File_read_all_begin",
-    "MPI_File_read_all_begin_c",
-    "MPI_File_read_all_end",
-    "MPI_File_read_at",
-    "MPI_File_read_at_c",
-    "MPI_File_read_at_all",
-    "MPI_File_read_at_all_c",
-    "MPI_File_read_at_all_begin",
-    "MPI_File_read_at_all_begin_c",
-    "MPI_File_read_at_all_end",
-    "MPI_File_read_ordered",
-    "MPI_File_read_ordered_c",
-    "MPI_File_read_ordered_begin",
-    "MPI_File_read_ordered_begin_c",
-    "MPI_File_read_ordered_end",
-    "MPI_File_read_shared",
-    "MPI_File_read_shared_c",
-    "MPI_File_seek",
-    "MPI_File_seek_shared",
-    "MPI_File_set_atomicity",
-    "MPI_File_set_errhandler",
-    "MPI_File_set_info",
-    "MPI_File_set_size",
-    "MPI_File_set_view",
-    "MPI_File_sync",
-    "MPI_File_write",
-    "MPI_File_write_c",
-    "MPI_File_write_all",
-    "MPI_File_write_all_c",
-    "MPI_File_write_all_begin",
-    "MPI_File_write_all_begin_c",
-    "MPI_File_write_all_end",
-    "MPI_File_write_at",
-    "MPI_File_write_at_c",
-    "MPI_File_write_at_all",
-    "MPI_File_write_at_all_c",
-    "MPI_File_write_at_all_begin",
-    "MPI_File_write_at_all_begin_c",
-    "MPI_File_write_at_all_end",
-    "MPI_File_write_ordered",
-    "MPI_File_write_ordered_c",
-    "MPI_File_write_ordered_begin",
-    "MPI_File_write_ordered_begin_c",
-    "MPI_File_write_ordered_end",
-    "MPI_File_write_shared",
-    "MPI_File_write_shared_c",
     "MPI_Get_hw_resource_info",
     "MPI_Lookup_name",
     "MPI_Open_port",

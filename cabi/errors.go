@@ -215,6 +215,9 @@ func errorString(code int) string {
 
 // errhOf is the error handler for a call on object h of kind on.
 func errhOf(on int, h handle) *errhObj {
+	if on == C.SHMPI_ON_FILE || isFileHandle(h) {
+		return fileErrh(h) // a file's requests keep their file as comm
+	}
 	switch on {
 	case C.SHMPI_ON_COMM:
 		if c := getComm(h); c != nil && c.eh != nil {

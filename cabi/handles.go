@@ -274,6 +274,8 @@ func shmpi_gen_of(kind, idx C.int) C.uint32_t {
 		g = msgs.genOf(i)
 	case kindSession:
 		g = sessions.genOf(i)
+	case kindFile:
+		g = files.genOf(i)
 	}
 	return C.uint32_t(g)
 }
