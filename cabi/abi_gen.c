@@ -1832,44 +1832,22 @@ int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, voi
 
 int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
-    (void)datarep;
-    (void)inbuf;
-    (void)incount;
-    (void)datatype;
-    (void)outbuf;
-    (void)outsize;
-    (void)position;
-    return shmpi_unsupported("MPI_Pack_external", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Pack_external((char*)datarep, (void*)inbuf, (int)incount, (uintptr_t)datatype, (void*)outbuf, (int64_t)outsize, (int64_t*)position);
 }
 
 int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
-    (void)datarep;
-    (void)inbuf;
-    (void)incount;
-    (void)datatype;
-    (void)outbuf;
-    (void)outsize;
-    (void)position;
-    return shmpi_unsupported("MPI_Pack_external_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Pack_external_c((char*)datarep, (void*)inbuf, (int64_t)incount, (uintptr_t)datatype, (void*)outbuf, (int64_t)outsize, (int64_t*)position);
 }
 
 int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size)
 {
-    (void)datarep;
-    (void)incount;
-    (void)datatype;
-    (void)size;
-    return shmpi_unsupported("MPI_Pack_external_size", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Pack_external_size((char*)datarep, (int)incount, (uintptr_t)datatype, (int64_t*)size);
 }
 
 int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size)
 {
-    (void)datarep;
-    (void)incount;
-    (void)datatype;
-    (void)size;
-    return shmpi_unsupported("MPI_Pack_external_size_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Pack_external_size_c((char*)datarep, (int64_t)incount, (uintptr_t)datatype, (int64_t*)size);
 }
 
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
@@ -2697,26 +2675,12 @@ int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void
 
 int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
 {
-    (void)datarep;
-    (void)inbuf;
-    (void)insize;
-    (void)position;
-    (void)outbuf;
-    (void)outcount;
-    (void)datatype;
-    return shmpi_unsupported("MPI_Unpack_external", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Unpack_external((char*)datarep, (void*)inbuf, (int64_t)insize, (int64_t*)position, (void*)outbuf, (int)outcount, (uintptr_t)datatype);
 }
 
 int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype)
 {
-    (void)datarep;
-    (void)inbuf;
-    (void)insize;
-    (void)position;
-    (void)outbuf;
-    (void)outcount;
-    (void)datatype;
-    return shmpi_unsupported("MPI_Unpack_external_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Unpack_external_c((char*)datarep, (void*)inbuf, (int64_t)insize, (int64_t*)position, (void*)outbuf, (int64_t)outcount, (uintptr_t)datatype);
 }
 
 int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
@@ -4066,10 +4030,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Get_hw_resource_info",
     "MPI_Lookup_name",
     "MPI_Open_port",
-    "MPI_Pack_external",
-    "MPI_Pack_external_c",
-    "MPI_Pack_external_size",
-    "MPI_Pack_external_size_c",
     "MPI_Parrived",
     "MPI_Pready",
     "MPI_Pready_list",
@@ -4092,8 +4052,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Type_create_f90_complex",
     "MPI_Type_create_f90_integer",
     "MPI_Type_create_f90_real",
-    "MPI_Unpack_external",
-    "MPI_Unpack_external_c",
     "MPI_Unpublish_name",
     "MPI_T_category_changed",
     "MPI_T_category_get_categories",

@@ -1,0 +1,10 @@
+package main
+
+import "testing"
+
+// The C tests of external32 packing, darray, Fortran 90 types, hardware
+// information and the ABI's Fortran calls.
+
+// TestExternal32: MPI_Pack_external and friends, byte-exact against
+// hand-computed big-endian encodings, round trips, errors.
+func TestExternal32(t *testing.T) { expectOK(t, 1, "external32") }
