@@ -2447,32 +2447,12 @@ int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *
 
 int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    (void)size;
-    (void)rank;
-    (void)ndims;
-    (void)array_of_gsizes;
-    (void)array_of_distribs;
-    (void)array_of_dargs;
-    (void)array_of_psizes;
-    (void)order;
-    (void)oldtype;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_darray", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_darray((int)size, (int)rank, (int)ndims, (int*)array_of_gsizes, (int*)array_of_distribs, (int*)array_of_dargs, (int*)array_of_psizes, (int)order, (uintptr_t)oldtype, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    (void)size;
-    (void)rank;
-    (void)ndims;
-    (void)array_of_gsizes;
-    (void)array_of_distribs;
-    (void)array_of_dargs;
-    (void)array_of_psizes;
-    (void)order;
-    (void)oldtype;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_darray_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_darray_c((int)size, (int)rank, (int)ndims, (int64_t*)array_of_gsizes, (int*)array_of_distribs, (int*)array_of_dargs, (int*)array_of_psizes, (int)order, (uintptr_t)oldtype, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
@@ -4047,8 +4027,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Session_detach_buffer_c",
     "MPI_Session_flush_buffer",
     "MPI_Session_iflush_buffer",
-    "MPI_Type_create_darray",
-    "MPI_Type_create_darray_c",
     "MPI_Type_create_f90_complex",
     "MPI_Type_create_f90_integer",
     "MPI_Type_create_f90_real",

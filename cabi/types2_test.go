@@ -8,3 +8,7 @@ import "testing"
 // TestExternal32: MPI_Pack_external and friends, byte-exact against
 // hand-computed big-endian encodings, round trips, errors.
 func TestExternal32(t *testing.T) { expectOK(t, 1, "external32") }
+
+// TestDarray: MPI_Type_create_darray against a reference computed in
+// the program, for several grids, distributions and orders.
+func TestDarray(t *testing.T) { expectOK(t, 1, "darray") }
