@@ -2457,25 +2457,17 @@ int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count arr
 
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
 {
-    (void)p;
-    (void)r;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_f90_complex", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_f90_complex((int)p, (int)r, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 {
-    (void)r;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_f90_integer", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_f90_integer((int)r, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 {
-    (void)p;
-    (void)r;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_f90_real", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_f90_real((int)p, (int)r, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
@@ -4027,9 +4019,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Session_detach_buffer_c",
     "MPI_Session_flush_buffer",
     "MPI_Session_iflush_buffer",
-    "MPI_Type_create_f90_complex",
-    "MPI_Type_create_f90_integer",
-    "MPI_Type_create_f90_real",
     "MPI_Unpublish_name",
     "MPI_T_category_changed",
     "MPI_T_category_get_categories",

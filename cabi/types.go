@@ -720,7 +720,7 @@ func shmpi_MPI_Type_get_contents(h C.uintptr_t, maxi, maxa, maxd C.int, ints *C.
 	if t == nil {
 		return r
 	}
-	if t.predef || int(maxi) < len(t.ints) || int(maxa) < len(t.aints) || int(maxd) < len(t.kids) {
+	if t.combiner == MPI_COMBINER_NAMED || int(maxi) < len(t.ints) || int(maxa) < len(t.aints) || int(maxd) < len(t.kids) {
 		return failNone(MPI_ERR_ARG, "MPI_Type_get_contents")
 	}
 	if len(t.ints) > 0 {

@@ -12,3 +12,6 @@ func TestExternal32(t *testing.T) { expectOK(t, 1, "external32") }
 // TestDarray: MPI_Type_create_darray against a reference computed in
 // the program, for several grids, distributions and orders.
 func TestDarray(t *testing.T) { expectOK(t, 1, "darray") }
+
+// TestF90Types: MPI_Type_create_f90_integer, _real and _complex.
+func TestF90Types(t *testing.T) { expectOK(t, 2, "f90") }
