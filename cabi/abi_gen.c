@@ -1166,8 +1166,7 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 
 int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
 {
-    (void)hw_info;
-    return shmpi_unsupported("MPI_Get_hw_resource_info", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Get_hw_resource_info((uintptr_t*)hw_info);
 }
 
 int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int edges[], int reorder, MPI_Comm *comm_graph)
@@ -3999,7 +3998,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Comm_join",
     "MPI_Comm_spawn",
     "MPI_Comm_spawn_multiple",
-    "MPI_Get_hw_resource_info",
     "MPI_Lookup_name",
     "MPI_Open_port",
     "MPI_Parrived",
