@@ -7,17 +7,12 @@
 
 int PMPI_Abi_get_fortran_booleans(int logical_size, void *logical_true, void *logical_false, int *is_set)
 {
-    (void)logical_size;
-    (void)logical_true;
-    (void)logical_false;
-    (void)is_set;
-    return shmpi_unsupported("MPI_Abi_get_fortran_booleans", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Abi_get_fortran_booleans((int)logical_size, (void*)logical_true, (void*)logical_false, (int*)is_set);
 }
 
 int PMPI_Abi_get_fortran_info(MPI_Info *info)
 {
-    (void)info;
-    return shmpi_unsupported("MPI_Abi_get_fortran_info", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Abi_get_fortran_info((uintptr_t*)info);
 }
 
 int PMPI_Abi_get_info(MPI_Info *info)
@@ -27,16 +22,12 @@ int PMPI_Abi_get_info(MPI_Info *info)
 
 int PMPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void *logical_false)
 {
-    (void)logical_size;
-    (void)logical_true;
-    (void)logical_false;
-    return shmpi_unsupported("MPI_Abi_set_fortran_booleans", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Abi_set_fortran_booleans((int)logical_size, (void*)logical_true, (void*)logical_false);
 }
 
 int PMPI_Abi_set_fortran_info(MPI_Info info)
 {
-    (void)info;
-    return shmpi_unsupported("MPI_Abi_set_fortran_info", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Abi_set_fortran_info((uintptr_t)info);
 }
 
 int PMPI_Abort(MPI_Comm comm, int errorcode)
@@ -3988,10 +3979,6 @@ extern __typeof__(PMPIX_File_revoke) MPIX_File_revoke __attribute__((weak, alias
 /* The functions answered with MPI_ERR_UNSUPPORTED_OPERATION, for
  * MPI_Abi_get_info and the documentation. */
 const char *const shmpi_unsupported_names[] = {
-    "MPI_Abi_get_fortran_booleans",
-    "MPI_Abi_get_fortran_info",
-    "MPI_Abi_set_fortran_booleans",
-    "MPI_Abi_set_fortran_info",
     "MPI_Close_port",
     "MPI_Comm_accept",
     "MPI_Comm_connect",

@@ -34,3 +34,6 @@ func TestHWResourceInfo(t *testing.T) {
 		}
 	}
 }
+
+// TestFortranABI: MPI_Abi_get/set_fortran_info and _booleans.
+func TestFortranABI(t *testing.T) { expectOK(t, 2, "fortran") }
