@@ -720,6 +720,7 @@ func shmpi_MPI_Type_get_contents(h C.uintptr_t, maxi, maxa, maxd C.int, ints *C.
 	if t == nil {
 		return r
 	}
+	// Named types have no contents; the predefined F90 types (f90.go) have (p, r).
 	if t.combiner == MPI_COMBINER_NAMED || int(maxi) < len(t.ints) || int(maxa) < len(t.aints) || int(maxd) < len(t.kids) {
 		return failNone(MPI_ERR_ARG, "MPI_Type_get_contents")
 	}
