@@ -235,7 +235,7 @@ var tCategories = []tCategory{
 	{"shmpi", "shmpi, the shared-memory runtime: every variable, by subsystem", nil, nil,
 		[]string{"shmpi_wait", "shmpi_protocol", "shmpi_ulfm"}},
 	{"shmpi_wait", "How a waiting rank spins, yields and sleeps",
-		[]string{"shmpi_wait_mode", "shmpi_spin_us", "shmpi_sleep_timeout_ms", "shmpi_yields"},
+		[]string{"shmpi_wait_mode", "shmpi_spin_us", "shmpi_sleep_timeout_ms", "shmpi_yield_budget"},
 		[]string{"shmpi_sleeps", "shmpi_sleep_timeouts", "shmpi_yields"}, nil},
 	{"shmpi_protocol", "Point-to-point protocols and the segment's layout, and the messages that went through them",
 		[]string{"shmpi_inline_max", "shmpi_short_max", "shmpi_eager_max", "shmpi_chunk_size", "shmpi_chunk_count",

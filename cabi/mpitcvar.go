@@ -71,7 +71,7 @@ var cvars = []cvar{
 	{"shmpi_sleep_timeout_ms", "Bound of every sleep of a waiting rank in milliseconds, after which it checks its peers' liveness itself (SHMPI_SLEEP_TIMEOUT_MS; default 100). Writable while the runtime runs (1 to 1000000)",
 		tVerbTunerDetail, 0, tScopeLocal, ext.TuneSleepTimeout,
 		func(s ext.Settings) int { return s.SleepTimeoutMs }, preEnv(job.EnvSleepTimeout, 1, 100)},
-	{"shmpi_yields", "sched_yield calls a collective wait makes before it sleeps when ranks outnumber cores (SHMPI_YIELDS; default max(16, 2 x ranks per core)). Writable while the runtime runs",
+	{"shmpi_yield_budget", "sched_yield calls a collective wait makes before it sleeps when ranks outnumber cores (SHMPI_YIELDS; default max(16, 2 x ranks per core)). Writable while the runtime runs",
 		tVerbTunerDetail, 0, tScopeLocal, ext.TuneYields,
 		func(s ext.Settings) int { return s.Yields }, preEnv(job.EnvYields, 0, -1)},
 	{"shmpi_eager_max", "Largest message in bytes sent through an eager chunk; larger ones go by rendezvous (SHMPI_EAGER_MAX; default and maximum the chunk size). Writable while the runtime runs (0 to shmpi_chunk_size)",

@@ -9,6 +9,8 @@
  * handler, which is MPI_ERRORS_ARE_FATAL here). Needs an even number of
  * ranks. */
 #include "check.h"
+#include <mpix.h>
+#include <signal.h>
 #include <stdint.h>
 
 #define EXPECT(call, code)                                                             \
@@ -448,7 +450,7 @@ static void cvars_live(void)
     EXPECT(write_cvar(it, 250), MPI_SUCCESS);
     CHECK(read_cvar(it) == 250);
     EXPECT(write_cvar(it, sleep_timeout()), MPI_SUCCESS);
-    int iy = cvar_index("shmpi_yields");
+    int iy = cvar_index("shmpi_yield_budget");
     int y = read_cvar(iy);
     CHECK(y >= 16);
     EXPECT(write_cvar(iy, 3), MPI_SUCCESS);
@@ -464,8 +466,46 @@ static void cvars_live(void)
     }
 }
 
+/* ulfm (shmrun --ft, argument "ulfm"): the last rank dies; each survivor
+ * finds out by a receive from it, and then knows one failure. */
+static int ulfm(void)
+{
+    int rank, size, count, provided;
+    unsigned long long u = 99;
+    MPI_T_pvar_session s;
+    MPI_T_pvar_handle h;
+    EXPECT(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided), MPI_SUCCESS);
+    MPI_Init(NULL, NULL);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK(read_cvar(cvar_index("shmpi_ft")) == 1);
+    EXPECT(MPI_T_pvar_session_create(&s), MPI_SUCCESS);
+    EXPECT(MPI_T_pvar_handle_alloc(s, pvar_index("shmpi_failures_known", MPI_T_PVAR_CLASS_COUNTER), NULL, &h, &count),
+           MPI_SUCCESS);
+    EXPECT(MPI_T_pvar_read(s, h, &u), MPI_SUCCESS);
+    CHECK(u == 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == size - 1)
+        raise(SIGKILL);
+    int x, ec;
+    int rc = MPI_Recv(&x, 1, MPI_INT, size - 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Error_class(rc, &ec);
+    CHECK(ec == MPIX_ERR_PROC_FAILED);
+    EXPECT(MPI_T_pvar_read(s, h, &u), MPI_SUCCESS);
+    CHECK(u == 1);
+    EXPECT(MPI_T_pvar_session_free(&s), MPI_SUCCESS);
+    MPI_Finalize();
+    EXPECT(MPI_T_finalize(), MPI_SUCCESS);
+    printf("OK\n");
+    fflush(stdout);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "ulfm") == 0)
+        return ulfm();
     int provided, n;
     /* Before MPI_T_init_thread: not initialized. */
     EXPECT(MPI_T_cvar_get_num(&n), MPI_T_ERR_NOT_INITIALIZED);
