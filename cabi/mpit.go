@@ -54,9 +54,12 @@ var (
 
 // tEngine returns a communicator of the running (or finalized) runtime,
 // for internal/ext's tool functions, or nil before the runtime started.
-// world is set, once, before state or sessionsOpen says it may be used.
+// world is set, once, before state or sessionsOpen says it may be used;
+// worldDone (set under initMu, which MPI_T cannot take: MPI_Finalize
+// holds it while delete callbacks run) only once both say it no longer
+// is, after the last MPI_Session_finalize.
 func tEngine() *ranks.Comm {
-	if state.Load() == 0 && sessionsOpen.Load() == 0 && tLastWorld == nil {
+	if state.Load() == 0 && sessionsOpen.Load() == 0 && tLastWorld == nil && !worldDone {
 		return nil
 	}
 	w := world
@@ -67,9 +70,7 @@ func tEngine() *ranks.Comm {
 	return w.Comm()
 }
 
-// tLastWorld keeps the runtime for after its end by the last
-// MPI_Session_finalize (no MPI_Init), when neither state nor sessionsOpen
-// says any more that world is set (tMu).
+// tLastWorld is the runtime MPI_T last saw (tMu).
 var tLastWorld *ranks.World
 
 // tRunning reports whether the runtime runs now (not before its start,
