@@ -85,6 +85,11 @@ type engine struct {
 	rx       uint64 // inbox messages handled so far
 	rxAtSend uint64 // rx at the last small send
 	lastDest int    // world rank of the last small send, or -1
+	// Counters of the tool interface (toolseam.go), beside rx on the
+	// line both fast paths write already: plain adds under the lock.
+	tx      uint64 // messages sent (sendInline, startSend)
+	txBytes uint64
+	rxBytes uint64 // bytes of the messages received (rx counts every descriptor)
 
 	epoch       *atomic.Uint64 // the shared change epoch
 	seenEpoch   uint64
@@ -161,7 +166,8 @@ type engine struct {
 	calls  int64 // entries so far, counted only when killAt is set
 
 	// Last, so that the hot fields above keep their offsets.
-	p2p p2pState // matched probes' messages and buffered mode (mprobe.go, bsend.go)
+	p2p  p2pState     // matched probes' messages and buffered mode (mprobe.go, bsend.go)
+	tool toolCounters // the tool interface's counters of slow paths (toolseam.go)
 }
 
 // lock takes the engine lock, announcing itself to a holder that polls.
