@@ -156,8 +156,9 @@ type engine struct {
 
 	yieldBudget int // collective waits when oversubscribed: sched_yields before sleeping
 
-	killAt int64 // fault injection: die at this entry into the engine (killinject.go)
-	calls  int64 // entries so far, counted only when killAt is set
+	killAt    int64  // fault injection: die at this entry into the engine (killinject.go)
+	spawnKill string // fault injection: die at this point of a spawn (spawn.go)
+	calls     int64  // entries so far, counted only when killAt is set
 
 	// Last, so that the hot fields above keep their offsets.
 	p2p p2pState // matched probes' messages and buffered mode (mprobe.go, bsend.go)
@@ -272,7 +273,11 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	e.slotGen = make([]uint32, job.MaxContexts)
 	e.drained = true
 
-	e.spin = n <= seg.Cores()
+	// The first world's size, not the universe's: every process of the
+	// segment must take the same decisions below (the sleep protocol),
+	// and slots reserved for spawned ranks run nothing yet.
+	active := lay.WorldSize()
+	e.spin = active <= seg.Cores()
 	if !e.spin && runtime.GOMAXPROCS(0) < 2 && os.Getenv("GOMAXPROCS") == "" {
 		// A rank pinned to one CPU gets one P, and then its futex sleeps
 		// are announced to the Go scheduler (shm's sleepSyscall), which
@@ -298,7 +303,7 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	// wake was skipped without sleepers, yields doubled the time at 64
 	// ranks: the Go scheduler handed the P to another thread whenever a
 	// yield switched away.)
-	perCore := (n + max(seg.Cores(), 1) - 1) / max(seg.Cores(), 1)
+	perCore := (active + max(seg.Cores(), 1) - 1) / max(seg.Cores(), 1)
 	e.yieldBudget = max(16, 2*perCore)
 	if v, err := strconv.Atoi(os.Getenv(job.EnvYields)); err == nil && v >= 0 {
 		e.yieldBudget = v
@@ -323,7 +328,7 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	// lacks the barrier) fences its sends; sleepers run the barrier
 	// wherever the kernel has it, for the ranks that did register.
 	e.fenceSends = true
-	if n <= seg.Cores() && shm.HaveGlobalBarrier() {
+	if active <= seg.Cores() && shm.HaveGlobalBarrier() {
 		e.globalBarrier = true
 		e.fenceSends = !shm.RegisterGlobalBarrier() || os.Getenv(job.EnvFenceSends) == "1"
 	}

@@ -85,8 +85,11 @@ func (m *Map) HoldsOf(r int) *Holds {
 func (m *Map) initContexts() {
 	w := m.ctxRec(0)
 	w.gen.Store(WorldGen)
-	w.refs.Store(uint32(m.N))
-	for r := range m.N {
+	// Only the first job's ranks: the slots left for spawned ranks have
+	// worlds of their own.
+	n := m.Layout.WorldSize()
+	w.refs.Store(uint32(n))
+	for r := range n {
 		m.HoldsOf(r)[0].Or(1)
 	}
 }
