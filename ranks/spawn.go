@@ -92,6 +92,7 @@ func (c *Comm) spawn(cmds []SpawnCmd, root int, op string) (*Comm, error) {
 	var err error
 	c.inOrder(func() {
 		if c.rank != root {
+			e.spawnHook(spawnMember)
 			nc, err = e.receiveSlots(c.coll, root, c.group, tagSpawn, op)
 			return
 		}
@@ -247,6 +248,7 @@ func (e *engine) handOutAll(ch *Comm, mine []int, s interSlots, tag int) {
 const (
 	spawnBeforeRequest = "before-request" // slots taken, nobody started
 	spawnAfterStart    = "after-start"    // children started, parents not told
+	spawnMember        = "member"         // a parent other than the root, entering the spawn
 )
 
 // spawnHook kills this rank at the named point of a spawn if
