@@ -158,6 +158,7 @@ type engine struct {
 
 	killAt    int64  // fault injection: die at this entry into the engine (killinject.go)
 	spawnKill string // fault injection: die at this point of a spawn (spawn.go)
+	ports     *Comm  // the ports' communicator, made at the first use of a port (ports.go)
 	calls     int64  // entries so far, counted only when killAt is set
 
 	// Last, so that the hot fields above keep their offsets.

@@ -192,15 +192,13 @@ func (e *engine) spawnRoot(c *Comm, cmds []SpawnCmd, op string) (interSlots, err
 		slots[i] = [2]uint32{s, g}
 	}
 	e.unlock()
-	procs := make([]job.SpawnProc, 0, k)
+	procs := make([]job.SpawnProc, len(cmds))
 	for app, cmd := range cmds {
-		for range cmd.MaxProcs {
-			env := append(slices.Clone(cmd.Env),
-				job.WorldEnv(base, k, slots[0][0], slots[0][1]),
-				job.ParentEnv(slots[3][0], slots[3][1], slots[1][0], slots[1][1], parents),
-				job.EnvAppNum+"="+strconv.Itoa(app))
-			procs = append(procs, job.SpawnProc{Path: paths[app], Args: cmd.Args, Env: env})
-		}
+		env := append(slices.Clone(cmd.Env),
+			job.WorldEnv(base, k, slots[0][0], slots[0][1]),
+			job.ParentEnv(slots[3][0], slots[3][1], slots[1][0], slots[1][1], parents),
+			job.EnvAppNum+"="+strconv.Itoa(app))
+		procs[app] = job.SpawnProc{Path: paths[app], Args: cmd.Args, Env: env, N: cmd.MaxProcs}
 	}
 	e.spawnHook(spawnBeforeRequest)
 	notStarted, err := t.SpawnRequest(e.me, base, procs, t.DeadRank)

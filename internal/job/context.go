@@ -102,7 +102,7 @@ const WorldGen = 1
 // returns the slot with its generation; ok is false if none is free. The
 // leader then tells the members which slot.
 func (m *Map) AllocContext(leader int, members []int) (slot, gen uint32, ok bool) {
-	for s := uint32(1); s < MaxContexts; s++ {
+	for s := uint32(1); s < PortSlot; s++ { // never the ports' slot
 		rec := m.ctxRec(s)
 		g := rec.gen.Load()
 		if g&1 == 0 && rec.gen.CompareAndSwap(g, g+1) {

@@ -22,8 +22,9 @@ import (
 // every record starts on a cache line, chunk data on a page):
 //
 //	area      records    stride                 what
-//	global    1          256 B + 64 B + 64 KiB  Global: the change epoch; the
-//	                                            spawn mailbox (spawn.go)
+//	global    1          256 B + 64 B + 16 KiB  Global: the change epoch; the
+//	                     + 512 B + 8 KiB        spawn mailbox (spawn.go); the
+//	                                            ports and names (ports.go)
 //	ctl       N          512 B                  CtlBlock: per-rank control block
 //	inbox     N          256 B + InboxSlots*64 B per-rank MPSC message ring
 //	hs        N          HSSlots*192 B          per-rank handshake slots (ranks' hsSlot)

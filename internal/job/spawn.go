@@ -60,7 +60,8 @@ import (
 //	+32 (pad to 64)
 //
 // The payload (SpawnPayloadMax bytes) follows it: a JSON list, one entry
-// per process, of its program, arguments and extra environment.
+// per command, of its program, arguments, extra environment and number
+// of processes.
 type SpawnRec struct {
 	lock   atomic.Uint32
 	state  atomic.Uint32
@@ -85,12 +86,13 @@ const (
 	spawnRecSize = 64
 	// SpawnPayloadMax bounds a request's programs, arguments and
 	// environment entries, all processes together.
-	SpawnPayloadMax = 64 << 10
+	SpawnPayloadMax = 16 << 10
 	// spawnOff is where the mailbox starts in the global area.
 	spawnOff = globalStride
 	// globalAreaSize is the whole global area: the Global record, the
-	// mailbox header and its payload.
-	globalAreaSize = globalStride + spawnRecSize + SpawnPayloadMax
+	// mailbox header and its payload, the port table and the name table
+	// (ports.go).
+	globalAreaSize = globalStride + spawnRecSize + SpawnPayloadMax + MaxPorts*portRecSize + MaxNames*nameRecSize
 )
 
 func init() {
@@ -136,18 +138,19 @@ func (m *Map) UnreserveSlots(base, k int) {
 // SlotsLeft is how many rank slots no spawn has taken yet.
 func (m *Map) SlotsLeft() int { return m.N - int(m.spawn.next.Load()) }
 
-// SpawnProc is one process of a spawn request.
+// SpawnProc is one command of a spawn request: N processes of it.
 type SpawnProc struct {
 	Path string   `json:"p"`
 	Args []string `json:"a,omitempty"`
 	Env  []string `json:"e,omitempty"`
+	N    int      `json:"n"`
 }
 
 // ErrNoLauncher: nobody serves spawn requests (a singleton).
 var ErrNoLauncher = fmt.Errorf("no launcher serves spawn requests in this job")
 
-// SpawnRequest asks the launcher to start procs as rank slots base,
-// base+1, ...; me is the root's world rank. It waits for the launcher's
+// SpawnRequest asks the launcher to start the processes of procs, in
+// order, as rank slots base, base+1, ...; me is the root's world rank. It waits for the launcher's
 // answer and returns how many processes could not be started. dead(r)
 // reports whether world rank r has ended (a lock holder that did is
 // taken over).
@@ -195,7 +198,7 @@ func (m *Map) SpawnRequest(me, base int, procs []SpawnProc, dead func(int) bool)
 	copy(m.spawnPayload(), payload)
 	s.plen.Store(uint32(len(payload)))
 	s.base.Store(uint32(base))
-	s.count.Store(uint32(len(procs)))
+	s.count.Store(uint32(spawnCount(procs)))
 	s.result.Store(0)
 	if !s.state.CompareAndSwap(SpawnIdle, SpawnPosted) {
 		return 0, ErrNoLauncher // closed meanwhile
@@ -218,6 +221,14 @@ func (m *Map) SpawnRequest(me, base int, procs []SpawnProc, dead func(int) bool)
 	return n, nil
 }
 
+func spawnCount(procs []SpawnProc) int {
+	k := 0
+	for _, p := range procs {
+		k += max(p.N, 0)
+	}
+	return k
+}
+
 // ServeSpawns marks the mailbox served (a launcher calls it before it
 // starts the first ranks).
 func (m *Map) ServeSpawns() { m.spawn.served.Store(1) }
@@ -231,8 +242,8 @@ func (m *Map) WaitSpawn() (base int, procs []SpawnProc, ok bool, err error) {
 		case SpawnPosted:
 			n := int(s.plen.Load())
 			err := json.Unmarshal(m.spawnPayload()[:min(n, SpawnPayloadMax)], &procs)
-			if err == nil && len(procs) != int(s.count.Load()) {
-				err = fmt.Errorf("spawn request of %d processes lists %d", s.count.Load(), len(procs))
+			if k := spawnCount(procs); err == nil && k != int(s.count.Load()) {
+				err = fmt.Errorf("spawn request of %d processes lists %d", s.count.Load(), k)
 			}
 			return int(s.base.Load()), procs, true, err
 		case SpawnClosed:

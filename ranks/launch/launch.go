@@ -282,7 +282,13 @@ func (j *Job) keeper(started chan<- error) {
 // base+1, ..., and returns how many could not be started: all of them if
 // any could not (it kills those it started: a spawn starts all or
 // nothing), and declares those failed.
-func (j *Job) serveSpawn(base int, procs []job.SpawnProc, err error) int {
+func (j *Job) serveSpawn(base int, cmds []job.SpawnProc, err error) int {
+	var procs []job.SpawnProc // one per process
+	for _, c := range cmds {
+		for range c.N {
+			procs = append(procs, c)
+		}
+	}
 	j.mu.Lock()
 	if err != nil || base < j.cfg.N || base+len(procs) > len(j.procs) || j.alive == 0 {
 		j.mu.Unlock()
