@@ -38,6 +38,10 @@ func (e *engine) portComm() *Comm {
 	return e.ports
 }
 
+// portKnocked is the kill point of a connecting root that has knocked
+// (SHMPI_SPAWN_KILL, spawn.go).
+const portKnocked = "knocked"
+
 // Tags on the ports' communicator, per port index.
 func tagKnock(idx int) int  { return 2 * idx }
 func tagLeader(idx int) int { return 2*idx + 1 }
@@ -142,6 +146,7 @@ func (e *engine) meet(idx int, gen uint32, accept bool, op string) (int, error) 
 		if err := Send(pc, []uint32{gen}, owner, tagKnock(idx)); err != nil {
 			return 0, relabel(err, op)
 		}
+		e.spawnHook(portKnocked)
 		return owner, nil
 	}
 	if owner != e.me {
