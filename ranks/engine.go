@@ -128,7 +128,7 @@ type engine struct {
 	// and senders publish without one: a locked instruction less per
 	// message, for a 0.3 µs syscall per sleep.
 	globalBarrier bool // the kernel has it: run it before every sleep
-	fenceSends    bool // this rank must still fence (not registered, or asked to)
+	fenceSends    atomic.Bool // this rank must still fence (not registered yet, or asked to); a plain load on amd64
 	cma           bool
 	cmaKnown      bool // a cross-process copy has worked: no more probes
 	iov           [1]unix.Iovec
@@ -227,6 +227,14 @@ func (e *engine) unlockMu() {
 func newEngine(seg *shm.Segment, me int) (*engine, error) {
 	return newEngineWith(seg, me, true)
 }
+
+// asyncBarrier makes newEngine register for the global barrier on a
+// goroutine, fencing its sends until that is done: the registration
+// waits for an RCU grace period in a multi-threaded process (11-16 ms
+// measured at a spawned rank's Init, 2026-11-26), which a spawn would
+// wait for. Set for spawned ranks only, so that the first world's ranks
+// come out of Init registered, as before.
+var asyncBarrier bool
 
 // newEngineWith builds the engine; without liveness it registers no
 // robust futex and starts no watcher (for in-process benchmarks of two
@@ -328,10 +336,17 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	// A rank that could not register (it never can where the kernel
 	// lacks the barrier) fences its sends; sleepers run the barrier
 	// wherever the kernel has it, for the ranks that did register.
-	e.fenceSends = true
+	e.fenceSends.Store(true)
 	if active <= seg.Cores() && shm.HaveGlobalBarrier() {
 		e.globalBarrier = true
-		e.fenceSends = !shm.RegisterGlobalBarrier() || os.Getenv(job.EnvFenceSends) == "1"
+		if forced := os.Getenv(job.EnvFenceSends) == "1"; asyncBarrier && !forced {
+			// Registered from the moment the call returns: every later
+			// sleeper's barrier reaches this process, so its sends may
+			// drop the fence from then on.
+			go func() { e.fenceSends.Store(!shm.RegisterGlobalBarrier()) }()
+		} else {
+			e.fenceSends.Store(!shm.RegisterGlobalBarrier() || forced)
+		}
 	}
 	e.cma = os.Getenv(job.EnvNoCMA) != "1"
 	if e.cma {

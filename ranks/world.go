@@ -100,6 +100,7 @@ func InitThread(level ThreadLevel) (*World, error) {
 		seg.Close()
 		return nil, &Error{Class: ErrInit, Op: "Init", Rank: -1, Detail: err.Error()}
 	}
+	asyncBarrier = sw.Spawned
 	e, err := newEngine(seg, rank)
 	if err != nil {
 		seg.Close()
