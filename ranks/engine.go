@@ -127,7 +127,7 @@ type engine struct {
 	// (shm.GlobalBarrier), which fences every registered sender for it,
 	// and senders publish without one: a locked instruction less per
 	// message, for a 0.3 µs syscall per sleep.
-	globalBarrier bool // the kernel has it: run it before every sleep
+	globalBarrier bool        // the kernel has it: run it before every sleep
 	fenceSends    atomic.Bool // this rank must still fence (not registered yet, or asked to); a plain load on amd64
 	cma           bool
 	cmaKnown      bool // a cross-process copy has worked: no more probes

@@ -540,10 +540,14 @@ func failureSummary(failed []launch.Exit, fates []ranks.Fate, start time.Time) s
 		text string
 	}
 	var ls []line
+	byRank := map[int]ranks.Fate{} // started ranks only: slots kept for spawns may be skipped
+	for _, f := range fates {
+		byRank[f.Rank] = f
+	}
 	for _, x := range failed {
 		f := x.Fate
-		if x.Rank < len(fates) {
-			f = fates[x.Rank]
+		if g, ok := byRank[x.Rank]; ok {
+			f = g
 		}
 		at := f.FailedAt
 		if at.IsZero() {
