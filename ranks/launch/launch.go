@@ -269,8 +269,17 @@ func (j *Job) keeper(started chan<- error) {
 		}
 		j.m.AnswerSpawn(j.serveSpawn(base, procs, err))
 	}
-	// Every rank has exited: stop the abort watcher before the segment
-	// it sleeps in goes away (Wait unmaps it after done).
+	// Every rank has exited: the last exit's critical section (and every
+	// send on exits, made under mu) is before this one, which the race
+	// detector cannot see through the segment's word.
+	j.mu.Lock()
+	alive := j.alive
+	j.mu.Unlock()
+	if alive != 0 {
+		panic("launch: the spawn mailbox closed with ranks alive")
+	}
+	// Stop the abort watcher before the segment it sleeps in goes away
+	// (Wait unmaps it after done).
 	j.m.CloseAbort()
 	<-j.abortDone
 	close(j.exits)

@@ -78,8 +78,10 @@ type Options struct {
 	Layout *launch.Layout
 	// Universe reserves rank slots for ranks the job spawns
 	// (launch.Config.Universe). Spawned ranks run the same body (see
-	// R.SelfCommand; World.Parent tells them apart); Dies and Kill name
-	// them by rank slot (N and up, in the order they were spawned).
+	// R.SelfCommand; World.Parent tells them apart). Dies names them by
+	// rank slot (N and up, in the order they were spawned); Kill and
+	// Point compare R.Rank, a rank in the rank's own world, so a kill
+	// point of rank 1 fires in every world that reaches it.
 	Universe int
 	// Cores is the number of CPUs the job is told it has (0: the
 	// machine's). More cores than the machine has makes ranks spin
