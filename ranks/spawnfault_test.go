@@ -312,3 +312,21 @@ func TestSpawnMultipleAndConcurrent(t *testing.T) {
 		r.Check(sc.Disconnect(), "disconnect self child")
 	})
 }
+
+// A spawned program that exits without calling Init (not an MPI
+// program) is a failure for its parents: a receive from it returns
+// ErrProcFailed rather than hanging.
+func TestSpawnNonMPIChild(t *testing.T) {
+	const np = 2
+	ranktest.RunOpts(t, ranktest.Options{N: np, Universe: np + 1, Timeout: spawnTimeout, Quiet: true, Dies: []int{np}},
+		func(r *ranktest.R) {
+			ic, err := r.Comm.Spawn("true", nil, 1, 0)
+			r.Check(err, "spawn true")
+			if _, err := ranks.Recv(ic, make([]byte, 1), 0, 0); !errors.Is(err, ranks.ErrProcFailed) {
+				r.Errorf("receive from a child that never called Init: %v", err)
+			}
+			if err := ic.Disconnect(); !errors.Is(err, ranks.ErrProcFailed) {
+				r.Errorf("disconnect: %v", err)
+			}
+		})
+}

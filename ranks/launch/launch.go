@@ -432,6 +432,12 @@ func (j *Job) reap(r int) {
 	if aborted && a.Rank == r {
 		x.Abort = &a
 	}
+	if r >= j.cfg.N && x.NoInit && x.Error == nil && x.Code == 0 && x.Sig == 0 {
+		// A spawned process that never became a rank: unlike a program
+		// of the first world that is not an MPI program, it has parents
+		// that hold an intercommunicator with it, and must hear of it.
+		job.DeclareFailed(j.seg, r)
+	}
 	x.Fate = public(job.RecordExit(j.seg, r, job.Exit{Code: x.Code, Signal: int(x.Sig)}))
 	j.mu.Lock()
 	j.results[r] = x
