@@ -1410,3 +1410,21 @@ func TestSpawnedRanks(t *testing.T) {
 		}
 	})
 }
+
+// Spawned ranks die with shmrun, like the first ones (the parent-death
+// signal of the thread that starts them all): once shmrun is killed
+// with SIGKILL, every rank process is gone, stdout ends and no segment
+// file is left (guard).
+func TestKillShmrunWithSpawned(t *testing.T) {
+	pidDir := guard(t)
+	s := start(t, pidDir, []string{"-n", "2", "--universe", "5"}, behave("spawn", "-after", "block"))
+	pids := s.readyPids(5)
+	if err := s.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.wait(); code != -1 {
+		t.Errorf("shmrun exit code %d, want -1 (killed)", code)
+	}
+	s.rest() // EOF: every rank has let go of stdout
+	waitGone(t, pids, 10*time.Second)
+}

@@ -73,7 +73,7 @@ func main() {
 	case "abort":
 		abort(w, c, me, n, *code, *on)
 	case "spawn":
-		spawn(w, c, me, *how)
+		spawn(w, c, me, *how, *after)
 	case "abandon":
 		os.Exit(0) // without Finalize: a failure despite the code
 	case "finalize-exit1":
@@ -359,8 +359,15 @@ func abort(w *ranks.World, c *ranks.Comm, me, n, code int, on string) {
 // spawn: the world's rank 0 spawns 3 children running this program
 // (-mode spawn again); each child tells parent 0 its rank and
 // disconnects. With -how kill, child 1 SIGKILLs itself first. A spawn
-// past the universe prints ErrSpawn.
-func spawn(w *ranks.World, c *ranks.Comm, me int, how string) {
+// past the universe prints ErrSpawn. With -after block, once parent 0
+// has heard every child, every rank says "ready R pid P" (R: the world's
+// rank, then 2 + the child's) and blocks until it is killed.
+func spawn(w *ranks.World, c *ranks.Comm, me int, how, after string) {
+	block := func(id int) {
+		fmt.Printf("ready %d pid %d\n", id, os.Getpid())
+		_, err := ranks.Recv(c, make([]byte, 1), (me+1)%c.Size(), 99)
+		hang(err)
+	}
 	if p := w.Parent(); p != nil {
 		if how == "kill" && me == 1 {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
@@ -368,6 +375,13 @@ func spawn(w *ranks.World, c *ranks.Comm, me int, how string) {
 		}
 		if err := ranks.Send(p, []int{me}, 0, 1); err != nil {
 			log.Fatal(err)
+		}
+		if after == "block" {
+			// After parent 0's go-ahead: it has heard every child.
+			if _, err := ranks.Recv(p, make([]byte, 1), 0, 2); err != nil {
+				log.Fatal(err)
+			}
+			block(p.RemoteSize() + me)
 		}
 		if err := p.Disconnect(); err != nil {
 			log.Fatal(err)
@@ -400,6 +414,16 @@ func spawn(w *ranks.World, c *ranks.Comm, me int, how string) {
 				log.Fatal(err)
 			}
 		}
+	}
+	if after == "block" {
+		if me == 0 {
+			for child := range 3 {
+				if err := ranks.Send(ic, []byte{1}, child, 2); err != nil {
+					log.Fatal(err)
+				}
+			}
+		}
+		block(me)
 	}
 	err = ic.Disconnect()
 	switch {
