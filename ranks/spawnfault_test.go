@@ -11,6 +11,7 @@ import (
 	"github.com/shmpi/shmpi/coll"
 	"github.com/shmpi/shmpi/ranks"
 	"github.com/shmpi/shmpi/ranks/ranktest"
+	"github.com/shmpi/shmpi/ulfm"
 )
 
 // The kill tests of dynamic processes (ULFM chapter 15.2.3), with real
@@ -327,6 +328,60 @@ func TestSpawnNonMPIChild(t *testing.T) {
 			}
 			if err := ic.Disconnect(); !errors.Is(err, ranks.ErrProcFailed) {
 				r.Errorf("disconnect: %v", err)
+			}
+		})
+}
+
+// ULFM's recovery on a spawn intercommunicator: a child is killed; the
+// parents and the other children see ErrProcFailed, revoke, agree
+// (acknowledging the failure) and shrink to an intercommunicator
+// without the dead child, on which a barrier and an allreduce work.
+func TestSpawnULFMRecovery(t *testing.T) {
+	const np, nc = 2, 3
+	const victim = 2
+	ranktest.RunOpts(t, ranktest.Options{N: np, Universe: np + nc, Timeout: spawnTimeout, Quiet: true, Dies: []int{np + victim}},
+		func(r *ranktest.R) {
+			ic := r.World.Parent()
+			if ic != nil && r.Rank == victim {
+				r.Kill()
+			}
+			if ic == nil {
+				cmd, args := r.SelfCommand()
+				var err error
+				ic, err = r.Comm.Spawn(cmd, args, nc, 0)
+				r.Check(err, "spawn")
+			}
+			if err := coll.Barrier(ic); !errors.Is(err, ranks.ErrProcFailed) && !errors.Is(err, ranks.ErrRevoked) {
+				r.Errorf("barrier with a dead child: %v", err)
+			}
+			r.Check(ulfm.Revoke(ic), "revoke")
+			ok, err := ulfm.AgreeBool(ic, true)
+			if errors.Is(err, ranks.ErrProcFailed) {
+				r.Check(ic.FailureAck(), "ack")
+				ok, err = ulfm.AgreeBool(ic, true)
+			}
+			r.Check(err, "agree")
+			if !ok {
+				r.Errorf("agree gave false")
+			}
+			s, err := ulfm.Shrink(ic)
+			r.Check(err, "shrink")
+			wantRemote := nc - 1
+			if r.World.Parent() != nil {
+				wantRemote = np
+			}
+			if !s.IsInter() || s.RemoteSize() != wantRemote {
+				r.Fatalf("shrunk: inter %v remote %d, want %d", s.IsInter(), s.RemoteSize(), wantRemote)
+			}
+			r.Check(coll.Barrier(s), "barrier after shrink")
+			sum := []int{0}
+			r.Check(coll.Allreduce(s, []int{1}, sum, coll.Sum[int]), "allreduce after shrink")
+			if sum[0] != wantRemote {
+				r.Errorf("allreduce %d, want %d", sum[0], wantRemote)
+			}
+			r.Check(s.Disconnect(), "disconnect the shrunk intercommunicator")
+			if err := ic.Disconnect(); !errors.Is(err, ranks.ErrRevoked) && !errors.Is(err, ranks.ErrProcFailed) {
+				r.Errorf("disconnect of the revoked intercommunicator: %v", err)
 			}
 		})
 }
