@@ -3,6 +3,7 @@ package ranks
 import (
 	"errors"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,8 +127,12 @@ func (e *engine) spawnRoot(c *Comm, cmds []SpawnCmd, op string) (interSlots, err
 			return interSlots{}, newErr(ErrArg, op, -1, "maxprocs %d for %q", cmd.MaxProcs, cmd.Command)
 		}
 		// Found here, not by the launcher, so that a missing program
-		// starts nothing; the ranks run in the launcher's directory.
+		// starts nothing; made absolute, as the launcher's directory
+		// may differ from the root's.
 		p, err := exec.LookPath(cmd.Command)
+		if err == nil {
+			p, err = filepath.Abs(p)
+		}
 		if err != nil {
 			return interSlots{}, newErr(ErrSpawn, op, -1, "%v", err)
 		}
