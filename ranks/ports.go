@@ -1,7 +1,11 @@
 package ranks
 
 import (
+	"encoding/binary"
 	"errors"
+	"io"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/shmpi/shmpi/internal/job"
 )
@@ -212,6 +216,87 @@ func (w *World) LookupName(service string) (string, error) {
 func (w *World) UnpublishName(service, port string) error {
 	if !w.e.t.Unpublish(service, port) {
 		return newErr(ErrName, "UnpublishName", -1, "service %q with port %q", service, port)
+	}
+	return nil
+}
+
+// tagJoin is Join's leader exchange on the ports' communicator (above
+// every port's tags).
+const tagJoin = 2 * job.MaxPorts
+
+// Join makes an intercommunicator between this rank and the process at
+// the other end of the connected socket fd, which calls Join too
+// (MPI_Comm_join). Both must be ranks of this job (the first world or a
+// spawned one): they tell each other their job and rank slot over the
+// socket, then meet on the ports' communicator. A peer that closed the
+// socket without answering (it failed, or is not a shmpi rank) gives a
+// nil communicator and no error, as the ULFM chapter says; a rank of
+// another job gives ErrArg.
+func (w *World) Join(fd int) (*Comm, error) {
+	const op = "Join"
+	e := w.e
+	if err := w.world.usableLocked(op); err != nil {
+		return nil, err
+	}
+	var mine, theirs [16]byte
+	binary.LittleEndian.PutUint64(mine[:], e.seg.JobID())
+	binary.LittleEndian.PutUint64(mine[8:], uint64(e.me))
+	// The peer's end closed (it failed, or gave up): no communicator.
+	gone := func(err error) bool {
+		return errors.Is(err, io.EOF) || errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET)
+	}
+	if err := fdIO(fd, mine[:], true); err != nil {
+		if gone(err) {
+			return nil, nil
+		}
+		return nil, newErr(ErrArg, op, -1, "write to the socket: %v", err)
+	}
+	if err := fdIO(fd, theirs[:], false); err != nil {
+		if gone(err) {
+			return nil, nil
+		}
+		return nil, newErr(ErrArg, op, -1, "read from the socket: %v", err)
+	}
+	peer := binary.LittleEndian.Uint64(theirs[8:])
+	if binary.LittleEndian.Uint64(theirs[:]) != e.seg.JobID() || peer >= uint64(e.n) || int(peer) == e.me {
+		return nil, newErr(ErrArg, op, -1, "the peer is not another rank of this job")
+	}
+	self, err := w.Self()
+	if err != nil {
+		return nil, err
+	}
+	nc, err := IntercommCreate(self, 0, e.portComm(), int(peer), tagJoin)
+	return nc, relabel(err, op)
+}
+
+// fdIO writes or reads all of b on descriptor fd, blocking or not.
+func fdIO(fd int, b []byte, write bool) error {
+	for len(b) > 0 {
+		var n int
+		var err error
+		if write {
+			n, err = unix.Write(fd, b)
+		} else {
+			n, err = unix.Read(fd, b)
+		}
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			ev := int16(unix.POLLIN)
+			if write {
+				ev = unix.POLLOUT
+			}
+			if _, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: ev}}, -1); err != nil && err != unix.EINTR {
+				return err
+			}
+			continue
+		case err != nil:
+			return err
+		case n == 0 && !write:
+			return io.EOF
+		}
+		b = b[n:]
 	}
 	return nil
 }

@@ -2,7 +2,12 @@ package ranks_test
 
 import (
 	"errors"
+	"fmt"
+	"net"
+	"os"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/shmpi/shmpi/coll"
 	"github.com/shmpi/shmpi/ranks"
@@ -142,4 +147,72 @@ func cstring(b []byte) string {
 		}
 	}
 	return string(b)
+}
+
+// Join over a Unix socket: ranks 0 and 1 get an intercommunicator of
+// the two of them; a socket whose other end is closed gives nil and no
+// error; a descriptor that is not a socket gives an error.
+func TestJoin(t *testing.T) {
+	ranktest.RunOpts(t, ranktest.Options{N: 3, Timeout: spawnTimeout, Quiet: true}, func(r *ranktest.R) {
+		name := make([]byte, 64)
+		switch r.Rank {
+		case 0:
+			// An abstract socket: nothing to remove afterwards.
+			addr := fmt.Sprintf("@shmpi-join-test-%d", os.Getpid())
+			l, err := net.Listen("unix", addr)
+			r.Check(err, "listen")
+			defer l.Close()
+			copy(name, addr)
+			r.Check(ranks.Send(r.Comm, name, 1, 1), "send the address")
+			conn, err := l.Accept()
+			r.Check(err, "accept")
+			defer conn.Close()
+			joinAndTalk(r, conn.(*net.UnixConn), 1)
+		case 1:
+			_, err := ranks.Recv(r.Comm, name, 0, 1)
+			r.Check(err, "receive the address")
+			conn, err := net.Dial("unix", cstring(name))
+			r.Check(err, "dial")
+			defer conn.Close()
+			joinAndTalk(r, conn.(*net.UnixConn), 0)
+		case 2:
+			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+			r.Check(err, "socketpair")
+			unix.Close(fds[1])
+			ic, err := r.World.Join(fds[0])
+			if ic != nil || err != nil {
+				r.Errorf("Join with a closed peer: %v, %v", ic, err)
+			}
+			unix.Close(fds[0])
+			f, err := os.Open(os.DevNull)
+			r.Check(err, "open /dev/null")
+			if ic, err := r.World.Join(int(f.Fd())); ic != nil || err == nil {
+				r.Errorf("Join on /dev/null: %v, %v", ic, err)
+			}
+			f.Close()
+		}
+	})
+}
+
+func joinAndTalk(r *ranktest.R, conn *net.UnixConn, peer int) {
+	f, err := conn.File()
+	r.Check(err, "socket file")
+	defer f.Close()
+	ic, err := r.World.Join(int(f.Fd()))
+	r.Check(err, "Join")
+	if ic == nil || !ic.IsInter() || ic.Size() != 1 || ic.RemoteSize() != 1 {
+		r.Fatalf("Join gave %v", ic)
+	}
+	rg, err := ic.RemoteGroup()
+	r.Check(err, "remote group")
+	if w := rg.WorldRanks(); len(w) != 1 || w[0] != peer {
+		r.Errorf("remote group %v, want [%d]", w, peer)
+	}
+	b := []int{-1}
+	_, err = ranks.Sendrecv(ic, []int{r.Rank}, 0, 2, b, 0, 2)
+	r.Check(err, "sendrecv")
+	if b[0] != peer {
+		r.Errorf("peer says %d", b[0])
+	}
+	r.Check(ic.Disconnect(), "disconnect")
 }
