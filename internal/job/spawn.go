@@ -40,8 +40,9 @@ import (
 // SpawnDone, and wakes the root, which reads the result, sets state back
 // to SpawnIdle and frees the lock. A root that dies after posting still
 // gets its children started (the launcher does not ask who posted); the
-// next root that takes the lock over finds the state left at SpawnDone
-// and resets it.
+// next root that takes the lock over waits while the state is
+// SpawnPosted (the launcher is reading that request's payload) and
+// resets a SpawnDone left behind.
 
 // SpawnRec is the mailbox header (64 bytes, at the global area +256):
 //
@@ -190,9 +191,18 @@ func (m *Map) SpawnRequest(me, base int, procs []SpawnProc, dead func(int) bool)
 		s.lock.Store(0)
 		shm.FutexWake(&s.lock, 1<<30)
 	}()
-	// A holder that died after posting left its answer here.
-	if st := s.state.Load(); st == SpawnClosed {
-		return 0, ErrNoLauncher
+	// A holder that died after posting left its request with the
+	// launcher, which is serving it (and reading its payload) while the
+	// state is SpawnPosted, and always answers; or it left the answer.
+	for {
+		st := s.state.Load()
+		if st == SpawnClosed {
+			return 0, ErrNoLauncher
+		}
+		if st != SpawnPosted {
+			break
+		}
+		shm.FutexWait(&s.state, st, 100*time.Millisecond)
 	}
 	s.state.Store(SpawnIdle)
 	copy(m.spawnPayload(), payload)
