@@ -179,7 +179,7 @@ type Job struct {
 	mu      sync.Mutex
 	results []Exit // by rank slot; Pid 0 until reaped
 	alive   int    // ranks started and not reaped
-	nStart  int    // ranks started (procs[r] set), the first N and spawned ones
+	killed  bool   // Kill was called: no more spawned ranks start
 	abort   *Abort // set once a rank's Abort is seen
 	copies  sync.WaitGroup
 }
@@ -207,7 +207,7 @@ func Start(cfg Config) (*Job, error) {
 		return nil, err
 	}
 	j := &Job{cfg: cfg, seg: seg, m: job.NewMap(seg), procs: make([]*os.Process, u), exits: make(chan Exit, u),
-		done: make(chan struct{}), abortDone: make(chan struct{}), results: make([]Exit, u), alive: cfg.N, nStart: cfg.N}
+		done: make(chan struct{}), abortDone: make(chan struct{}), results: make([]Exit, u), alive: cfg.N}
 	j.m.ServeSpawns()
 	started := make(chan error, 1)
 	// The parent-death signal is tied to the thread that forks, so every
@@ -299,7 +299,7 @@ func (j *Job) serveSpawn(base int, cmds []job.SpawnProc, err error) int {
 		}
 	}
 	j.mu.Lock()
-	if err != nil || base < j.cfg.N || base+len(procs) > len(j.procs) || j.alive == 0 {
+	if err != nil || base < j.cfg.N || base+len(procs) > len(j.procs) || j.alive == 0 || j.killed {
 		j.mu.Unlock()
 		return len(procs)
 	}
@@ -314,20 +314,29 @@ func (j *Job) serveSpawn(base int, cmds []job.SpawnProc, err error) int {
 	defer j.exitOne()
 	for i, p := range procs {
 		r := base + i
-		if err := j.startRank(r, p.Path, p.Args, p.Env); err != nil {
-			for k := i; k < len(procs); k++ {
+		err := j.startRank(r, p.Path, p.Args, p.Env)
+		var stop bool
+		if err == nil {
+			j.mu.Lock()
+			j.alive++
+			// Kill (an abort, shmrun ending the job) took its list of
+			// processes before this one was in it, or will see it.
+			stop = j.killed
+			j.mu.Unlock()
+			go j.reap(r)
+		}
+		if err != nil || stop {
+			for k := i + 1; k < len(procs); k++ {
 				job.DeclareFailed(j.seg, base+k)
 			}
-			for k := range i {
+			if err != nil {
+				i-- // startRank declared r failed
+			}
+			for k := range i + 1 {
 				j.procs[base+k].Kill()
 			}
 			return len(procs)
 		}
-		j.mu.Lock()
-		j.alive++
-		j.nStart++
-		j.mu.Unlock()
-		go j.reap(r)
 	}
 	return 0
 }
@@ -569,8 +578,14 @@ func (j *Job) Ranks() []int {
 	return out
 }
 
-// Kill kills every rank with SIGKILL.
-func (j *Job) Kill() { j.SignalAll(syscall.SIGKILL) }
+// Kill kills every rank with SIGKILL; a spawn being served starts no
+// more ranks and kills those it started.
+func (j *Job) Kill() {
+	j.mu.Lock()
+	j.killed = true
+	j.mu.Unlock()
+	j.SignalAll(syscall.SIGKILL)
+}
 
 // Pid is rank r's process id, 0 for a slot never started.
 func (j *Job) Pid(r int) int {
