@@ -7,17 +7,12 @@
 
 int PMPI_Abi_get_fortran_booleans(int logical_size, void *logical_true, void *logical_false, int *is_set)
 {
-    (void)logical_size;
-    (void)logical_true;
-    (void)logical_false;
-    (void)is_set;
-    return shmpi_unsupported("MPI_Abi_get_fortran_booleans", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Abi_get_fortran_booleans((int)logical_size, (void*)logical_true, (void*)logical_false, (int*)is_set);
 }
 
 int PMPI_Abi_get_fortran_info(MPI_Info *info)
 {
-    (void)info;
-    return shmpi_unsupported("MPI_Abi_get_fortran_info", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Abi_get_fortran_info((uintptr_t*)info);
 }
 
 int PMPI_Abi_get_info(MPI_Info *info)
@@ -27,16 +22,12 @@ int PMPI_Abi_get_info(MPI_Info *info)
 
 int PMPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void *logical_false)
 {
-    (void)logical_size;
-    (void)logical_true;
-    (void)logical_false;
-    return shmpi_unsupported("MPI_Abi_set_fortran_booleans", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Abi_set_fortran_booleans((int)logical_size, (void*)logical_true, (void*)logical_false);
 }
 
 int PMPI_Abi_set_fortran_info(MPI_Info info)
 {
-    (void)info;
-    return shmpi_unsupported("MPI_Abi_set_fortran_info", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Abi_set_fortran_info((uintptr_t)info);
 }
 
 int PMPI_Abort(MPI_Comm comm, int errorcode)
@@ -296,75 +287,42 @@ int PMPI_Cancel(MPI_Request *request)
 
 int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
-    (void)comm;
-    (void)rank;
-    (void)maxdims;
-    (void)coords;
-    return shmpi_unsupported("MPI_Cart_coords", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Cart_coords((uintptr_t)comm, (int)rank, (int)maxdims, (int*)coords);
 }
 
 int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
 {
-    (void)comm_old;
-    (void)ndims;
-    (void)dims;
-    (void)periods;
-    (void)reorder;
-    (void)comm_cart;
-    return shmpi_unsupported("MPI_Cart_create", SHMPI_ON_COMM, (uintptr_t)comm_old);
+    return shmpi_MPI_Cart_create((uintptr_t)comm_old, (int)ndims, (int*)dims, (int*)periods, (int)reorder, (uintptr_t*)comm_cart);
 }
 
 int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
-    (void)comm;
-    (void)maxdims;
-    (void)dims;
-    (void)periods;
-    (void)coords;
-    return shmpi_unsupported("MPI_Cart_get", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Cart_get((uintptr_t)comm, (int)maxdims, (int*)dims, (int*)periods, (int*)coords);
 }
 
 int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
-    (void)comm;
-    (void)ndims;
-    (void)dims;
-    (void)periods;
-    (void)newrank;
-    return shmpi_unsupported("MPI_Cart_map", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Cart_map((uintptr_t)comm, (int)ndims, (int*)dims, (int*)periods, (int*)newrank);
 }
 
 int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
-    (void)comm;
-    (void)coords;
-    (void)rank;
-    return shmpi_unsupported("MPI_Cart_rank", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Cart_rank((uintptr_t)comm, (int*)coords, (int*)rank);
 }
 
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
-    (void)comm;
-    (void)direction;
-    (void)disp;
-    (void)rank_source;
-    (void)rank_dest;
-    return shmpi_unsupported("MPI_Cart_shift", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Cart_shift((uintptr_t)comm, (int)direction, (int)disp, (int*)rank_source, (int*)rank_dest);
 }
 
 int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
-    (void)comm;
-    (void)remain_dims;
-    (void)newcomm;
-    return shmpi_unsupported("MPI_Cart_sub", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Cart_sub((uintptr_t)comm, (int*)remain_dims, (uintptr_t*)newcomm);
 }
 
 int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
-    (void)comm;
-    (void)ndims;
-    return shmpi_unsupported("MPI_Cartdim_get", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Cartdim_get((uintptr_t)comm, (int*)ndims);
 }
 
 int PMPI_Close_port(const char *port_name)
@@ -425,12 +383,7 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn
 
 int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
-    (void)group;
-    (void)stringtag;
-    (void)info;
-    (void)errhandler;
-    (void)newcomm;
-    return shmpi_unsupported("MPI_Comm_create_from_group", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Comm_create_from_group((uintptr_t)group, (char*)stringtag, (uintptr_t)info, (uintptr_t)errhandler, (uintptr_t*)newcomm);
 }
 
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
@@ -612,54 +565,29 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
     return shmpi_MPI_Compare_and_swap((void*)origin_addr, (void*)compare_addr, (void*)result_addr, (uintptr_t)datatype, (int)target_rank, (int64_t)target_disp, (uintptr_t)win);
 }
 
+int PMPI_Dims_create(int nnodes, int ndims, int dims[])
+{
+    return shmpi_MPI_Dims_create((int)nnodes, (int)ndims, (int*)dims);
+}
+
 int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
-    (void)comm_old;
-    (void)n;
-    (void)sources;
-    (void)degrees;
-    (void)destinations;
-    (void)weights;
-    (void)info;
-    (void)reorder;
-    (void)comm_dist_graph;
-    return shmpi_unsupported("MPI_Dist_graph_create", SHMPI_ON_COMM, (uintptr_t)comm_old);
+    return shmpi_MPI_Dist_graph_create((uintptr_t)comm_old, (int)n, (int*)sources, (int*)degrees, (int*)destinations, (int*)weights, (uintptr_t)info, (int)reorder, (uintptr_t*)comm_dist_graph);
 }
 
 int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
-    (void)comm_old;
-    (void)indegree;
-    (void)sources;
-    (void)sourceweights;
-    (void)outdegree;
-    (void)destinations;
-    (void)destweights;
-    (void)info;
-    (void)reorder;
-    (void)comm_dist_graph;
-    return shmpi_unsupported("MPI_Dist_graph_create_adjacent", SHMPI_ON_COMM, (uintptr_t)comm_old);
+    return shmpi_MPI_Dist_graph_create_adjacent((uintptr_t)comm_old, (int)indegree, (int*)sources, (int*)sourceweights, (int)outdegree, (int*)destinations, (int*)destweights, (uintptr_t)info, (int)reorder, (uintptr_t*)comm_dist_graph);
 }
 
 int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree, int destinations[], int destweights[])
 {
-    (void)comm;
-    (void)maxindegree;
-    (void)sources;
-    (void)sourceweights;
-    (void)maxoutdegree;
-    (void)destinations;
-    (void)destweights;
-    return shmpi_unsupported("MPI_Dist_graph_neighbors", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Dist_graph_neighbors((uintptr_t)comm, (int)maxindegree, (int*)sources, (int*)sourceweights, (int)maxoutdegree, (int*)destinations, (int*)destweights);
 }
 
 int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
-    (void)comm;
-    (void)indegree;
-    (void)outdegree;
-    (void)weighted;
-    return shmpi_unsupported("MPI_Dist_graph_neighbors_count", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Dist_graph_neighbors_count((uintptr_t)comm, (int*)indegree, (int*)outdegree, (int*)weighted);
 }
 
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
@@ -704,813 +632,442 @@ int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype d
 
 int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
-    (void)fh;
-    (void)errorcode;
-    return shmpi_unsupported("MPI_File_call_errhandler", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_call_errhandler((uintptr_t)fh, (int)errorcode);
 }
 
 int PMPI_File_close(MPI_File *fh)
 {
-    (void)fh;
-    return shmpi_unsupported("MPI_File_close", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_File_close((uintptr_t*)fh);
 }
 
 int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler)
 {
-    (void)file_errhandler_fn;
-    (void)errhandler;
-    return shmpi_unsupported("MPI_File_create_errhandler", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_File_create_errhandler((void*)file_errhandler_fn, (uintptr_t*)errhandler);
 }
 
 int PMPI_File_delete(const char *filename, MPI_Info info)
 {
-    (void)filename;
-    (void)info;
-    return shmpi_unsupported("MPI_File_delete", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_File_delete((char*)filename, (uintptr_t)info);
 }
 
 int PMPI_File_get_amode(MPI_File fh, int *amode)
 {
-    (void)fh;
-    (void)amode;
-    return shmpi_unsupported("MPI_File_get_amode", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_amode((uintptr_t)fh, (int*)amode);
 }
 
 int PMPI_File_get_atomicity(MPI_File fh, int *flag)
 {
-    (void)fh;
-    (void)flag;
-    return shmpi_unsupported("MPI_File_get_atomicity", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_atomicity((uintptr_t)fh, (int*)flag);
 }
 
 int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 {
-    (void)fh;
-    (void)offset;
-    (void)disp;
-    return shmpi_unsupported("MPI_File_get_byte_offset", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_byte_offset((uintptr_t)fh, (int64_t)offset, (int64_t*)disp);
 }
 
 int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
 {
-    (void)file;
-    (void)errhandler;
-    return shmpi_unsupported("MPI_File_get_errhandler", SHMPI_ON_FILE, (uintptr_t)file);
+    return shmpi_MPI_File_get_errhandler((uintptr_t)file, (uintptr_t*)errhandler);
 }
 
 int PMPI_File_get_group(MPI_File fh, MPI_Group *group)
 {
-    (void)fh;
-    (void)group;
-    return shmpi_unsupported("MPI_File_get_group", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_group((uintptr_t)fh, (uintptr_t*)group);
 }
 
 int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 {
-    (void)fh;
-    (void)info_used;
-    return shmpi_unsupported("MPI_File_get_info", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_info((uintptr_t)fh, (uintptr_t*)info_used);
 }
 
 int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset)
 {
-    (void)fh;
-    (void)offset;
-    return shmpi_unsupported("MPI_File_get_position", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_position((uintptr_t)fh, (int64_t*)offset);
 }
 
 int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
 {
-    (void)fh;
-    (void)offset;
-    return shmpi_unsupported("MPI_File_get_position_shared", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_position_shared((uintptr_t)fh, (int64_t*)offset);
 }
 
 int PMPI_File_get_size(MPI_File fh, MPI_Offset *size)
 {
-    (void)fh;
-    (void)size;
-    return shmpi_unsupported("MPI_File_get_size", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_size((uintptr_t)fh, (int64_t*)size);
 }
 
 int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
 {
-    (void)fh;
-    (void)datatype;
-    (void)extent;
-    return shmpi_unsupported("MPI_File_get_type_extent", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_type_extent((uintptr_t)fh, (uintptr_t)datatype, (int64_t*)extent);
 }
 
 int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
 {
-    (void)fh;
-    (void)datatype;
-    (void)extent;
-    return shmpi_unsupported("MPI_File_get_type_extent_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_type_extent_c((uintptr_t)fh, (uintptr_t)datatype, (int64_t*)extent);
 }
 
 int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep)
 {
-    (void)fh;
-    (void)disp;
-    (void)etype;
-    (void)filetype;
-    (void)datarep;
-    return shmpi_unsupported("MPI_File_get_view", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_get_view((uintptr_t)fh, (int64_t*)disp, (uintptr_t*)etype, (uintptr_t*)filetype, (char*)datarep);
 }
 
 int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iread", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iread((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iread_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iread_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iread_all", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iread_all((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iread_all_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iread_all_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iread_at", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iread_at((uintptr_t)fh, (int64_t)offset, (void*)buf, (int)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iread_at_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iread_at_c((uintptr_t)fh, (int64_t)offset, (void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iread_at_all", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iread_at_all((uintptr_t)fh, (int64_t)offset, (void*)buf, (int)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iread_at_all_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iread_at_all_c((uintptr_t)fh, (int64_t)offset, (void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iread_shared", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iread_shared((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iread_shared_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iread_shared_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iwrite", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iwrite((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iwrite_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iwrite_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iwrite_all", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iwrite_all((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iwrite_all_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iwrite_all_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iwrite_at", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iwrite_at((uintptr_t)fh, (int64_t)offset, (void*)buf, (int)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iwrite_at_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iwrite_at_c((uintptr_t)fh, (int64_t)offset, (void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iwrite_at_all", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iwrite_at_all((uintptr_t)fh, (int64_t)offset, (void*)buf, (int)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iwrite_at_all_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iwrite_at_all_c((uintptr_t)fh, (int64_t)offset, (void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iwrite_shared", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iwrite_shared((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)request;
-    return shmpi_unsupported("MPI_File_iwrite_shared_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_iwrite_shared_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (uintptr_t*)request);
 }
 
 int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
-    (void)comm;
-    (void)filename;
-    (void)amode;
-    (void)info;
-    (void)fh;
-    return shmpi_unsupported("MPI_File_open", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_File_open((uintptr_t)comm, (char*)filename, (int)amode, (uintptr_t)info, (uintptr_t*)fh);
 }
 
 int PMPI_File_preallocate(MPI_File fh, MPI_Offset size)
 {
-    (void)fh;
-    (void)size;
-    return shmpi_unsupported("MPI_File_preallocate", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_preallocate((uintptr_t)fh, (int64_t)size);
 }
 
 int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_all", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_all((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_all_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_all_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_read_all_begin", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_all_begin((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_read_all_begin_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_all_begin_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_all_end", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_all_end((uintptr_t)fh, (void*)buf, (void*)status);
 }
 
 int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_at", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_at((uintptr_t)fh, (int64_t)offset, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_at_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_at_c((uintptr_t)fh, (int64_t)offset, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_at_all", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_at_all((uintptr_t)fh, (int64_t)offset, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_at_all_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_at_all_c((uintptr_t)fh, (int64_t)offset, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_read_at_all_begin", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_at_all_begin((uintptr_t)fh, (int64_t)offset, (void*)buf, (int)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_read_at_all_begin_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_at_all_begin_c((uintptr_t)fh, (int64_t)offset, (void*)buf, (int64_t)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_at_all_end", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_at_all_end((uintptr_t)fh, (void*)buf, (void*)status);
 }
 
 int PMPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_ordered", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_ordered((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_ordered_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_ordered_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_read_ordered_begin", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_ordered_begin((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_read_ordered_begin_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_ordered_begin_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_ordered_end", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_ordered_end((uintptr_t)fh, (void*)buf, (void*)status);
 }
 
 int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_shared", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_shared((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_read_shared_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_read_shared_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 {
-    (void)fh;
-    (void)offset;
-    (void)whence;
-    return shmpi_unsupported("MPI_File_seek", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_seek((uintptr_t)fh, (int64_t)offset, (int)whence);
 }
 
 int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 {
-    (void)fh;
-    (void)offset;
-    (void)whence;
-    return shmpi_unsupported("MPI_File_seek_shared", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_seek_shared((uintptr_t)fh, (int64_t)offset, (int)whence);
 }
 
 int PMPI_File_set_atomicity(MPI_File fh, int flag)
 {
-    (void)fh;
-    (void)flag;
-    return shmpi_unsupported("MPI_File_set_atomicity", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_set_atomicity((uintptr_t)fh, (int)flag);
 }
 
 int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 {
-    (void)file;
-    (void)errhandler;
-    return shmpi_unsupported("MPI_File_set_errhandler", SHMPI_ON_FILE, (uintptr_t)file);
+    return shmpi_MPI_File_set_errhandler((uintptr_t)file, (uintptr_t)errhandler);
 }
 
 int PMPI_File_set_info(MPI_File fh, MPI_Info info)
 {
-    (void)fh;
-    (void)info;
-    return shmpi_unsupported("MPI_File_set_info", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_set_info((uintptr_t)fh, (uintptr_t)info);
 }
 
 int PMPI_File_set_size(MPI_File fh, MPI_Offset size)
 {
-    (void)fh;
-    (void)size;
-    return shmpi_unsupported("MPI_File_set_size", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_set_size((uintptr_t)fh, (int64_t)size);
 }
 
 int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info)
 {
-    (void)fh;
-    (void)disp;
-    (void)etype;
-    (void)filetype;
-    (void)datarep;
-    (void)info;
-    return shmpi_unsupported("MPI_File_set_view", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_set_view((uintptr_t)fh, (int64_t)disp, (uintptr_t)etype, (uintptr_t)filetype, (char*)datarep, (uintptr_t)info);
 }
 
 int PMPI_File_sync(MPI_File fh)
 {
-    (void)fh;
-    return shmpi_unsupported("MPI_File_sync", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_sync((uintptr_t)fh);
 }
 
 int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_all", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_all((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_all_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_all_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_write_all_begin", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_all_begin((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_write_all_begin_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_all_begin_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_all_end", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_all_end((uintptr_t)fh, (void*)buf, (void*)status);
 }
 
 int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_at", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_at((uintptr_t)fh, (int64_t)offset, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_at_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_at_c((uintptr_t)fh, (int64_t)offset, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_at_all", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_at_all((uintptr_t)fh, (int64_t)offset, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_at_all_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_at_all_c((uintptr_t)fh, (int64_t)offset, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_write_at_all_begin", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_at_all_begin((uintptr_t)fh, (int64_t)offset, (void*)buf, (int)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)offset;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_write_at_all_begin_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_at_all_begin_c((uintptr_t)fh, (int64_t)offset, (void*)buf, (int64_t)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_at_all_end", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_at_all_end((uintptr_t)fh, (void*)buf, (void*)status);
 }
 
 int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_ordered", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_ordered((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_ordered_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_ordered_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_write_ordered_begin", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_ordered_begin((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    return shmpi_unsupported("MPI_File_write_ordered_begin_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_ordered_begin_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype);
 }
 
 int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_ordered_end", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_ordered_end((uintptr_t)fh, (void*)buf, (void*)status);
 }
 
 int PMPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_shared", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_shared((uintptr_t)fh, (void*)buf, (int)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    (void)fh;
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)status;
-    return shmpi_unsupported("MPI_File_write_shared_c", SHMPI_ON_FILE, (uintptr_t)fh);
+    return shmpi_MPI_File_write_shared_c((uintptr_t)fh, (void*)buf, (int64_t)count, (uintptr_t)datatype, (void*)status);
 }
 
 int PMPI_Finalize(void)
@@ -1600,64 +1157,37 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 
 int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
 {
-    (void)hw_info;
-    return shmpi_unsupported("MPI_Get_hw_resource_info", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Get_hw_resource_info((uintptr_t*)hw_info);
 }
 
 int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int edges[], int reorder, MPI_Comm *comm_graph)
 {
-    (void)comm_old;
-    (void)nnodes;
-    (void)indx;
-    (void)edges;
-    (void)reorder;
-    (void)comm_graph;
-    return shmpi_unsupported("MPI_Graph_create", SHMPI_ON_COMM, (uintptr_t)comm_old);
+    return shmpi_MPI_Graph_create((uintptr_t)comm_old, (int)nnodes, (int*)indx, (int*)edges, (int)reorder, (uintptr_t*)comm_graph);
 }
 
 int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int indx[], int edges[])
 {
-    (void)comm;
-    (void)maxindex;
-    (void)maxedges;
-    (void)indx;
-    (void)edges;
-    return shmpi_unsupported("MPI_Graph_get", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Graph_get((uintptr_t)comm, (int)maxindex, (int)maxedges, (int*)indx, (int*)edges);
 }
 
 int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int indx[], const int edges[], int *newrank)
 {
-    (void)comm;
-    (void)nnodes;
-    (void)indx;
-    (void)edges;
-    (void)newrank;
-    return shmpi_unsupported("MPI_Graph_map", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Graph_map((uintptr_t)comm, (int)nnodes, (int*)indx, (int*)edges, (int*)newrank);
 }
 
 int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
 {
-    (void)comm;
-    (void)rank;
-    (void)maxneighbors;
-    (void)neighbors;
-    return shmpi_unsupported("MPI_Graph_neighbors", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Graph_neighbors((uintptr_t)comm, (int)rank, (int)maxneighbors, (int*)neighbors);
 }
 
 int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
-    (void)comm;
-    (void)rank;
-    (void)nneighbors;
-    return shmpi_unsupported("MPI_Graph_neighbors_count", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Graph_neighbors_count((uintptr_t)comm, (int)rank, (int*)nneighbors);
 }
 
 int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
-    (void)comm;
-    (void)nnodes;
-    (void)nedges;
-    return shmpi_unsupported("MPI_Graphdims_get", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Graphdims_get((uintptr_t)comm, (int*)nnodes, (int*)nedges);
 }
 
 int PMPI_Grequest_complete(MPI_Request request)
@@ -1692,10 +1222,7 @@ int PMPI_Group_free(MPI_Group *group)
 
 int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {
-    (void)session;
-    (void)pset_name;
-    (void)newgroup;
-    return shmpi_unsupported("MPI_Group_from_session_pset", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Group_from_session_pset((uintptr_t)session, (char*)pset_name, (uintptr_t*)newgroup);
 }
 
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
@@ -1870,142 +1397,52 @@ int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message
 
 int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ineighbor_allgather", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ineighbor_allgather((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ineighbor_allgather_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ineighbor_allgather_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ineighbor_allgatherv", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ineighbor_allgatherv((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int*)recvcounts, (int*)displs, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ineighbor_allgatherv_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ineighbor_allgatherv_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)displs, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ineighbor_alltoall", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ineighbor_alltoall((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ineighbor_alltoall_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ineighbor_alltoall_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ineighbor_alltoallv", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ineighbor_alltoallv((void*)sendbuf, (int*)sendcounts, (int*)sdispls, (uintptr_t)sendtype, (void*)recvbuf, (int*)recvcounts, (int*)rdispls, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ineighbor_alltoallv_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ineighbor_alltoallv_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)sdispls, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)rdispls, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtypes;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtypes;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ineighbor_alltoallw", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ineighbor_alltoallw((void*)sendbuf, (int*)sendcounts, (int64_t*)sdispls, (uintptr_t*)sendtypes, (void*)recvbuf, (int*)recvcounts, (int64_t*)rdispls, (uintptr_t*)recvtypes, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtypes;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtypes;
-    (void)comm;
-    (void)request;
-    return shmpi_unsupported("MPI_Ineighbor_alltoallw_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Ineighbor_alltoallw_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)sdispls, (uintptr_t*)sendtypes, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)rdispls, (uintptr_t*)recvtypes, (uintptr_t)comm, (uintptr_t*)request);
 }
 
 int PMPI_Info_create(MPI_Info *info)
@@ -2080,15 +1517,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 
 int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
-    (void)local_group;
-    (void)local_leader;
-    (void)remote_group;
-    (void)remote_leader;
-    (void)stringtag;
-    (void)info;
-    (void)errhandler;
-    (void)newintercomm;
-    return shmpi_unsupported("MPI_Intercomm_create_from_groups", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Intercomm_create_from_groups((uintptr_t)local_group, (int)local_leader, (uintptr_t)remote_group, (int)remote_leader, (char*)stringtag, (uintptr_t)info, (uintptr_t)errhandler, (uintptr_t*)newintercomm);
 }
 
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
@@ -2256,282 +1685,102 @@ int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
 
 int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    return shmpi_unsupported("MPI_Neighbor_allgather", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_allgather((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int)recvcount, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 
 int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    return shmpi_unsupported("MPI_Neighbor_allgather_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_allgather_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 
 int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Neighbor_allgather_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_allgather_init((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Neighbor_allgather_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_allgather_init_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)comm;
-    return shmpi_unsupported("MPI_Neighbor_allgatherv", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_allgatherv((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int*)recvcounts, (int*)displs, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 
 int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)comm;
-    return shmpi_unsupported("MPI_Neighbor_allgatherv_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_allgatherv_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)displs, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 
 int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Neighbor_allgatherv_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_allgatherv_init((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int*)recvcounts, (int*)displs, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Neighbor_allgatherv_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_allgatherv_init_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)displs, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    return shmpi_unsupported("MPI_Neighbor_alltoall", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoall((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int)recvcount, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 
 int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    return shmpi_unsupported("MPI_Neighbor_alltoall_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoall_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 
 int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Neighbor_alltoall_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoall_init((void*)sendbuf, (int)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Neighbor_alltoall_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoall_init_c((void*)sendbuf, (int64_t)sendcount, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtype;
-    (void)comm;
-    return shmpi_unsupported("MPI_Neighbor_alltoallv", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoallv((void*)sendbuf, (int*)sendcounts, (int*)sdispls, (uintptr_t)sendtype, (void*)recvbuf, (int*)recvcounts, (int*)rdispls, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 
 int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtype;
-    (void)comm;
-    return shmpi_unsupported("MPI_Neighbor_alltoallv_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoallv_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)sdispls, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)rdispls, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 
 int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Neighbor_alltoallv_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoallv_init((void*)sendbuf, (int*)sendcounts, (int*)sdispls, (uintptr_t)sendtype, (void*)recvbuf, (int*)recvcounts, (int*)rdispls, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Neighbor_alltoallv_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoallv_init_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)sdispls, (uintptr_t)sendtype, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)rdispls, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtypes;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtypes;
-    (void)comm;
-    return shmpi_unsupported("MPI_Neighbor_alltoallw", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoallw((void*)sendbuf, (int*)sendcounts, (int64_t*)sdispls, (uintptr_t*)sendtypes, (void*)recvbuf, (int*)recvcounts, (int64_t*)rdispls, (uintptr_t*)recvtypes, (uintptr_t)comm);
 }
 
 int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtypes;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtypes;
-    (void)comm;
-    return shmpi_unsupported("MPI_Neighbor_alltoallw_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoallw_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)sdispls, (uintptr_t*)sendtypes, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)rdispls, (uintptr_t*)recvtypes, (uintptr_t)comm);
 }
 
 int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtypes;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtypes;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Neighbor_alltoallw_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoallw_init((void*)sendbuf, (int*)sendcounts, (int64_t*)sdispls, (uintptr_t*)sendtypes, (void*)recvbuf, (int*)recvcounts, (int64_t*)rdispls, (uintptr_t*)recvtypes, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtypes;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtypes;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Neighbor_alltoallw_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Neighbor_alltoallw_init_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)sdispls, (uintptr_t*)sendtypes, (void*)recvbuf, (int64_t*)recvcounts, (int64_t*)rdispls, (uintptr_t*)recvtypes, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Op_commutative(MPI_Op op, int *commute)
@@ -2573,44 +1822,22 @@ int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, voi
 
 int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
-    (void)datarep;
-    (void)inbuf;
-    (void)incount;
-    (void)datatype;
-    (void)outbuf;
-    (void)outsize;
-    (void)position;
-    return shmpi_unsupported("MPI_Pack_external", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Pack_external((char*)datarep, (void*)inbuf, (int)incount, (uintptr_t)datatype, (void*)outbuf, (int64_t)outsize, (int64_t*)position);
 }
 
 int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
-    (void)datarep;
-    (void)inbuf;
-    (void)incount;
-    (void)datatype;
-    (void)outbuf;
-    (void)outsize;
-    (void)position;
-    return shmpi_unsupported("MPI_Pack_external_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Pack_external_c((char*)datarep, (void*)inbuf, (int64_t)incount, (uintptr_t)datatype, (void*)outbuf, (int64_t)outsize, (int64_t*)position);
 }
 
 int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size)
 {
-    (void)datarep;
-    (void)incount;
-    (void)datatype;
-    (void)size;
-    return shmpi_unsupported("MPI_Pack_external_size", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Pack_external_size((char*)datarep, (int)incount, (uintptr_t)datatype, (int64_t*)size);
 }
 
 int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size)
 {
-    (void)datarep;
-    (void)incount;
-    (void)datatype;
-    (void)size;
-    return shmpi_unsupported("MPI_Pack_external_size_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Pack_external_size_c((char*)datarep, (int64_t)incount, (uintptr_t)datatype, (int64_t*)size);
 }
 
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
@@ -3061,16 +2288,12 @@ int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count si
 
 int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
 {
-    (void)session;
-    (void)errorcode;
-    return shmpi_unsupported("MPI_Session_call_errhandler", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_call_errhandler((uintptr_t)session, (int)errorcode);
 }
 
 int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler)
 {
-    (void)session_errhandler_fn;
-    (void)errhandler;
-    return shmpi_unsupported("MPI_Session_create_errhandler", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Session_create_errhandler((void*)session_errhandler_fn, (uintptr_t*)errhandler);
 }
 
 int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
@@ -3091,8 +2314,7 @@ int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Cou
 
 int PMPI_Session_finalize(MPI_Session *session)
 {
-    (void)session;
-    return shmpi_unsupported("MPI_Session_finalize", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Session_finalize((uintptr_t*)session);
 }
 
 int PMPI_Session_flush_buffer(MPI_Session session)
@@ -3103,42 +2325,27 @@ int PMPI_Session_flush_buffer(MPI_Session session)
 
 int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
 {
-    (void)session;
-    (void)errhandler;
-    return shmpi_unsupported("MPI_Session_get_errhandler", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_get_errhandler((uintptr_t)session, (uintptr_t*)errhandler);
 }
 
 int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
 {
-    (void)session;
-    (void)info_used;
-    return shmpi_unsupported("MPI_Session_get_info", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_get_info((uintptr_t)session, (uintptr_t*)info_used);
 }
 
 int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name)
 {
-    (void)session;
-    (void)info;
-    (void)n;
-    (void)pset_len;
-    (void)pset_name;
-    return shmpi_unsupported("MPI_Session_get_nth_pset", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_get_nth_pset((uintptr_t)session, (uintptr_t)info, (int)n, (int*)pset_len, (char*)pset_name);
 }
 
 int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
 {
-    (void)session;
-    (void)info;
-    (void)npset_names;
-    return shmpi_unsupported("MPI_Session_get_num_psets", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_get_num_psets((uintptr_t)session, (uintptr_t)info, (int*)npset_names);
 }
 
 int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
 {
-    (void)session;
-    (void)pset_name;
-    (void)info;
-    return shmpi_unsupported("MPI_Session_get_pset_info", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_get_pset_info((uintptr_t)session, (char*)pset_name, (uintptr_t*)info);
 }
 
 int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
@@ -3150,17 +2357,12 @@ int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
 
 int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
-    (void)info;
-    (void)errhandler;
-    (void)session;
-    return shmpi_unsupported("MPI_Session_init", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Session_init((uintptr_t)info, (uintptr_t)errhandler, (uintptr_t*)session);
 }
 
 int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
 {
-    (void)session;
-    (void)errhandler;
-    return shmpi_unsupported("MPI_Session_set_errhandler", SHMPI_ON_SESSION, (uintptr_t)session);
+    return shmpi_MPI_Session_set_errhandler((uintptr_t)session, (uintptr_t)errhandler);
 }
 
 int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
@@ -3213,6 +2415,11 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, i
     return shmpi_MPI_Testsome((int)incount, (uintptr_t*)array_of_requests, (int*)outcount, (int*)array_of_indices, (void*)array_of_statuses);
 }
 
+int PMPI_Topo_test(MPI_Comm comm, int *status)
+{
+    return shmpi_MPI_Topo_test((uintptr_t)comm, (int*)status);
+}
+
 int PMPI_Type_commit(MPI_Datatype *datatype)
 {
     return shmpi_MPI_Type_commit((uintptr_t*)datatype);
@@ -3230,55 +2437,27 @@ int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *
 
 int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    (void)size;
-    (void)rank;
-    (void)ndims;
-    (void)array_of_gsizes;
-    (void)array_of_distribs;
-    (void)array_of_dargs;
-    (void)array_of_psizes;
-    (void)order;
-    (void)oldtype;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_darray", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_darray((int)size, (int)rank, (int)ndims, (int*)array_of_gsizes, (int*)array_of_distribs, (int*)array_of_dargs, (int*)array_of_psizes, (int)order, (uintptr_t)oldtype, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    (void)size;
-    (void)rank;
-    (void)ndims;
-    (void)array_of_gsizes;
-    (void)array_of_distribs;
-    (void)array_of_dargs;
-    (void)array_of_psizes;
-    (void)order;
-    (void)oldtype;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_darray_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_darray_c((int)size, (int)rank, (int)ndims, (int64_t*)array_of_gsizes, (int*)array_of_distribs, (int*)array_of_dargs, (int*)array_of_psizes, (int)order, (uintptr_t)oldtype, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
 {
-    (void)p;
-    (void)r;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_f90_complex", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_f90_complex((int)p, (int)r, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 {
-    (void)r;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_f90_integer", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_f90_integer((int)r, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 {
-    (void)p;
-    (void)r;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_f90_real", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_f90_real((int)p, (int)r, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
@@ -3458,26 +2637,12 @@ int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void
 
 int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
 {
-    (void)datarep;
-    (void)inbuf;
-    (void)insize;
-    (void)position;
-    (void)outbuf;
-    (void)outcount;
-    (void)datatype;
-    return shmpi_unsupported("MPI_Unpack_external", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Unpack_external((char*)datarep, (void*)inbuf, (int64_t)insize, (int64_t*)position, (void*)outbuf, (int)outcount, (uintptr_t)datatype);
 }
 
 int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype)
 {
-    (void)datarep;
-    (void)inbuf;
-    (void)insize;
-    (void)position;
-    (void)outbuf;
-    (void)outcount;
-    (void)datatype;
-    return shmpi_unsupported("MPI_Unpack_external_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Unpack_external_c((char*)datarep, (void*)inbuf, (int64_t)insize, (int64_t*)position, (void*)outbuf, (int64_t)outcount, (uintptr_t)datatype);
 }
 
 int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
@@ -4188,6 +3353,11 @@ int PMPIX_Win_get_failed(MPI_Win win, MPI_Group *failedgrp)
     return shmpi_MPIX_Win_get_failed((uintptr_t)win, (uintptr_t*)failedgrp);
 }
 
+int PMPIX_File_revoke(MPI_File fh)
+{
+    return shmpi_MPIX_File_revoke((uintptr_t)fh);
+}
+
 /* The MPI_ names (those of the functions written in C are in alias_gen.h). */
 extern __typeof__(PMPI_Abi_get_fortran_booleans) MPI_Abi_get_fortran_booleans __attribute__((weak, alias("PMPI_Abi_get_fortran_booleans")));
 extern __typeof__(PMPI_Abi_get_fortran_info) MPI_Abi_get_fortran_info __attribute__((weak, alias("PMPI_Abi_get_fortran_info")));
@@ -4295,6 +3465,7 @@ extern __typeof__(PMPI_Comm_spawn_multiple) MPI_Comm_spawn_multiple __attribute_
 extern __typeof__(PMPI_Comm_split) MPI_Comm_split __attribute__((weak, alias("PMPI_Comm_split")));
 extern __typeof__(PMPI_Comm_split_type) MPI_Comm_split_type __attribute__((weak, alias("PMPI_Comm_split_type")));
 extern __typeof__(PMPI_Compare_and_swap) MPI_Compare_and_swap __attribute__((weak, alias("PMPI_Compare_and_swap")));
+extern __typeof__(PMPI_Dims_create) MPI_Dims_create __attribute__((weak, alias("PMPI_Dims_create")));
 extern __typeof__(PMPI_Dist_graph_create) MPI_Dist_graph_create __attribute__((weak, alias("PMPI_Dist_graph_create")));
 extern __typeof__(PMPI_Dist_graph_create_adjacent) MPI_Dist_graph_create_adjacent __attribute__((weak, alias("PMPI_Dist_graph_create_adjacent")));
 extern __typeof__(PMPI_Dist_graph_neighbors) MPI_Dist_graph_neighbors __attribute__((weak, alias("PMPI_Dist_graph_neighbors")));
@@ -4648,6 +3819,7 @@ extern __typeof__(PMPI_Test) MPI_Test __attribute__((weak, alias("PMPI_Test")));
 extern __typeof__(PMPI_Testall) MPI_Testall __attribute__((weak, alias("PMPI_Testall")));
 extern __typeof__(PMPI_Testany) MPI_Testany __attribute__((weak, alias("PMPI_Testany")));
 extern __typeof__(PMPI_Testsome) MPI_Testsome __attribute__((weak, alias("PMPI_Testsome")));
+extern __typeof__(PMPI_Topo_test) MPI_Topo_test __attribute__((weak, alias("PMPI_Topo_test")));
 extern __typeof__(PMPI_Type_commit) MPI_Type_commit __attribute__((weak, alias("PMPI_Type_commit")));
 extern __typeof__(PMPI_Type_contiguous) MPI_Type_contiguous __attribute__((weak, alias("PMPI_Type_contiguous")));
 extern __typeof__(PMPI_Type_contiguous_c) MPI_Type_contiguous_c __attribute__((weak, alias("PMPI_Type_contiguous_c")));
@@ -4802,166 +3974,19 @@ extern __typeof__(PMPIX_Comm_get_failed) MPIX_Comm_get_failed __attribute__((wea
 extern __typeof__(PMPIX_Comm_ack_failed) MPIX_Comm_ack_failed __attribute__((weak, alias("PMPIX_Comm_ack_failed")));
 extern __typeof__(PMPIX_Win_revoke) MPIX_Win_revoke __attribute__((weak, alias("PMPIX_Win_revoke")));
 extern __typeof__(PMPIX_Win_get_failed) MPIX_Win_get_failed __attribute__((weak, alias("PMPIX_Win_get_failed")));
+extern __typeof__(PMPIX_File_revoke) MPIX_File_revoke __attribute__((weak, alias("PMPIX_File_revoke")));
 
 /* The functions answered with MPI_ERR_UNSUPPORTED_OPERATION, for
  * MPI_Abi_get_info and the documentation. */
 const char *const shmpi_unsupported_names[] = {
-    "MPI_Abi_get_fortran_booleans",
-    "MPI_Abi_get_fortran_info",
-    "MPI_Abi_set_fortran_booleans",
-    "MPI_Abi_set_fortran_info",
-    "MPI_Cart_coords",
-    "MPI_Cart_create",
-    "MPI_Cart_get",
-    "MPI_Cart_map",
-    "MPI_Cart_rank",
-    "MPI_Cart_shift",
-    "MPI_Cart_sub",
-    "MPI_Cartdim_get",
     "MPI_Close_port",
     "MPI_Comm_accept",
     "MPI_Comm_connect",
-    "MPI_Comm_create_from_group",
     "MPI_Comm_join",
     "MPI_Comm_spawn",
     "MPI_Comm_spawn_multiple",
-    "MPI_Dist_graph_create",
-    "MPI_Dist_graph_create_adjacent",
-    "MPI_Dist_graph_neighbors",
-    "MPI_Dist_graph_neighbors_count",
-    "MPI_File_call_errhandler",
-    "MPI_File_close",
-    "MPI_File_create_errhandler",
-    "MPI_File_delete",
-    "MPI_File_get_amode",
-    "MPI_File_get_atomicity",
-    "MPI_File_get_byte_offset",
-    "MPI_File_get_errhandler",
-    "MPI_File_get_group",
-    "MPI_File_get_info",
-    "MPI_File_get_position",
-    "MPI_File_get_position_shared",
-    "MPI_File_get_size",
-    "MPI_File_get_type_extent",
-    "MPI_File_get_type_extent_c",
-    "MPI_File_get_view",
-    "MPI_File_iread",
-    "MPI_File_iread_c",
-    "MPI_File_iread_all",
-    "MPI_File_iread_all_c",
-    "MPI_File_iread_at",
-    "MPI_File_iread_at_c",
-    "MPI_File_iread_at_all",
-    "MPI_File_iread_at_all_c",
-    "MPI_File_iread_shared",
-    "MPI_File_iread_shared_c",
-    "MPI_File_iwrite",
-    "MPI_File_iwrite_c",
-    "MPI_File_iwrite_all",
-    "MPI_File_iwrite_all_c",
-    "MPI_File_iwrite_at",
-    "MPI_File_iwrite_at_c",
-    "MPI_File_iwrite_at_all",
-    "MPI_File_iwrite_at_all_c",
-    "MPI_File_iwrite_shared",
-    "MPI_File_iwrite_shared_c",
-    "MPI_File_open",
-    "MPI_File_preallocate",
-    "MPI_File_read",
-    "MPI_File_read_c",
-    "MPI_File_read_all",
-    "MPI_File_read_all_c",
-    "MPI_File_read_all_begin",
-    "MPI_File_read_all_begin_c",
-    "MPI_File_read_all_end",
-    "MPI_File_read_at",
-    "MPI_File_read_at_c",
-    "MPI_File_read_at_all",
-    "MPI_File_read_at_all_c",
-    "MPI_File_read_at_all_begin",
-    "MPI_File_read_at_all_begin_c",
-    "MPI_File_read_at_all_end",
-    "MPI_File_read_ordered",
-    "MPI_File_read_ordered_c",
-    "MPI_File_read_ordered_begin",
-    "MPI_File_read_ordered_begin_c",
-    "MPI_File_read_ordered_end",
-    "MPI_File_read_shared",
-    "MPI_File_read_shared_c",
-    "MPI_File_seek",
-    "MPI_File_seek_shared",
-    "MPI_File_set_atomicity",
-    "MPI_File_set_errhandler",
-    "MPI_File_set_info",
-    "MPI_File_set_size",
-    "MPI_File_set_view",
-    "MPI_File_sync",
-    "MPI_File_write",
-    "MPI_File_write_c",
-    "MPI_File_write_all",
-    "MPI_File_write_all_c",
-    "MPI_File_write_all_begin",
-    "MPI_File_write_all_begin_c",
-    "MPI_File_write_all_end",
-    "MPI_File_write_at",
-    "MPI_File_write_at_c",
-    "MPI_File_write_at_all",
-    "MPI_File_write_at_all_c",
-    "MPI_File_write_at_all_begin",
-    "MPI_File_write_at_all_begin_c",
-    "MPI_File_write_at_all_end",
-    "MPI_File_write_ordered",
-    "MPI_File_write_ordered_c",
-    "MPI_File_write_ordered_begin",
-    "MPI_File_write_ordered_begin_c",
-    "MPI_File_write_ordered_end",
-    "MPI_File_write_shared",
-    "MPI_File_write_shared_c",
-    "MPI_Get_hw_resource_info",
-    "MPI_Graph_create",
-    "MPI_Graph_get",
-    "MPI_Graph_map",
-    "MPI_Graph_neighbors",
-    "MPI_Graph_neighbors_count",
-    "MPI_Graphdims_get",
-    "MPI_Group_from_session_pset",
-    "MPI_Ineighbor_allgather",
-    "MPI_Ineighbor_allgather_c",
-    "MPI_Ineighbor_allgatherv",
-    "MPI_Ineighbor_allgatherv_c",
-    "MPI_Ineighbor_alltoall",
-    "MPI_Ineighbor_alltoall_c",
-    "MPI_Ineighbor_alltoallv",
-    "MPI_Ineighbor_alltoallv_c",
-    "MPI_Ineighbor_alltoallw",
-    "MPI_Ineighbor_alltoallw_c",
-    "MPI_Intercomm_create_from_groups",
     "MPI_Lookup_name",
-    "MPI_Neighbor_allgather",
-    "MPI_Neighbor_allgather_c",
-    "MPI_Neighbor_allgather_init",
-    "MPI_Neighbor_allgather_init_c",
-    "MPI_Neighbor_allgatherv",
-    "MPI_Neighbor_allgatherv_c",
-    "MPI_Neighbor_allgatherv_init",
-    "MPI_Neighbor_allgatherv_init_c",
-    "MPI_Neighbor_alltoall",
-    "MPI_Neighbor_alltoall_c",
-    "MPI_Neighbor_alltoall_init",
-    "MPI_Neighbor_alltoall_init_c",
-    "MPI_Neighbor_alltoallv",
-    "MPI_Neighbor_alltoallv_c",
-    "MPI_Neighbor_alltoallv_init",
-    "MPI_Neighbor_alltoallv_init_c",
-    "MPI_Neighbor_alltoallw",
-    "MPI_Neighbor_alltoallw_c",
-    "MPI_Neighbor_alltoallw_init",
-    "MPI_Neighbor_alltoallw_init_c",
     "MPI_Open_port",
-    "MPI_Pack_external",
-    "MPI_Pack_external_c",
-    "MPI_Pack_external_size",
-    "MPI_Pack_external_size_c",
     "MPI_Parrived",
     "MPI_Pready",
     "MPI_Pready_list",
@@ -4975,27 +4000,10 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Register_datarep_c",
     "MPI_Session_attach_buffer",
     "MPI_Session_attach_buffer_c",
-    "MPI_Session_call_errhandler",
-    "MPI_Session_create_errhandler",
     "MPI_Session_detach_buffer",
     "MPI_Session_detach_buffer_c",
-    "MPI_Session_finalize",
     "MPI_Session_flush_buffer",
-    "MPI_Session_get_errhandler",
-    "MPI_Session_get_info",
-    "MPI_Session_get_nth_pset",
-    "MPI_Session_get_num_psets",
-    "MPI_Session_get_pset_info",
     "MPI_Session_iflush_buffer",
-    "MPI_Session_init",
-    "MPI_Session_set_errhandler",
-    "MPI_Type_create_darray",
-    "MPI_Type_create_darray_c",
-    "MPI_Type_create_f90_complex",
-    "MPI_Type_create_f90_integer",
-    "MPI_Type_create_f90_real",
-    "MPI_Unpack_external",
-    "MPI_Unpack_external_c",
     "MPI_Unpublish_name",
     "MPI_T_category_changed",
     "MPI_T_category_get_categories",

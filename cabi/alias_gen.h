@@ -6,7 +6,6 @@ extern __typeof__(PMPI_Abi_get_version) MPI_Abi_get_version __attribute__((weak,
 extern __typeof__(PMPI_Comm_rank) MPI_Comm_rank __attribute__((weak, alias("PMPI_Comm_rank")));
 extern __typeof__(PMPI_Comm_size) MPI_Comm_size __attribute__((weak, alias("PMPI_Comm_size")));
 extern __typeof__(PMPI_Comm_test_inter) MPI_Comm_test_inter __attribute__((weak, alias("PMPI_Comm_test_inter")));
-extern __typeof__(PMPI_Dims_create) MPI_Dims_create __attribute__((weak, alias("PMPI_Dims_create")));
 extern __typeof__(PMPI_Finalized) MPI_Finalized __attribute__((weak, alias("PMPI_Finalized")));
 extern __typeof__(PMPI_Get_address) MPI_Get_address __attribute__((weak, alias("PMPI_Get_address")));
 extern __typeof__(PMPI_Get_count) MPI_Get_count __attribute__((weak, alias("PMPI_Get_count")));
@@ -29,7 +28,6 @@ extern __typeof__(PMPI_Status_set_error) MPI_Status_set_error __attribute__((wea
 extern __typeof__(PMPI_Status_set_source) MPI_Status_set_source __attribute__((weak, alias("PMPI_Status_set_source")));
 extern __typeof__(PMPI_Status_set_tag) MPI_Status_set_tag __attribute__((weak, alias("PMPI_Status_set_tag")));
 extern __typeof__(PMPI_Test_cancelled) MPI_Test_cancelled __attribute__((weak, alias("PMPI_Test_cancelled")));
-extern __typeof__(PMPI_Topo_test) MPI_Topo_test __attribute__((weak, alias("PMPI_Topo_test")));
 extern __typeof__(PMPI_Type_get_extent) MPI_Type_get_extent __attribute__((weak, alias("PMPI_Type_get_extent")));
 extern __typeof__(PMPI_Type_get_extent_c) MPI_Type_get_extent_c __attribute__((weak, alias("PMPI_Type_get_extent_c")));
 extern __typeof__(PMPI_Type_get_extent_x) MPI_Type_get_extent_x __attribute__((weak, alias("PMPI_Type_get_extent_x")));

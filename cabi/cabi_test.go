@@ -196,6 +196,44 @@ func TestULFM(t *testing.T) {
 
 func TestWin(t *testing.T) { expectOK(t, 3, "win") }
 
+// TestFile: MPI-IO. file.c compares files that several ranks write
+// (explicit offsets, pointers, collective, shared, ordered, nonblocking,
+// split, views) with a sequential writer's and deletes them; file_err.c
+// checks error classes and file error handlers.
+func TestFile(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"file", 4}, {"file", 3}, {"file", 1}, {"file_err", 3}, {"file_err", 1}} {
+		exe := compile(t, c.name)
+		dir := t.TempDir()
+		r := runJob(t, c.n, nil, exe, dir)
+		if r.code != 0 || strings.Contains(r.out, "FAIL") || strings.Count(r.out, "OK\n") != c.n {
+			t.Fatalf("%s on %d ranks: exit %d\nstdout:\n%s\nstderr:\n%s", c.name, c.n, r.code, r.out, r.errOut)
+		}
+		if left, _ := os.ReadDir(dir); len(left) != 0 {
+			t.Fatalf("%s on %d ranks left %d files in %s", c.name, c.n, len(left), dir)
+		}
+	}
+}
+
+// TestFileULFM: a rank dies before a collective write; the survivors
+// get MPIX_ERR_PROC_FAILED, revoke and close the file, shrink and
+// rewrite it.
+func TestFileULFM(t *testing.T) {
+	exe := compile(t, "file_ulfm")
+	for _, victim := range []string{"2", "0"} {
+		dir := t.TempDir()
+		r := runJob(t, 4, []string{"--ft"}, exe, dir, victim)
+		if strings.Contains(r.out, "FAIL") || strings.Count(r.out, "OK\n") != 3 || !strings.Contains(r.out, "rank "+victim+" dies\n") {
+			t.Fatalf("rank %s dies: exit %d\nstdout:\n%s\nstderr:\n%s", victim, r.code, r.out, r.errOut)
+		}
+		if left, _ := os.ReadDir(dir); len(left) != 0 {
+			t.Fatalf("%d files left in %s", len(left), dir)
+		}
+	}
+}
+
 // TestNBC: nonblocking and persistent collectives, Alltoallw, v forms
 // with derived types, user ops, in place, large counts.
 func TestNBC(t *testing.T) { expectOK(t, 4, "nbc"); expectOK(t, 3, "nbc") }
@@ -214,3 +252,7 @@ func TestObjs(t *testing.T) {
 		t.Fatalf("objs return: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errOut)
 	}
 }
+
+// TestStaleRequest: a request handle stays invalid through 2^16 recycles
+// of its slot.
+func TestStaleRequest(t *testing.T) { expectOK(t, 2, "stalereq") }

@@ -373,7 +373,7 @@ func reduceCall(kind redKind, sendp, recvp unsafe.Pointer, count int64, dt, op C
 	if mode != mPersist && pre != nil {
 		pre()
 	}
-	logical := logicalTypes[handle(dt)]
+	logical := isLogical(handle(dt))
 	rq, err, ok := dispatch(a, k, opo.predef, logical)
 	if !ok {
 		return failCode(handle(comm), MPI_ERR_OP, fname)
@@ -561,13 +561,13 @@ func reduceLocal(in, inout unsafe.Pointer, count int64, dt, op C.uintptr_t, fnam
 		b := make([]byte, count*t.size+1)
 		t.pack(a, in, count)
 		t.pack(b, inout, count)
-		if !localReduce(t.red, opo.predef, unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), int(n), logicalTypes[handle(dt)]) {
+		if !localReduce(t.red, opo.predef, unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), int(n), isLogical(handle(dt))) {
 			return failNone(MPI_ERR_OP, fname)
 		}
 		t.unpack(inout, b[:count*t.size], count)
 		return 0
 	}
-	if !localReduce(t.red, opo.predef, unsafe.Add(in, t.firstOff), unsafe.Add(inout, t.firstOff), int(n), logicalTypes[handle(dt)]) {
+	if !localReduce(t.red, opo.predef, unsafe.Add(in, t.firstOff), unsafe.Add(inout, t.firstOff), int(n), isLogical(handle(dt))) {
 		return failNone(MPI_ERR_OP, fname)
 	}
 	return 0

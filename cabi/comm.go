@@ -28,6 +28,8 @@ type commObj struct {
 	// hwType is the resource type MPI_COMM_TYPE_HW_UNGUIDED chose for
 	// this communicator, which MPI_Comm_get_info reports.
 	hwType string
+	// nbc holds the neighbours of its topology (neighbor.go).
+	nbc nbCache
 }
 
 // getComm returns the communicator of h, or nil.

@@ -60,6 +60,10 @@ func classOf(err error) int {
 		return MPIX_ERR_REVOKED
 	case errors.Is(err, ranks.ErrRMASync):
 		return MPI_ERR_RMA_SYNC
+	case errors.Is(err, ranks.ErrTopology):
+		return MPI_ERR_TOPOLOGY
+	case errors.Is(err, ranks.ErrDims):
+		return MPI_ERR_DIMS
 	case errors.Is(err, ranks.ErrRank):
 		return MPI_ERR_RANK
 	case errors.Is(err, ranks.ErrTag):
@@ -211,6 +215,9 @@ func errorString(code int) string {
 
 // errhOf is the error handler for a call on object h of kind on.
 func errhOf(on int, h handle) *errhObj {
+	if on == C.SHMPI_ON_FILE || isFileHandle(h) {
+		return fileErrh(h) // a file's requests keep their file as comm
+	}
 	switch on {
 	case C.SHMPI_ON_COMM:
 		if c := getComm(h); c != nil && c.eh != nil {
@@ -219,6 +226,10 @@ func errhOf(on int, h handle) *errhObj {
 	case C.SHMPI_ON_WIN:
 		if w := wins.get(h); w != nil && *w != nil && (*w).eh != nil {
 			return (*w).eh
+		}
+	case C.SHMPI_ON_SESSION:
+		if s := getSession(h); s != nil && s.eh != nil {
+			return s.eh
 		}
 	}
 	if c := getComm(MPI_COMM_WORLD); c != nil && c.eh != nil {

@@ -410,69 +410,6 @@ int PMPI_Get_processor_name(char *name, int *resultlen)
     return MPI_SUCCESS;
 }
 
-/* MPI_Dims_create: a balanced factorization of nnodes over the
- * dimensions that are 0, in non-increasing order. */
-int PMPI_Dims_create(int nnodes, int ndims, int dims[])
-{
-    if (nnodes <= 0 || ndims < 0 || (ndims > 0 && !dims))
-        return raise_none(MPI_ERR_ARG, "MPI_Dims_create");
-    int fixed = 1, free = 0;
-    for (int i = 0; i < ndims; i++) {
-        if (dims[i] < 0)
-            return raise_none(MPI_ERR_DIMS, "MPI_Dims_create");
-        if (dims[i] > 0)
-            fixed *= dims[i];
-        else
-            free++;
-    }
-    if (fixed == 0 || nnodes % fixed != 0)
-        return raise_none(MPI_ERR_DIMS, "MPI_Dims_create");
-    int rest = nnodes / fixed, f[64], nf = 0;
-    if (free == 0)
-        return rest == 1 ? MPI_SUCCESS : raise_none(MPI_ERR_DIMS, "MPI_Dims_create");
-    int out[64];
-    for (int i = 0; i < free && i < 64; i++)
-        out[i] = 1;
-    /* Prime factors, largest first, each to the smallest dimension. */
-    for (int p = 2; rest > 1 && nf < 64;) {
-        if (rest % p == 0) {
-            f[nf++] = p;
-            rest /= p;
-        } else {
-            p++;
-        }
-    }
-    for (int k = nf - 1; k >= 0; k--) {
-        int m = 0;
-        for (int i = 1; i < free && i < 64; i++)
-            if (out[i] < out[m])
-                m = i;
-        out[m] *= f[k];
-    }
-    /* Non-increasing order. */
-    for (int i = 0; i < free && i < 64; i++)
-        for (int j = i + 1; j < free && j < 64; j++)
-            if (out[j] > out[i]) {
-                int t = out[i];
-                out[i] = out[j];
-                out[j] = t;
-            }
-    for (int i = 0, k = 0; i < ndims; i++)
-        if (dims[i] == 0)
-            dims[i] = out[k++];
-    return MPI_SUCCESS;
-}
-
-int PMPI_Topo_test(MPI_Comm comm, int *status)
-{
-    if (!comm_ent(comm))
-        return raise_comm(comm, MPI_ERR_COMM, "MPI_Topo_test");
-    if (!status)
-        return raise_comm(comm, MPI_ERR_ARG, "MPI_Topo_test");
-    *status = MPI_UNDEFINED; /* no topologies yet */
-    return MPI_SUCCESS;
-}
-
 int PMPI_Pcontrol(const int level, ...)
 {
     (void)level;

@@ -237,7 +237,7 @@ var (
 	errhs    = newTable[*errhObj](kindErrh, 0x140, 4)
 	reqs     = newTable[reqObj](kindReq, 0x180, 1)
 	msgs     = newTable[*msgObj](kindMsg, 0x128, 2)
-	sessions = newTable[struct{}](kindSession, 0x120, 1)
+	sessions = newTable[*sessionObj](kindSession, 0x120, 1)
 )
 
 func init() {
@@ -272,6 +272,10 @@ func shmpi_gen_of(kind, idx C.int) C.uint32_t {
 		g = reqs.genOf(i)
 	case kindMsg:
 		g = msgs.genOf(i)
+	case kindSession:
+		g = sessions.genOf(i)
+	case kindFile:
+		g = files.genOf(i)
 	}
 	return C.uint32_t(g)
 }

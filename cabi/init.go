@@ -46,9 +46,31 @@ func threadLevel(required int) int {
 func initialize(required int, fname string) C.int {
 	initMu.Lock()
 	defer initMu.Unlock()
-	if state.Load() != 0 {
+	if state.Load() != 0 || worldDone {
 		return failNone(MPI_ERR_OTHER, fname)
 	}
+	if world == nil {
+		// A session may have started the runtime already (session.go).
+		if r := startRuntime(fname); r != 0 {
+			return r
+		}
+	}
+	C.shmpi_provided = C.int(threadLevel(required))
+	C.shmpi_set_main_thread()
+	fillInfoEnv(*infos.get(MPI_INFO_ENV), nil)
+	setState(1)
+	return 0
+}
+
+// worldDone says that the runtime was finalized: by MPI_Finalize, or by
+// the last MPI_Session_finalize of a process that has not called
+// MPI_Init. It cannot be started again.
+var worldDone bool
+
+// startRuntime attaches this process to the job and installs
+// MPI_COMM_WORLD and MPI_COMM_SELF, for MPI_Init or the first
+// MPI_Session_init. initMu is held.
+func startRuntime(fname string) C.int {
 	// Every level runs the engine at ThreadMultiple: the nonblocking
 	// collectives and ULFM's Iagree run on goroutines of their own
 	// beside the caller's thread, and the biased engine lock makes a
@@ -66,12 +88,19 @@ func initialize(required int, fname string) C.int {
 	eh := initialErrh()
 	installComm(MPI_COMM_WORLD, w.Comm(), eh)
 	installComm(MPI_COMM_SELF, self, eh)
-	C.shmpi_provided = C.int(threadLevel(required))
-	C.shmpi_set_main_thread()
+	C.shmpi_provided = MPI_THREAD_MULTIPLE
 	C.shmpi_line_buffer_stdout()
-	fillInfoEnv(*infos.get(MPI_INFO_ENV), nil)
-	setState(1)
 	return 0
+}
+
+// finishRuntime finalizes the runtime once neither the world model nor
+// a session uses it. initMu is held.
+func finishRuntime() error {
+	if worldDone || world == nil || state.Load() == 1 || sessionsOpen.Load() > 0 {
+		return nil
+	}
+	worldDone = true
+	return world.Finalize()
 }
 
 // initialHandlerEnv names the error handler that MPI_COMM_WORLD and
@@ -161,9 +190,9 @@ func shmpi_MPI_Finalize() C.int {
 	if c := getComm(MPI_COMM_SELF); c != nil {
 		c.deleteAllAttrs(MPI_COMM_SELF)
 	}
-	err := world.Finalize()
 	setState(2)
-	if err != nil {
+	// Open sessions keep the runtime until the last is finalized.
+	if err := finishRuntime(); err != nil {
 		return failNone(classOf(err), "MPI_Finalize")
 	}
 	return 0
@@ -180,5 +209,6 @@ func shmpi_MPI_Abort(comm C.uintptr_t, code C.int) C.int {
 	return failCode(handle(comm), MPI_ERR_OTHER, "MPI_Abort")
 }
 
-// live says whether MPI calls may be made now.
-func live() bool { return state.Load() == 1 }
+// live says whether MPI calls may be made now: between MPI_Init and
+// MPI_Finalize, or while a session is open.
+func live() bool { return state.Load() == 1 || sessionsOpen.Load() > 0 }

@@ -285,58 +285,135 @@ func cOp[T any](h handle, k basic) coll.Op[T] {
 // ops.c knows these kinds by number.
 var _ = [1]struct{}{}[bLong-15+bCLong-16+bLongDoubleInt-22]
 
-// dispatch calls f's generic body for the Go type of kind k with op h;
-// false if the op does not apply to the kind (MPI_ERR_OP).
+// opTable is a kind's typed op for each predefined op handle (nil where
+// the op does not apply), built once at init: the value of a generic
+// function taken inside another generic function is a closure over its
+// dictionary, allocated at every use (perf showed runtime.newobject under
+// every C MPI_Allreduce).
+type opTable[T any] [MPI_NO_OP - MPI_SUM + 1]coll.Op[T]
+
+func newOpTable[T any](op func(h handle) coll.Op[T]) *opTable[T] {
+	t := new(opTable[T])
+	for h := handle(MPI_SUM); h <= MPI_NO_OP; h++ {
+		t[h-MPI_SUM] = op(h)
+	}
+	return t
+}
+
+func (t *opTable[T]) get(h handle) coll.Op[T] {
+	if h < MPI_SUM || h > MPI_NO_OP {
+		return nil
+	}
+	return t[h-MPI_SUM]
+}
+
+// intOps are an integer kind's ops, and those of its logical use (the
+// ops that MPI allows on C_BOOL and Fortran LOGICAL).
+type intOps[T integer] struct{ all, logical *opTable[T] }
+
+func newIntOps[T integer]() intOps[T] {
+	return intOps[T]{
+		all:     newOpTable(func(h handle) coll.Op[T] { return intOp[T](h, false, false) }),
+		logical: newOpTable(func(h handle) coll.Op[T] { return intOp[T](h, true, false) }),
+	}
+}
+
+func (o intOps[T]) get(h handle, logical bool) coll.Op[T] {
+	if logical {
+		return o.logical.get(h)
+	}
+	return o.all.get(h)
+}
+
+var (
+	opsI8, opsU8   = newIntOps[int8](), newIntOps[uint8]()
+	opsI16, opsU16 = newIntOps[int16](), newIntOps[uint16]()
+	opsI32, opsU32 = newIntOps[int32](), newIntOps[uint32]()
+	opsI64, opsU64 = newIntOps[int64](), newIntOps[uint64]()
+	opsByte        = newOpTable(func(h handle) coll.Op[uint8] { return intOp[uint8](h, false, true) })
+	opsF32         = newOpTable(floatOp[float32])
+	opsF64         = newOpTable(floatOp[float64])
+	opsC64         = newOpTable(complexOp[complex64])
+	opsC128        = newOpTable(complexOp[complex128])
+	opsFloatInt    = newOpTable(func(h handle) coll.Op[pairFI] {
+		return pairOp(h, func(p *pairFI) float32 { return p.V }, func(p *pairFI) int32 { return p.L }, func(p *pairFI, v float32, l int32) { p.V, p.L = v, l })
+	})
+	opsDoubleInt = newOpTable(func(h handle) coll.Op[pairDI] {
+		return pairOp(h, func(p *pairDI) float64 { return p.V }, func(p *pairDI) int32 { return p.L }, func(p *pairDI, v float64, l int32) { p.V, p.L = v, l })
+	})
+	opsLongInt = newOpTable(func(h handle) coll.Op[pairLI] {
+		return pairOp(h, func(p *pairLI) int64 { return p.V }, func(p *pairLI) int32 { return p.L }, func(p *pairLI, v int64, l int32) { p.V, p.L = v, l })
+	})
+	ops2Int = newOpTable(func(h handle) coll.Op[pair2I] {
+		return pairOp(h, func(p *pair2I) int32 { return p.V }, func(p *pair2I) int32 { return p.L }, func(p *pair2I, v int32, l int32) { p.V, p.L = v, l })
+	})
+	opsShortInt = newOpTable(func(h handle) coll.Op[pairSI] {
+		return pairOp(h, func(p *pairSI) int16 { return p.V }, func(p *pairSI) int32 { return p.L }, func(p *pairSI, v int16, l int32) { p.V, p.L = v, l })
+	})
+	ops2Float = newOpTable(func(h handle) coll.Op[pair2F] {
+		return pairOp(h, func(p *pair2F) float32 { return p.V }, func(p *pair2F) float32 { return p.L }, func(p *pair2F, v float32, l float32) { p.V, p.L = v, l })
+	})
+	ops2Double = newOpTable(func(h handle) coll.Op[pair2D] {
+		return pairOp(h, func(p *pair2D) float64 { return p.V }, func(p *pair2D) float64 { return p.L }, func(p *pair2D, v float64, l float64) { p.V, p.L = v, l })
+	})
+	opsLong         = newOpTable(func(h handle) coll.Op[[16]byte] { return cOp[[16]byte](h, bLong) })
+	opsCLong        = newOpTable(func(h handle) coll.Op[[32]byte] { return cOp[[32]byte](h, bCLong) })
+	opsLongDoubleIn = newOpTable(func(h handle) coll.Op[[32]byte] { return cOp[[32]byte](h, bLongDoubleInt) })
+)
+
+// dispatch runs the reduction a for the Go type of kind k with op h;
+// false if the op does not apply to the kind (MPI_ERR_OP). logical: the
+// type is a logical one (only the logical ops apply).
 func dispatch(a *redArgs, k basic, h handle, logical bool) (*ranks.Request, error, bool) {
 	switch k {
 	case bI8:
-		return runRed(a, intOp[int8](h, logical, false))
+		return runRed(a, opsI8.get(h, logical))
 	case bU8:
-		return runRed(a, intOp[uint8](h, logical, false))
+		return runRed(a, opsU8.get(h, logical))
 	case bBool:
-		return runRed(a, intOp[uint8](h, true, false))
+		return runRed(a, opsU8.logical.get(h))
 	case bByte:
-		return runRed(a, intOp[uint8](h, false, true))
+		return runRed(a, opsByte.get(h))
 	case bI16:
-		return runRed(a, intOp[int16](h, logical, false))
+		return runRed(a, opsI16.get(h, logical))
 	case bU16:
-		return runRed(a, intOp[uint16](h, logical, false))
-	case bI32:
-		return runRed(a, intOp[int32](h, logical, false))
+		return runRed(a, opsU16.get(h, logical))
+	case bI32, bWchar:
+		return runRed(a, opsI32.get(h, logical))
 	case bU32:
-		return runRed(a, intOp[uint32](h, logical, false))
+		return runRed(a, opsU32.get(h, logical))
 	case bI64:
-		return runRed(a, intOp[int64](h, logical, false))
+		return runRed(a, opsI64.get(h, logical))
 	case bU64:
-		return runRed(a, intOp[uint64](h, logical, false))
+		return runRed(a, opsU64.get(h, logical))
 	case bF32:
-		return runRed(a, floatOp[float32](h))
+		return runRed(a, opsF32.get(h))
 	case bF64:
-		return runRed(a, floatOp[float64](h))
+		return runRed(a, opsF64.get(h))
 	case bC64:
-		return runRed(a, complexOp[complex64](h))
+		return runRed(a, opsC64.get(h))
 	case bC128:
-		return runRed(a, complexOp[complex128](h))
+		return runRed(a, opsC128.get(h))
 	case bFloatInt:
-		return runRed(a, pairOp(h, func(p *pairFI) float32 { return p.V }, func(p *pairFI) int32 { return p.L }, func(p *pairFI, v float32, l int32) { p.V, p.L = v, l }))
+		return runRed(a, opsFloatInt.get(h))
 	case bDoubleInt:
-		return runRed(a, pairOp(h, func(p *pairDI) float64 { return p.V }, func(p *pairDI) int32 { return p.L }, func(p *pairDI, v float64, l int32) { p.V, p.L = v, l }))
+		return runRed(a, opsDoubleInt.get(h))
 	case bLongInt:
-		return runRed(a, pairOp(h, func(p *pairLI) int64 { return p.V }, func(p *pairLI) int32 { return p.L }, func(p *pairLI, v int64, l int32) { p.V, p.L = v, l }))
+		return runRed(a, opsLongInt.get(h))
 	case b2Int:
-		return runRed(a, pairOp(h, func(p *pair2I) int32 { return p.V }, func(p *pair2I) int32 { return p.L }, func(p *pair2I, v int32, l int32) { p.V, p.L = v, l }))
+		return runRed(a, ops2Int.get(h))
 	case bShortInt:
-		return runRed(a, pairOp(h, func(p *pairSI) int16 { return p.V }, func(p *pairSI) int32 { return p.L }, func(p *pairSI, v int16, l int32) { p.V, p.L = v, l }))
+		return runRed(a, opsShortInt.get(h))
 	case b2Float:
-		return runRed(a, pairOp(h, func(p *pair2F) float32 { return p.V }, func(p *pair2F) float32 { return p.L }, func(p *pair2F, v float32, l float32) { p.V, p.L = v, l }))
+		return runRed(a, ops2Float.get(h))
 	case b2Double:
-		return runRed(a, pairOp(h, func(p *pair2D) float64 { return p.V }, func(p *pair2D) float64 { return p.L }, func(p *pair2D, v float64, l float64) { p.V, p.L = v, l }))
+		return runRed(a, ops2Double.get(h))
 	case bLong:
-		return runRed(a, cOp[[16]byte](h, k))
+		return runRed(a, opsLong.get(h))
 	case bCLong:
-		return runRed(a, cOp[[32]byte](h, k))
+		return runRed(a, opsCLong.get(h))
 	case bLongDoubleInt:
-		return runRed(a, cOp[[32]byte](h, k))
+		return runRed(a, opsLongDoubleIn.get(h))
 	}
 	return nil, nil, false
 }

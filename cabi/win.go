@@ -888,7 +888,7 @@ func accCall(kind redKind, origin unsafe.Pointer, ocount int64, odt C.uintptr_t,
 	if a.target == ranks.ProcNull {
 		return 0
 	}
-	_, err, ok := dispatch(ra, k, opo.predef, logicalTypes[handle(tdt)])
+	_, err, ok := dispatch(ra, k, opo.predef, isLogical(handle(tdt)))
 	if !ok {
 		return winCode(h, MPI_ERR_OP, fname)
 	}

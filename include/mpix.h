@@ -42,6 +42,7 @@ int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
 int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
 int MPIX_Win_revoke(MPI_Win win);
 int MPIX_Win_get_failed(MPI_Win win, MPI_Group *failedgrp);
+int MPIX_File_revoke(MPI_File fh);
 
 int PMPIX_Comm_revoke(MPI_Comm comm);
 int PMPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
@@ -55,6 +56,7 @@ int PMPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
 int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
 int PMPIX_Win_revoke(MPI_Win win);
 int PMPIX_Win_get_failed(MPI_Win win, MPI_Group *failedgrp);
+int PMPIX_File_revoke(MPI_File fh);
 
 #if defined(__cplusplus)
 }

@@ -118,6 +118,7 @@ type engine struct {
 	ackq    []ackOut            // kAcks waiting for room in the sender's inbox
 
 	spin     bool
+	oneP     bool // GOMAXPROCS is 1 (set by the user): polling waits offer the P
 	spinTime time.Duration
 	// The sleep protocol's Dekker pair: a sender publishes a message
 	// and then reads the receiver's doorbell; a receiver arms the
@@ -287,15 +288,21 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	// and slots reserved for spawned ranks run nothing yet.
 	active := lay.WorldSize()
 	e.spin = active <= seg.Cores()
-	if !e.spin && runtime.GOMAXPROCS(0) < 2 && os.Getenv("GOMAXPROCS") == "" {
+	if runtime.GOMAXPROCS(0) < 2 && os.Getenv("GOMAXPROCS") == "" {
 		// A rank pinned to one CPU gets one P, and then its futex sleeps
-		// are announced to the Go scheduler (shm's sleepSyscall), which
-		// costs extra switches per sleep; oversubscribed ranks sleep on
-		// nearly every wait. A second P lets the sleep be a raw syscall:
-		// examples/ring at 64 ranks pinned in blocks on 2 CPUs took 20-23
-		// µs a hop with one P and 10 µs with two (2026-11-25).
+		// are announced to the Go scheduler (shm's sleepSyscall). That
+		// costs extra switches per sleep (oversubscribed, examples/ring
+		// at 64 ranks pinned in blocks on 2 CPUs took 20-23 µs a hop with
+		// one P and 10 µs with two, 2026-11-25), and each announced sleep
+		// sends sysmon back to ticking every 20 µs (in practice about 90:
+		// timer slack) for its next 50 ticks, each of which preempts the
+		// rank on its one CPU: osu_mbw_mr ran at half speed for the 2-5
+		// ms after any sleep (perf sched_switch: sysmon's usleep).
+		// A second P lets the sleep be a raw syscall, which sysmon never
+		// sees.
 		runtime.GOMAXPROCS(2)
 	}
+	e.oneP = runtime.GOMAXPROCS(0) < 2
 	// Oversubscribed collective waits yield before they sleep: every
 	// member must run once per collective, and handing the CPU over
 	// directly is cheaper than a sleep and a wake-up. The budget lets

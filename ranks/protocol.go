@@ -290,7 +290,7 @@ func (e *engine) recvFast(c *Comm, p unsafe.Pointer, n, esize, src, tag int, st 
 			// loop costs when the line changes (osu_latency shows it).
 			spin.Pause()
 			if i&63 == 63 {
-				offerP()
+				e.offerP()
 			}
 			continue
 		}

@@ -111,3 +111,50 @@ func TestRequestAllocs(t *testing.T) {
 		t.Errorf("%.1f bytes allocated per Irecv+Isend+2 Wait, want about 32 (two handles)", perRound)
 	}
 }
+
+// A request's state is recycled by every later operation, and the
+// generation it carries keeps the first handle stale through 2^16
+// recycles (an ABA would hand the stale handle someone else's
+// operation): every use of it is ErrRequest, and each new operation
+// completes with its own message.
+func TestStaleHandleOverManyRecycles(t *testing.T) {
+	c0, c1 := twoEngines(t)
+	buf, out := []byte{0}, []byte{0}
+	stale, err := Irecv(c1, buf, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Send(c0, out, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stale.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	const recycles = 1 << 16
+	for i := 1; i <= recycles; i++ {
+		cur, err := Irecv(c1, buf, 0, i&0x7fff)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cur.r != stale.r {
+			t.Fatalf("recycle %d: the receive did not reuse the first one's state", i)
+		}
+		if _, _, err := stale.Test(); !errors.Is(err, ErrRequest) {
+			t.Fatalf("recycle %d: Test on the stale handle: %v, want ErrRequest", i, err)
+		}
+		if err := stale.Cancel(); !errors.Is(err, ErrRequest) {
+			t.Fatalf("recycle %d: Cancel on the stale handle: %v, want ErrRequest", i, err)
+		}
+		out[0] = byte(i)
+		if err := Send(c0, out, 1, i&0x7fff); err != nil {
+			t.Fatal(err)
+		}
+		st, err := cur.Wait()
+		if err != nil || buf[0] != byte(i) || st.Tag != i&0x7fff {
+			t.Fatalf("recycle %d: %v, byte %d, status %+v", i, err, buf[0], st)
+		}
+	}
+	if _, err := stale.Wait(); !errors.Is(err, ErrRequest) {
+		t.Fatalf("Wait on the stale handle after %d recycles: %v, want ErrRequest", recycles, err)
+	}
+}

@@ -149,4 +149,5 @@ var ULFMFuncs = []Func{
 	{"Comm_ack_failed", "int", "Comm comm, int num_to_ack, int* num_acked"},
 	{"Win_revoke", "int", "Win win"},
 	{"Win_get_failed", "int", "Win win, Group* failedgrp"},
+	{"File_revoke", "int", "File fh"},
 }
