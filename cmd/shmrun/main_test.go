@@ -1417,6 +1417,12 @@ func TestSpawnedRanks(t *testing.T) {
 // file is left (guard).
 func TestKillShmrunWithSpawned(t *testing.T) {
 	pidDir := guard(t)
+	// As TestKillShmrun: the orphans become our children, to be reaped
+	// here rather than left to an init that may be slow to.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		t.Fatalf("PR_SET_CHILD_SUBREAPER: %v", err)
+	}
+	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 	s := start(t, pidDir, []string{"-n", "2", "--universe", "5"}, behave("spawn", "-after", "block"))
 	pids := s.readyPids(5)
 	if err := s.cmd.Process.Kill(); err != nil {
@@ -1426,5 +1432,34 @@ func TestKillShmrunWithSpawned(t *testing.T) {
 		t.Errorf("shmrun exit code %d, want -1 (killed)", code)
 	}
 	s.rest() // EOF: every rank has let go of stdout
-	waitGone(t, pids, 10*time.Second)
+	type end struct {
+		pid int
+		ws  syscall.WaitStatus
+		err error
+	}
+	ends := make(chan end, len(pids))
+	for _, pid := range pids {
+		go func() {
+			var ws syscall.WaitStatus
+			_, err := syscall.Wait4(pid, &ws, 0, nil)
+			for err == syscall.EINTR {
+				_, err = syscall.Wait4(pid, &ws, 0, nil)
+			}
+			ends <- end{pid, ws, err}
+		}()
+	}
+	timeout := time.After(10 * time.Second)
+	for range pids {
+		select {
+		case e := <-ends:
+			switch {
+			case e.err != nil:
+				waitGone(t, []int{e.pid}, 10*time.Second) // not our child after all
+			case !e.ws.Signaled() || e.ws.Signal() != syscall.SIGKILL:
+				t.Errorf("rank pid %d ended with status %#x, want killed by SIGKILL (parent-death signal)", e.pid, e.ws)
+			}
+		case <-timeout:
+			t.Fatalf("rank processes %v (slots 0-4) not all dead 10s after shmrun was killed", pids)
+		}
+	}
 }
