@@ -135,7 +135,7 @@ func (e *engine) trySend(r *request) bool {
 			return false
 		}
 		writeShort(cl.Payload(), r.c.ctx, r.tag, r.buf, n)
-		if e.fenceSends {
+		if e.fenceSends.Load() {
 			cl.PublishFence()
 		} else {
 			cl.Publish()
@@ -185,7 +185,7 @@ func (e *engine) trySend(r *request) bool {
 		r.pin.Pin(r.buf)
 		r.pinned = true
 	}
-	if e.fenceSends {
+	if e.fenceSends.Load() {
 		cl.PublishGuardedFence(hi)
 	} else {
 		cl.PublishGuarded(hi)
