@@ -327,18 +327,12 @@ int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
 
 int PMPI_Close_port(const char *port_name)
 {
-    (void)port_name;
-    return shmpi_unsupported("MPI_Close_port", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Close_port((char*)port_name);
 }
 
 int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
-    (void)port_name;
-    (void)info;
-    (void)root;
-    (void)comm;
-    (void)newcomm;
-    return shmpi_unsupported("MPI_Comm_accept", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Comm_accept((char*)port_name, (uintptr_t)info, (int)root, (uintptr_t)comm, (uintptr_t*)newcomm);
 }
 
 int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
@@ -363,12 +357,7 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 
 int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
-    (void)port_name;
-    (void)info;
-    (void)root;
-    (void)comm;
-    (void)newcomm;
-    return shmpi_unsupported("MPI_Comm_connect", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Comm_connect((char*)port_name, (uintptr_t)info, (int)root, (uintptr_t)comm, (uintptr_t*)newcomm);
 }
 
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
@@ -488,9 +477,7 @@ int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
 
 int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
 {
-    (void)fd;
-    (void)intercomm;
-    return shmpi_unsupported("MPI_Comm_join", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Comm_join((int)fd, (uintptr_t*)intercomm);
 }
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
@@ -525,29 +512,12 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 
 int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
-    (void)command;
-    (void)argv;
-    (void)maxprocs;
-    (void)info;
-    (void)root;
-    (void)comm;
-    (void)intercomm;
-    (void)array_of_errcodes;
-    return shmpi_unsupported("MPI_Comm_spawn", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Comm_spawn((char*)command, (void*)argv, (int)maxprocs, (uintptr_t)info, (int)root, (uintptr_t)comm, (uintptr_t*)intercomm, (int*)array_of_errcodes);
 }
 
 int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
-    (void)count;
-    (void)array_of_commands;
-    (void)array_of_argv;
-    (void)array_of_maxprocs;
-    (void)array_of_info;
-    (void)root;
-    (void)comm;
-    (void)intercomm;
-    (void)array_of_errcodes;
-    return shmpi_unsupported("MPI_Comm_spawn_multiple", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Comm_spawn_multiple((int)count, (void*)array_of_commands, (void*)array_of_argv, (int*)array_of_maxprocs, (uintptr_t*)array_of_info, (int)root, (uintptr_t)comm, (uintptr_t*)intercomm, (int*)array_of_errcodes);
 }
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
@@ -1662,10 +1632,7 @@ int PMPI_Keyval_free(int *keyval)
 
 int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
 {
-    (void)service_name;
-    (void)info;
-    (void)port_name;
-    return shmpi_unsupported("MPI_Lookup_name", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Lookup_name((char*)service_name, (uintptr_t)info, (char*)port_name);
 }
 
 int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
@@ -1805,9 +1772,7 @@ int PMPI_Op_free(MPI_Op *op)
 
 int PMPI_Open_port(MPI_Info info, char *port_name)
 {
-    (void)info;
-    (void)port_name;
-    return shmpi_unsupported("MPI_Open_port", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Open_port((uintptr_t)info, (char*)port_name);
 }
 
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm)
@@ -1944,10 +1909,7 @@ int PMPI_Psend_init_c(const void *buf, int partitions, MPI_Count count, MPI_Data
 
 int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
 {
-    (void)service_name;
-    (void)info;
-    (void)port_name;
-    return shmpi_unsupported("MPI_Publish_name", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Publish_name((char*)service_name, (uintptr_t)info, (char*)port_name);
 }
 
 int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
@@ -2647,10 +2609,7 @@ int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count in
 
 int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
 {
-    (void)service_name;
-    (void)info;
-    (void)port_name;
-    return shmpi_unsupported("MPI_Unpublish_name", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Unpublish_name((char*)service_name, (uintptr_t)info, (char*)port_name);
 }
 
 int PMPI_Wait(MPI_Request *request, MPI_Status *status)
@@ -3819,14 +3778,6 @@ extern __typeof__(PMPIX_File_revoke) MPIX_File_revoke __attribute__((weak, alias
 /* The functions answered with MPI_ERR_UNSUPPORTED_OPERATION, for
  * MPI_Abi_get_info and the documentation. */
 const char *const shmpi_unsupported_names[] = {
-    "MPI_Close_port",
-    "MPI_Comm_accept",
-    "MPI_Comm_connect",
-    "MPI_Comm_join",
-    "MPI_Comm_spawn",
-    "MPI_Comm_spawn_multiple",
-    "MPI_Lookup_name",
-    "MPI_Open_port",
     "MPI_Parrived",
     "MPI_Pready",
     "MPI_Pready_list",
@@ -3835,7 +3786,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Precv_init_c",
     "MPI_Psend_init",
     "MPI_Psend_init_c",
-    "MPI_Publish_name",
     "MPI_Register_datarep",
     "MPI_Register_datarep_c",
     "MPI_Session_attach_buffer",
@@ -3844,6 +3794,5 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Session_detach_buffer_c",
     "MPI_Session_flush_buffer",
     "MPI_Session_iflush_buffer",
-    "MPI_Unpublish_name",
     0
 };

@@ -213,16 +213,12 @@ func shmpi_MPI_Comm_free(comm *C.uintptr_t) C.int {
 		return failCode(h, MPI_ERR_COMM, "MPI_Comm_free")
 	}
 	err := freeComm(h, o)
+	forgetParent(h)
 	*comm = MPI_COMM_NULL
 	if err != nil {
 		return fail(MPI_COMM_WORLD, err, "MPI_Comm_free")
 	}
 	return 0
-}
-
-//export shmpi_MPI_Comm_disconnect
-func shmpi_MPI_Comm_disconnect(comm *C.uintptr_t) C.int {
-	return shmpi_MPI_Comm_free(comm)
 }
 
 //export shmpi_MPI_Comm_split
@@ -482,15 +478,6 @@ func shmpi_MPI_Intercomm_merge(comm C.uintptr_t, high C.int, out *C.uintptr_t) C
 		return fail(handle(comm), err, fname)
 	}
 	*out = C.uintptr_t(newComm(c, o))
-	return 0
-}
-
-//export shmpi_MPI_Comm_get_parent
-func shmpi_MPI_Comm_get_parent(parent *C.uintptr_t) C.int {
-	if parent == nil {
-		return failNone(MPI_ERR_ARG, "MPI_Comm_get_parent")
-	}
-	*parent = MPI_COMM_NULL
 	return 0
 }
 

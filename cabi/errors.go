@@ -96,6 +96,12 @@ func classOf(err error) int {
 		return MPI_ERR_INFO_NOKEY
 	case errors.Is(err, ranks.ErrKeyval):
 		return MPI_ERR_KEYVAL
+	case errors.Is(err, ranks.ErrSpawn):
+		return MPI_ERR_SPAWN
+	case errors.Is(err, ranks.ErrPort):
+		return MPI_ERR_PORT
+	case errors.Is(err, ranks.ErrName):
+		return MPI_ERR_NAME
 	}
 	return MPI_ERR_OTHER
 }

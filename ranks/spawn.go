@@ -343,33 +343,36 @@ func (c *Comm) Disconnect() error {
 			peers = append(peers, r)
 		}
 	}
-	reqs := make([]*Request, 0, 2*len(peers))
+	// A peer that finalized has disconnected (MPI_Finalize is collective
+	// over the connected processes, and ends their connections): its
+	// ErrPeerFinalized is not an error here.
 	var first error
+	note := func(err error) {
+		if err != nil && first == nil && !errors.Is(err, ErrPeerFinalized) {
+			first = err
+		}
+	}
+	reqs := make([]*Request, 0, 2*len(peers))
 	for _, p := range peers {
 		rq, err := Irecv(c.coll, []byte(nil), p, tagDisconnect)
-		if err != nil {
-			first = err
-			break
-		}
-		reqs = append(reqs, rq)
-	}
-	if first == nil {
-		for _, p := range peers {
-			rq, err := Isend(c.coll, []byte(nil), p, tagDisconnect)
-			if err != nil {
-				first = err
-				break
-			}
+		note(err)
+		if err == nil {
 			reqs = append(reqs, rq)
 		}
 	}
-	if first == nil {
-		first = WaitAll(reqs, nil)
-	} else {
-		for _, rq := range reqs {
-			rq.Cancel()
-			rq.Wait()
+	for _, p := range peers {
+		rq, err := Isend(c.coll, []byte(nil), p, tagDisconnect)
+		note(err)
+		if err == nil {
+			reqs = append(reqs, rq)
 		}
+	}
+	for _, rq := range reqs {
+		if first != nil {
+			rq.Cancel()
+		}
+		_, err := rq.Wait()
+		note(err)
 	}
 	ferr := c.Free()
 	if first != nil {

@@ -133,3 +133,22 @@ func TestSpawnPastUniverse(t *testing.T) {
 		r.Check(ic.Disconnect(), "disconnect")
 	})
 }
+
+// Children that finalize without calling Disconnect have disconnected
+// (MPI_Finalize ends their connections): the parents' Disconnect
+// returns nil, not an error (ulfm-testing's stress/connect_accept
+// relies on it).
+func TestDisconnectFromFinalizedChildren(t *testing.T) {
+	const np, nc = 2, 2
+	ranktest.RunOpts(t, ranktest.Options{N: np, Universe: np + nc, Timeout: spawnTimeout, Quiet: true}, func(r *ranktest.R) {
+		if r.World.Parent() != nil {
+			return // finalize at once, without Disconnect
+		}
+		cmd, args := r.SelfCommand()
+		ic, err := r.Comm.Spawn(cmd, args, nc, 0)
+		r.Check(err, "Spawn")
+		if err := ic.Disconnect(); err != nil {
+			r.Errorf("Disconnect from children that finalized: %v, want nil", err)
+		}
+	})
+}
