@@ -171,13 +171,13 @@ func (c *Comm) pinit(send bool, p unsafe.Pointer, n, partitions, count, esize, p
 	if c == nil {
 		return nil, nilComm(op)
 	}
-	if partitions < 1 {
-		return nil, newErr(ErrCount, op, -1, "%d partitions: at least one is needed", partitions)
+	if partitions < 0 {
+		return nil, newErr(ErrCount, op, -1, "negative partitions %d", partitions)
 	}
 	if count < 0 {
 		return nil, newErr(ErrCount, op, -1, "negative count %d", count)
 	}
-	if esize > 0 && count > maxMsgBytes/esize/partitions {
+	if esize > 0 && partitions > 0 && count > maxMsgBytes/esize/partitions {
 		return nil, newErr(ErrCount, op, -1, "%d partitions of %d elements of %d bytes are too large", partitions, count, esize)
 	}
 	pb := count * esize
@@ -273,6 +273,9 @@ func (e *engine) ptStart(pt *partReq) {
 	}
 	if pt.send {
 		pt.pending = pt.parts
+		if pt.hs && pt.parts == 0 {
+			e.ptEnd(pt, nil) // nothing to send
+		}
 		return
 	}
 	if pt.hs {
@@ -285,6 +288,9 @@ func (e *engine) ptPost(pt *partReq) {
 	pt.posted = true
 	clear(pt.marks)
 	pt.pending = pt.sparts
+	if pt.sparts == 0 {
+		e.ptEnd(pt, nil) // nothing will come
+	}
 	for i := 0; i < pt.sparts && !pt.w.done; i++ {
 		e.ptRecv(pt, i, unsafe.Add(pt.buf, i*pt.spb), pt.spb, pt.dataTag+i)
 	}
@@ -377,7 +383,7 @@ func (e *engine) ptHeader(pt *partReq) {
 	switch {
 	case stotal != pt.total:
 		err = mismatchErr(pt.op(), pt.peer, stotal, pt.total)
-	case sparts < 1 || stotal%sparts != 0:
+	case sparts < 0 || sparts == 0 && stotal != 0 || sparts > 0 && stotal%sparts != 0:
 		err = newErr(ErrOther, pt.op(), pt.peer, "partitioned header: %d bytes in %d partitions", stotal, sparts)
 	default:
 		base, ok := allocTags(sparts)
@@ -386,7 +392,10 @@ func (e *engine) ptHeader(pt *partReq) {
 			break
 		}
 		pt.out[0], pt.out[1] = 1, int64(base)
-		pt.dataTag, pt.sparts, pt.spb = base, sparts, stotal/sparts
+		pt.dataTag, pt.sparts = base, sparts
+		if sparts > 0 {
+			pt.spb = stotal / sparts
+		}
 		pt.marks = make([]bool, sparts)
 	}
 	e.ptSend(pt, ptCtl, unsafe.Pointer(&pt.out), int(unsafe.Sizeof(pt.out)), rtag)
@@ -408,7 +417,9 @@ func (e *engine) ptReply(pt *partReq) {
 	}
 	pt.dataTag, pt.sparts, pt.spb = int(pt.in[1]), pt.parts, pt.pbytes
 	pt.hs = true
-	if w := pt.w; w.active && !w.done {
+	if w := pt.w; w.active && !w.done && pt.parts == 0 {
+		e.ptEnd(pt, nil) // nothing to send
+	} else if w.active && !w.done {
 		for i, m := range pt.marks {
 			if m && !w.done {
 				e.ptSendPart(pt, i)
