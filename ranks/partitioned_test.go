@@ -386,10 +386,16 @@ func TestPartitionedKill(t *testing.T) {
 						}
 					}
 					r.Check(ranks.Send(c, []byte{1}, 1, 2), "Send")
+					// Parrived alone learns of the failure.
+					deadline := time.Now().Add(10 * time.Second)
+					for err == nil && time.Now().Before(deadline) {
+						_, err = ranks.Parrived(q, 1)
+					}
+					procFailed(r, err, 1, "Parrived")
 					_, err = q.Wait()
 					procFailed(r, err, 1, "Wait of a partitioned receive")
 					_, err = ranks.Parrived(q, 1)
-					procFailed(r, err, 1, "Parrived")
+					procFailed(r, err, 1, "Parrived after Wait")
 					r.Check(q.Free(), "Free")
 				case r.Rank == 1:
 					if who == "receiver" {
