@@ -62,7 +62,9 @@ func pinit(buf unsafe.Pointer, partitions C.int, count int64, dt C.uintptr_t, pe
 	if partitions < 0 {
 		return failCode(handle(comm), MPI_ERR_ARG, fname)
 	}
-	if count < 0 {
+	if count < 0 || partitions > 0 && count > (1<<47)/int64(partitions) {
+		// The second: partitions*count must not overflow (and no buffer
+		// is larger than the user address space).
 		return failCode(handle(comm), MPI_ERR_COUNT, fname)
 	}
 	b, r := bufArg(buf, int64(partitions)*count, dt, comm, fname)

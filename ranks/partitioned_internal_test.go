@@ -2,6 +2,7 @@ package ranks
 
 import (
 	"runtime"
+	"strconv"
 	"testing"
 )
 
@@ -69,4 +70,49 @@ func TestPartitionedAllocs(t *testing.T) {
 	if err := r.Free(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// BenchmarkPartitionedRound: one round of a partitioned pair between two
+// engines of this process, 8 send partitions received as 4.
+func BenchmarkPartitionedRound(b *testing.B) {
+	for _, n := range []int{64, 64 << 10, 4 << 20} {
+		b.Run(fmtBytes(n), func(b *testing.B) {
+			c0, c1 := twoEngines(b)
+			sbuf, rbuf := make([]byte, n), make([]byte, n)
+			s, err := PsendInit(c0, sbuf, 8, n/8, 1, 3)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r, err := PrecvInit(c1, rbuf, 4, n/4, 0, 3)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				r.Start()
+				s.Start()
+				PreadyRange(s, 0, 7)
+				for sdone, rdone := false, false; !sdone || !rdone; {
+					if !sdone {
+						_, sdone, _ = s.Test()
+					}
+					if !rdone {
+						_, rdone, _ = r.Test()
+					}
+				}
+			}
+			s.Free()
+			r.Free()
+		})
+	}
+}
+
+func fmtBytes(n int) string {
+	switch {
+	case n >= 1<<20:
+		return strconv.Itoa(n>>20) + "MiB"
+	case n >= 1<<10:
+		return strconv.Itoa(n>>10) + "KiB"
+	}
+	return strconv.Itoa(n) + "B"
 }
