@@ -46,6 +46,7 @@ func preadyAll(r *ranktest.R, q *ranks.Request, parts, g int, rng *rand.Rand) {
 	var wg sync.WaitGroup
 	for k := 0; k < g; k++ {
 		mine := perm[k*parts/g : (k+1)*parts/g]
+		rng := rand.New(rand.NewPCG(rng.Uint64(), uint64(k))) // a Rand is not safe for goroutines
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
