@@ -476,3 +476,63 @@ func TestPartitionedRevoke(t *testing.T) {
 		r.Check(c.Free(), "Free comm")
 	})
 }
+
+// Two pairs on one tag pair up in the order of their init calls, however
+// they are started; a pending AnyTag receive on the same communicator
+// sees none of their traffic.
+// Also at ThreadSerialized, where the engine takes no lock.
+func TestPartitionedPairing(t *testing.T) {
+	for _, ser := range []bool{false, true} {
+		t.Run(fmt.Sprint("serialized=", ser), func(t *testing.T) { testPairing(t, ser) })
+	}
+}
+
+func testPairing(t *testing.T, serialized bool) {
+	ranktest.RunOpts(t, ranktest.Options{N: 2, Serialized: serialized, Timeout: 30 * time.Second}, func(r *ranktest.R) {
+		c := r.Comm
+		if r.Rank == 0 {
+			a := []int32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+			b := []int32{-1, -2, -3, -4, -5, -6, -7, -8}
+			qa, err := ranks.PsendInit(c, a, 3, 4, 1, 5)
+			r.Check(err, "PsendInit a")
+			qb, err := ranks.PsendInit(c, b, 2, 4, 1, 5)
+			r.Check(err, "PsendInit b")
+			for range 3 {
+				r.Check(qb.Start(), "Start b")
+				r.Check(ranks.PreadyRange(qb, 0, 1), "Pready b")
+				r.Check(qa.Start(), "Start a")
+				r.Check(ranks.PreadyList(qa, []int{2, 1, 0}), "Pready a")
+				r.Check(ranks.WaitAll([]*ranks.Request{qa, qb}, nil), "WaitAll")
+			}
+			r.Check(ranks.Send(c, []int32{42}, 1, 77), "Send")
+			r.Check(qa.Free(), "Free")
+			r.Check(qb.Free(), "Free")
+			return
+		}
+		got := make([]int32, 1)
+		qany, err := ranks.Irecv(c, got, ranks.AnySource, ranks.AnyTag)
+		r.Check(err, "Irecv AnyTag")
+		a, b := make([]int32, 12), make([]int32, 8)
+		qa, err := ranks.PrecvInit(c, a, 6, 2, 0, 5)
+		r.Check(err, "PrecvInit a")
+		qb, err := ranks.PrecvInit(c, b, 1, 8, 0, 5)
+		r.Check(err, "PrecvInit b")
+		for round := range 3 {
+			clear(a)
+			clear(b)
+			r.Check(qa.Start(), "Start a")
+			r.Check(qb.Start(), "Start b")
+			r.Check(ranks.WaitAll([]*ranks.Request{qb, qa}, nil), "WaitAll")
+			if fmt.Sprint(a) != "[1 2 3 4 5 6 7 8 9 10 11 12]" || fmt.Sprint(b) != "[-1 -2 -3 -4 -5 -6 -7 -8]" {
+				r.Errorf("round %d: a %v b %v", round, a, b)
+			}
+		}
+		st, err := qany.Wait()
+		r.Check(err, "Wait AnyTag")
+		if got[0] != 42 || st.Tag != 77 {
+			r.Errorf("the AnyTag receive got %v with tag %d", got, st.Tag)
+		}
+		r.Check(qa.Free(), "Free")
+		r.Check(qb.Free(), "Free")
+	})
+}
