@@ -536,3 +536,28 @@ func testPairing(t *testing.T, serialized bool) {
 		r.Check(qb.Free(), "Free")
 	})
 }
+
+// Requests freed without a partner, or before their first round, leave
+// nothing that hangs Finalize or later messages on the tag.
+func TestPartitionedUnmatched(t *testing.T) {
+	ranktest.RunOpts(t, ranktest.Options{N: 2, Timeout: 30 * time.Second}, func(r *ranktest.R) {
+		c := r.Comm
+		buf := make([]byte, 64)
+		if r.Rank == 0 {
+			q, err := ranks.PsendInit(c, buf, 4, 16, 1, 9) // no partner ever
+			r.Check(err, "PsendInit")
+			r.Check(q.Free(), "Free")
+			r.Check(ranks.Send(c, []byte{3}, 1, 9), "Send")
+			return
+		}
+		q, err := ranks.PrecvInit(c, buf, 2, 32, 0, 8) // no partner ever
+		r.Check(err, "PrecvInit")
+		r.Check(q.Free(), "Free")
+		b := make([]byte, 1)
+		st, err := ranks.Recv(c, b, 0, ranks.AnyTag)
+		r.Check(err, "Recv")
+		if b[0] != 3 || st.Tag != 9 {
+			r.Errorf("got %d with tag %d", b[0], st.Tag)
+		}
+	})
+}
