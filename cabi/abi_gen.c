@@ -7,17 +7,12 @@
 
 int PMPI_Abi_get_fortran_booleans(int logical_size, void *logical_true, void *logical_false, int *is_set)
 {
-    (void)logical_size;
-    (void)logical_true;
-    (void)logical_false;
-    (void)is_set;
-    return shmpi_unsupported("MPI_Abi_get_fortran_booleans", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Abi_get_fortran_booleans((int)logical_size, (void*)logical_true, (void*)logical_false, (int*)is_set);
 }
 
 int PMPI_Abi_get_fortran_info(MPI_Info *info)
 {
-    (void)info;
-    return shmpi_unsupported("MPI_Abi_get_fortran_info", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Abi_get_fortran_info((uintptr_t*)info);
 }
 
 int PMPI_Abi_get_info(MPI_Info *info)
@@ -27,16 +22,12 @@ int PMPI_Abi_get_info(MPI_Info *info)
 
 int PMPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void *logical_false)
 {
-    (void)logical_size;
-    (void)logical_true;
-    (void)logical_false;
-    return shmpi_unsupported("MPI_Abi_set_fortran_booleans", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Abi_set_fortran_booleans((int)logical_size, (void*)logical_true, (void*)logical_false);
 }
 
 int PMPI_Abi_set_fortran_info(MPI_Info info)
 {
-    (void)info;
-    return shmpi_unsupported("MPI_Abi_set_fortran_info", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Abi_set_fortran_info((uintptr_t)info);
 }
 
 int PMPI_Abort(MPI_Comm comm, int errorcode)
@@ -1166,8 +1157,7 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 
 int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
 {
-    (void)hw_info;
-    return shmpi_unsupported("MPI_Get_hw_resource_info", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Get_hw_resource_info((uintptr_t*)hw_info);
 }
 
 int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int edges[], int reorder, MPI_Comm *comm_graph)
@@ -1832,44 +1822,22 @@ int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, voi
 
 int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
-    (void)datarep;
-    (void)inbuf;
-    (void)incount;
-    (void)datatype;
-    (void)outbuf;
-    (void)outsize;
-    (void)position;
-    return shmpi_unsupported("MPI_Pack_external", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Pack_external((char*)datarep, (void*)inbuf, (int)incount, (uintptr_t)datatype, (void*)outbuf, (int64_t)outsize, (int64_t*)position);
 }
 
 int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
-    (void)datarep;
-    (void)inbuf;
-    (void)incount;
-    (void)datatype;
-    (void)outbuf;
-    (void)outsize;
-    (void)position;
-    return shmpi_unsupported("MPI_Pack_external_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Pack_external_c((char*)datarep, (void*)inbuf, (int64_t)incount, (uintptr_t)datatype, (void*)outbuf, (int64_t)outsize, (int64_t*)position);
 }
 
 int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size)
 {
-    (void)datarep;
-    (void)incount;
-    (void)datatype;
-    (void)size;
-    return shmpi_unsupported("MPI_Pack_external_size", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Pack_external_size((char*)datarep, (int)incount, (uintptr_t)datatype, (int64_t*)size);
 }
 
 int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size)
 {
-    (void)datarep;
-    (void)incount;
-    (void)datatype;
-    (void)size;
-    return shmpi_unsupported("MPI_Pack_external_size_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Pack_external_size_c((char*)datarep, (int64_t)incount, (uintptr_t)datatype, (int64_t*)size);
 }
 
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
@@ -2422,55 +2390,27 @@ int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *
 
 int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    (void)size;
-    (void)rank;
-    (void)ndims;
-    (void)array_of_gsizes;
-    (void)array_of_distribs;
-    (void)array_of_dargs;
-    (void)array_of_psizes;
-    (void)order;
-    (void)oldtype;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_darray", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_darray((int)size, (int)rank, (int)ndims, (int*)array_of_gsizes, (int*)array_of_distribs, (int*)array_of_dargs, (int*)array_of_psizes, (int)order, (uintptr_t)oldtype, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    (void)size;
-    (void)rank;
-    (void)ndims;
-    (void)array_of_gsizes;
-    (void)array_of_distribs;
-    (void)array_of_dargs;
-    (void)array_of_psizes;
-    (void)order;
-    (void)oldtype;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_darray_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_darray_c((int)size, (int)rank, (int)ndims, (int64_t*)array_of_gsizes, (int*)array_of_distribs, (int*)array_of_dargs, (int*)array_of_psizes, (int)order, (uintptr_t)oldtype, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
 {
-    (void)p;
-    (void)r;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_f90_complex", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_f90_complex((int)p, (int)r, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 {
-    (void)r;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_f90_integer", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_f90_integer((int)r, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 {
-    (void)p;
-    (void)r;
-    (void)newtype;
-    return shmpi_unsupported("MPI_Type_create_f90_real", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Type_create_f90_real((int)p, (int)r, (uintptr_t*)newtype);
 }
 
 int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
@@ -2650,26 +2590,12 @@ int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void
 
 int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
 {
-    (void)datarep;
-    (void)inbuf;
-    (void)insize;
-    (void)position;
-    (void)outbuf;
-    (void)outcount;
-    (void)datatype;
-    return shmpi_unsupported("MPI_Unpack_external", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Unpack_external((char*)datarep, (void*)inbuf, (int64_t)insize, (int64_t*)position, (void*)outbuf, (int)outcount, (uintptr_t)datatype);
 }
 
 int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype)
 {
-    (void)datarep;
-    (void)inbuf;
-    (void)insize;
-    (void)position;
-    (void)outbuf;
-    (void)outcount;
-    (void)datatype;
-    return shmpi_unsupported("MPI_Unpack_external_c", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Unpack_external_c((char*)datarep, (void*)inbuf, (int64_t)insize, (int64_t*)position, (void*)outbuf, (int64_t)outcount, (uintptr_t)datatype);
 }
 
 int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
@@ -2907,417 +2833,257 @@ int PMPI_Win_wait(MPI_Win win)
 
 int PMPI_T_category_changed(int *update_number)
 {
-    (void)update_number;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_category_changed((int*)update_number);
 }
 
 int PMPI_T_category_get_categories(int cat_index, int len, int indices[])
 {
-    (void)cat_index;
-    (void)len;
-    (void)indices;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_category_get_categories((int)cat_index, (int)len, (int*)indices);
 }
 
 int PMPI_T_category_get_cvars(int cat_index, int len, int indices[])
 {
-    (void)cat_index;
-    (void)len;
-    (void)indices;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_category_get_cvars((int)cat_index, (int)len, (int*)indices);
 }
 
 int PMPI_T_category_get_events(int cat_index, int len, int indices[])
 {
-    (void)cat_index;
-    (void)len;
-    (void)indices;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_category_get_events((int)cat_index, (int)len, (int*)indices);
 }
 
 int PMPI_T_category_get_index(const char *name, int *cat_index)
 {
-    (void)name;
-    (void)cat_index;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_category_get_index((char*)name, (int*)cat_index);
 }
 
 int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len, int *num_cvars, int *num_pvars, int *num_categories)
 {
-    (void)cat_index;
-    (void)name;
-    (void)name_len;
-    (void)desc;
-    (void)desc_len;
-    (void)num_cvars;
-    (void)num_pvars;
-    (void)num_categories;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_category_get_info((int)cat_index, (char*)name, (int*)name_len, (char*)desc, (int*)desc_len, (int*)num_cvars, (int*)num_pvars, (int*)num_categories);
 }
 
 int PMPI_T_category_get_num(int *num_cat)
 {
-    (void)num_cat;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_category_get_num((int*)num_cat);
 }
 
 int PMPI_T_category_get_num_events(int cat_index, int *num_events)
 {
-    (void)cat_index;
-    (void)num_events;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_category_get_num_events((int)cat_index, (int*)num_events);
 }
 
 int PMPI_T_category_get_pvars(int cat_index, int len, int indices[])
 {
-    (void)cat_index;
-    (void)len;
-    (void)indices;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_category_get_pvars((int)cat_index, (int)len, (int*)indices);
 }
 
 int PMPI_T_cvar_get_index(const char *name, int *cvar_index)
 {
-    (void)name;
-    (void)cvar_index;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_cvar_get_index((char*)name, (int*)cvar_index);
 }
 
 int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope)
 {
-    (void)cvar_index;
-    (void)name;
-    (void)name_len;
-    (void)verbosity;
-    (void)datatype;
-    (void)enumtype;
-    (void)desc;
-    (void)desc_len;
-    (void)bind;
-    (void)scope;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_cvar_get_info((int)cvar_index, (char*)name, (int*)name_len, (int*)verbosity, (uintptr_t*)datatype, (uintptr_t*)enumtype, (char*)desc, (int*)desc_len, (int*)bind, (int*)scope);
 }
 
 int PMPI_T_cvar_get_num(int *num_cvar)
 {
-    (void)num_cvar;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_cvar_get_num((int*)num_cvar);
 }
 
 int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count)
 {
-    (void)cvar_index;
-    (void)obj_handle;
-    (void)handle;
-    (void)count;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_cvar_handle_alloc((int)cvar_index, (void*)obj_handle, (uintptr_t*)handle, (int*)count);
 }
 
 int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
 {
-    (void)handle;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_cvar_handle_free((uintptr_t*)handle);
 }
 
 int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
 {
-    (void)handle;
-    (void)buf;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_cvar_read((uintptr_t)handle, (void*)buf);
 }
 
 int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 {
-    (void)handle;
-    (void)buf;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_cvar_write((uintptr_t)handle, (void*)buf);
 }
 
 int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len)
 {
-    (void)enumtype;
-    (void)num;
-    (void)name;
-    (void)name_len;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_enum_get_info((uintptr_t)enumtype, (int*)num, (char*)name, (int*)name_len);
 }
 
 int PMPI_T_enum_get_item(MPI_T_enum enumtype, int indx, int *value, char *name, int *name_len)
 {
-    (void)enumtype;
-    (void)indx;
-    (void)value;
-    (void)name;
-    (void)name_len;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_enum_get_item((uintptr_t)enumtype, (int)indx, (int*)value, (char*)name, (int*)name_len);
 }
 
 int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info *info_used)
 {
-    (void)event_registration;
-    (void)cb_safety;
-    (void)info_used;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_event_callback_get_info((uintptr_t)event_registration, (int)cb_safety, (uintptr_t*)info_used);
 }
 
 int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info)
 {
-    (void)event_registration;
-    (void)cb_safety;
-    (void)info;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_event_callback_set_info((uintptr_t)event_registration, (int)cb_safety, (uintptr_t)info);
 }
 
 int PMPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer)
 {
-    (void)event_instance;
-    (void)buffer;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_event_copy((uintptr_t)event_instance, (void*)buffer);
 }
 
 int PMPI_T_event_get_index(const char *name, int *event_index)
 {
-    (void)name;
-    (void)event_index;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_event_get_index((char*)name, (int*)event_index);
 }
 
 int PMPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity, MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[], int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc, int *desc_len, int *bind)
 {
-    (void)event_index;
-    (void)name;
-    (void)name_len;
-    (void)verbosity;
-    (void)array_of_datatypes;
-    (void)array_of_displacements;
-    (void)num_elements;
-    (void)enumtype;
-    (void)info;
-    (void)desc;
-    (void)desc_len;
-    (void)bind;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_event_get_info((int)event_index, (char*)name, (int*)name_len, (int*)verbosity, (uintptr_t*)array_of_datatypes, (int64_t*)array_of_displacements, (int*)num_elements, (uintptr_t*)enumtype, (uintptr_t*)info, (char*)desc, (int*)desc_len, (int*)bind);
 }
 
 int PMPI_T_event_get_num(int *num_events)
 {
-    (void)num_events;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_event_get_num((int*)num_events);
 }
 
 int PMPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index)
 {
-    (void)event_instance;
-    (void)source_index;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_event_get_source((uintptr_t)event_instance, (int*)source_index);
 }
 
 int PMPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp)
 {
-    (void)event_instance;
-    (void)event_timestamp;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_event_get_timestamp((uintptr_t)event_instance, (int64_t*)event_timestamp);
 }
 
 int PMPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info, MPI_T_event_registration *event_registration)
 {
-    (void)event_index;
-    (void)obj_handle;
-    (void)info;
-    (void)event_registration;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_event_handle_alloc((int)event_index, (void*)obj_handle, (uintptr_t)info, (uintptr_t*)event_registration);
 }
 
 int PMPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data, MPI_T_event_free_cb_function free_cb_function)
 {
-    (void)event_registration;
-    (void)user_data;
-    (void)free_cb_function;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_event_handle_free((uintptr_t)event_registration, (void*)user_data, (void*)free_cb_function);
 }
 
 int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used)
 {
-    (void)event_registration;
-    (void)info_used;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_event_handle_get_info((uintptr_t)event_registration, (uintptr_t*)info_used);
 }
 
 int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info)
 {
-    (void)event_registration;
-    (void)info;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_event_handle_set_info((uintptr_t)event_registration, (uintptr_t)info);
 }
 
 int PMPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer)
 {
-    (void)event_instance;
-    (void)element_index;
-    (void)buffer;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_event_read((uintptr_t)event_instance, (int)element_index, (void*)buffer);
 }
 
 int PMPI_T_event_register_callback(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data, MPI_T_event_cb_function event_cb_function)
 {
-    (void)event_registration;
-    (void)cb_safety;
-    (void)info;
-    (void)user_data;
-    (void)event_cb_function;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_event_register_callback((uintptr_t)event_registration, (int)cb_safety, (uintptr_t)info, (void*)user_data, (void*)event_cb_function);
 }
 
 int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration, MPI_T_event_dropped_cb_function dropped_cb_function)
 {
-    (void)event_registration;
-    (void)dropped_cb_function;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_event_set_dropped_handler((uintptr_t)event_registration, (void*)dropped_cb_function);
 }
 
 int PMPI_T_finalize(void)
 {
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_finalize();
 }
 
 int PMPI_T_init_thread(int required, int *provided)
 {
-    (void)required;
-    (void)provided;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_init_thread((int)required, (int*)provided);
 }
 
 int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
 {
-    (void)name;
-    (void)var_class;
-    (void)pvar_index;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_pvar_get_index((char*)name, (int)var_class, (int*)pvar_index);
 }
 
 int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *readonly, int *continuous, int *atomic)
 {
-    (void)pvar_index;
-    (void)name;
-    (void)name_len;
-    (void)verbosity;
-    (void)var_class;
-    (void)datatype;
-    (void)enumtype;
-    (void)desc;
-    (void)desc_len;
-    (void)bind;
-    (void)readonly;
-    (void)continuous;
-    (void)atomic;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_pvar_get_info((int)pvar_index, (char*)name, (int*)name_len, (int*)verbosity, (int*)var_class, (uintptr_t*)datatype, (uintptr_t*)enumtype, (char*)desc, (int*)desc_len, (int*)bind, (int*)readonly, (int*)continuous, (int*)atomic);
 }
 
 int PMPI_T_pvar_get_num(int *num_pvar)
 {
-    (void)num_pvar;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_pvar_get_num((int*)num_pvar);
 }
 
 int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle, MPI_T_pvar_handle *handle, int *count)
 {
-    (void)session;
-    (void)pvar_index;
-    (void)obj_handle;
-    (void)handle;
-    (void)count;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_pvar_handle_alloc((uintptr_t)session, (int)pvar_index, (void*)obj_handle, (uintptr_t*)handle, (int*)count);
 }
 
 int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle)
 {
-    (void)session;
-    (void)handle;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_pvar_handle_free((uintptr_t)session, (uintptr_t*)handle);
 }
 
 int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
-    (void)session;
-    (void)handle;
-    (void)buf;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_pvar_read((uintptr_t)session, (uintptr_t)handle, (void*)buf);
 }
 
 int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
-    (void)session;
-    (void)handle;
-    (void)buf;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_pvar_readreset((uintptr_t)session, (uintptr_t)handle, (void*)buf);
 }
 
 int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
-    (void)session;
-    (void)handle;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_pvar_reset((uintptr_t)session, (uintptr_t)handle);
 }
 
 int PMPI_T_pvar_session_create(MPI_T_pvar_session *session)
 {
-    (void)session;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_pvar_session_create((uintptr_t*)session);
 }
 
 int PMPI_T_pvar_session_free(MPI_T_pvar_session *session)
 {
-    (void)session;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_pvar_session_free((uintptr_t*)session);
 }
 
 int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
-    (void)session;
-    (void)handle;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_pvar_start((uintptr_t)session, (uintptr_t)handle);
 }
 
 int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
-    (void)session;
-    (void)handle;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_pvar_stop((uintptr_t)session, (uintptr_t)handle);
 }
 
 int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf)
 {
-    (void)session;
-    (void)handle;
-    (void)buf;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_pvar_write((uintptr_t)session, (uintptr_t)handle, (void*)buf);
 }
 
 int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len, MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks, MPI_Info *info)
 {
-    (void)source_index;
-    (void)name;
-    (void)name_len;
-    (void)desc;
-    (void)desc_len;
-    (void)ordering;
-    (void)ticks_per_second;
-    (void)max_ticks;
-    (void)info;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_source_get_info((int)source_index, (char*)name, (int*)name_len, (char*)desc, (int*)desc_len, (int*)ordering, (int64_t*)ticks_per_second, (int64_t*)max_ticks, (uintptr_t*)info);
 }
 
 int PMPI_T_source_get_num(int *num_sources)
 {
-    (void)num_sources;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_source_get_num((int*)num_sources);
 }
 
 int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp)
 {
-    (void)source_index;
-    (void)timestamp;
-    return MPI_T_ERR_NOT_SUPPORTED;
+    return shmpi_MPI_T_source_get_timestamp((int)source_index, (int64_t*)timestamp);
 }
 
 int PMPIX_Comm_revoke(MPI_Comm comm)
@@ -4006,23 +3772,14 @@ extern __typeof__(PMPIX_File_revoke) MPIX_File_revoke __attribute__((weak, alias
 /* The functions answered with MPI_ERR_UNSUPPORTED_OPERATION, for
  * MPI_Abi_get_info and the documentation. */
 const char *const shmpi_unsupported_names[] = {
-    "MPI_Abi_get_fortran_booleans",
-    "MPI_Abi_get_fortran_info",
-    "MPI_Abi_set_fortran_booleans",
-    "MPI_Abi_set_fortran_info",
     "MPI_Close_port",
     "MPI_Comm_accept",
     "MPI_Comm_connect",
     "MPI_Comm_join",
     "MPI_Comm_spawn",
     "MPI_Comm_spawn_multiple",
-    "MPI_Get_hw_resource_info",
     "MPI_Lookup_name",
     "MPI_Open_port",
-    "MPI_Pack_external",
-    "MPI_Pack_external_c",
-    "MPI_Pack_external_size",
-    "MPI_Pack_external_size_c",
     "MPI_Publish_name",
     "MPI_Register_datarep",
     "MPI_Register_datarep_c",
@@ -4032,64 +3789,6 @@ const char *const shmpi_unsupported_names[] = {
     "MPI_Session_detach_buffer_c",
     "MPI_Session_flush_buffer",
     "MPI_Session_iflush_buffer",
-    "MPI_Type_create_darray",
-    "MPI_Type_create_darray_c",
-    "MPI_Type_create_f90_complex",
-    "MPI_Type_create_f90_integer",
-    "MPI_Type_create_f90_real",
-    "MPI_Unpack_external",
-    "MPI_Unpack_external_c",
     "MPI_Unpublish_name",
-    "MPI_T_category_changed",
-    "MPI_T_category_get_categories",
-    "MPI_T_category_get_cvars",
-    "MPI_T_category_get_events",
-    "MPI_T_category_get_index",
-    "MPI_T_category_get_info",
-    "MPI_T_category_get_num",
-    "MPI_T_category_get_num_events",
-    "MPI_T_category_get_pvars",
-    "MPI_T_cvar_get_index",
-    "MPI_T_cvar_get_info",
-    "MPI_T_cvar_get_num",
-    "MPI_T_cvar_handle_alloc",
-    "MPI_T_cvar_handle_free",
-    "MPI_T_cvar_read",
-    "MPI_T_cvar_write",
-    "MPI_T_enum_get_info",
-    "MPI_T_enum_get_item",
-    "MPI_T_event_callback_get_info",
-    "MPI_T_event_callback_set_info",
-    "MPI_T_event_copy",
-    "MPI_T_event_get_index",
-    "MPI_T_event_get_info",
-    "MPI_T_event_get_num",
-    "MPI_T_event_get_source",
-    "MPI_T_event_get_timestamp",
-    "MPI_T_event_handle_alloc",
-    "MPI_T_event_handle_free",
-    "MPI_T_event_handle_get_info",
-    "MPI_T_event_handle_set_info",
-    "MPI_T_event_read",
-    "MPI_T_event_register_callback",
-    "MPI_T_event_set_dropped_handler",
-    "MPI_T_finalize",
-    "MPI_T_init_thread",
-    "MPI_T_pvar_get_index",
-    "MPI_T_pvar_get_info",
-    "MPI_T_pvar_get_num",
-    "MPI_T_pvar_handle_alloc",
-    "MPI_T_pvar_handle_free",
-    "MPI_T_pvar_read",
-    "MPI_T_pvar_readreset",
-    "MPI_T_pvar_reset",
-    "MPI_T_pvar_session_create",
-    "MPI_T_pvar_session_free",
-    "MPI_T_pvar_start",
-    "MPI_T_pvar_stop",
-    "MPI_T_pvar_write",
-    "MPI_T_source_get_info",
-    "MPI_T_source_get_num",
-    "MPI_T_source_get_timestamp",
     0
 };

@@ -378,7 +378,7 @@ func dispatch(a *redArgs, k basic, h handle, logical bool) (*ranks.Request, erro
 		return runRed(a, opsI16.get(h, logical))
 	case bU16:
 		return runRed(a, opsU16.get(h, logical))
-	case bI32:
+	case bI32, bWchar:
 		return runRed(a, opsI32.get(h, logical))
 	case bU32:
 		return runRed(a, opsU32.get(h, logical))

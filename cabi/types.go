@@ -48,6 +48,7 @@ const (
 	b2Float
 	b2Double
 	bOpaque // REAL2, REAL16, INTEGER16, COMPLEX4, COMPLEX32: moved, never reduced
+	bWchar  // wchar_t: reduced as bI32; its own kind because external32 gives it 2 bytes
 )
 
 type run struct{ off, n int64 }
@@ -168,7 +169,7 @@ var predefTypes = []predefType{
 	{MPI_2INTEGER, b2Int, 8, p2(bI32, 4, 0, bI32, 4, 4), 8, "MPI_2INTEGER"},
 	{MPI_C_BOOL, bBool, 1, nil, 1, "MPI_C_BOOL"},
 	{MPI_CXX_BOOL, bBool, 1, nil, 1, "MPI_CXX_BOOL"},
-	{MPI_WCHAR, bI32, 4, nil, 4, "MPI_WCHAR"},
+	{MPI_WCHAR, bWchar, 4, nil, 4, "MPI_WCHAR"},
 	{MPI_INT8_T, bI8, 1, nil, 1, "MPI_INT8_T"},
 	{MPI_UINT8_T, bU8, 1, nil, 1, "MPI_UINT8_T"},
 	{MPI_CHAR, bI8, 1, nil, 1, "MPI_CHAR"},
@@ -719,7 +720,8 @@ func shmpi_MPI_Type_get_contents(h C.uintptr_t, maxi, maxa, maxd C.int, ints *C.
 	if t == nil {
 		return r
 	}
-	if t.predef || int(maxi) < len(t.ints) || int(maxa) < len(t.aints) || int(maxd) < len(t.kids) {
+	// Named types have no contents; the predefined F90 types (f90.go) have (p, r).
+	if t.combiner == MPI_COMBINER_NAMED || int(maxi) < len(t.ints) || int(maxa) < len(t.aints) || int(maxd) < len(t.kids) {
 		return failNone(MPI_ERR_ARG, "MPI_Type_get_contents")
 	}
 	if len(t.ints) > 0 {

@@ -26,6 +26,12 @@ type Keyval struct{ id int }
 var (
 	KeyTagUB = Keyval{-1}
 	KeyFT    = Keyval{-2}
+	// KeyUniverseSize: the job's rank slots, an int (MPI_UNIVERSE_SIZE;
+	// World.UniverseSize).
+	KeyUniverseSize = Keyval{-3}
+	// KeyAppNum: World.AppNum, an int; unset in the first world
+	// (MPI_APPNUM).
+	KeyAppNum = Keyval{-4}
 )
 
 // CopyFunc decides, for a communicator being duplicated, what its copy
@@ -225,6 +231,10 @@ func (c *Comm) Attr(k Keyval) (any, bool, error) {
 		return TagUB, true, nil
 	case KeyFT:
 		return jobFT, true, nil
+	case KeyUniverseSize:
+		return c.e.n, true, nil
+	case KeyAppNum:
+		return appNum, appNum >= 0, nil
 	}
 	if _, err := liveKeyval(k, "Attr"); err != nil {
 		return nil, false, err

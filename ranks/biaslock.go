@@ -39,7 +39,7 @@ type biasLock struct {
 	owner  atomic.Uintptr // the owner's goroutine id; 0: none yet
 	inside uint64         // 1 while the owner holds the lock by bias (its plain stores)
 	off    atomic.Bool    // the bias is withdrawn
-	on     bool           // the bias may be used (set at Init)
+	on     atomic.Bool    // the bias may be used (set at Init, or once registered: initBias); a plain load on amd64
 	byBias bool           // the current holder holds the lock by bias (the holder's field)
 }
 
@@ -48,10 +48,21 @@ func (e *engine) initBias() {
 	if e.serial || !spin.HaveGoroutineID {
 		return
 	}
+	if asyncBarrier {
+		// A spawned rank (see asyncBarrier): the registration waits for
+		// an RCU grace period. Until it is done the lock is the mutex;
+		// the first holder after it becomes the owner, as at Init.
+		go func() {
+			if shm.RegisterPrivateBarrier() {
+				e.bias.on.Store(true)
+			}
+		}()
+		return
+	}
 	if !shm.RegisterPrivateBarrier() {
 		return
 	}
-	e.bias.on = true
+	e.bias.on.Store(true)
 }
 
 // lockBiased takes the lock by bias if this goroutine owns it; it
@@ -59,7 +70,7 @@ func (e *engine) initBias() {
 func (e *engine) lockBiased() bool {
 	// off is checked again after inside is set; this first look spares
 	// the goroutine id and two stores once the bias is withdrawn.
-	if !e.bias.on || e.bias.off.Load() {
+	if !e.bias.on.Load() || e.bias.off.Load() {
 		return false
 	}
 	if g := spin.GoroutineID(); g != e.bias.owner.Load() {
@@ -80,7 +91,7 @@ func (e *engine) lockBiased() bool {
 // byBias is false here, so the holder unlocks the mutex: the owner clears
 // it in unlockBiased before it lets go of inside, and this waits for that.
 func (e *engine) afterMutex() {
-	if !e.bias.on || e.bias.off.Load() {
+	if !e.bias.on.Load() || e.bias.off.Load() {
 		return
 	}
 	g := spin.GoroutineID()

@@ -20,7 +20,7 @@ func TestBiasedLockExcludes(t *testing.T) {
 	for trial := range 20 {
 		c0, _ := twoEnginesAt(t, ThreadMultiple)
 		e := c0.e
-		if !e.bias.on {
+		if !e.bias.on.Load() {
 			t.Skip("membarrier unavailable: the lock is the mutex")
 		}
 		counter := 0
@@ -70,7 +70,7 @@ func TestBiasedLockSingleGoroutine(t *testing.T) {
 	}
 	c0, _ := twoEnginesAt(t, ThreadMultiple)
 	e := c0.e
-	if !e.bias.on {
+	if !e.bias.on.Load() {
 		t.Skip("membarrier unavailable")
 	}
 	e.lock() // the first lock, under the mutex, makes us the owner

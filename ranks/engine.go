@@ -85,6 +85,11 @@ type engine struct {
 	rx       uint64 // inbox messages handled so far
 	rxAtSend uint64 // rx at the last small send
 	lastDest int    // world rank of the last small send, or -1
+	// Counters of the tool interface (toolseam.go), beside rx on the
+	// line both fast paths write already: plain adds under the lock.
+	tx      uint64 // messages sent (sendInline, startSend)
+	txBytes uint64
+	rxBytes uint64 // bytes of the messages received (rx counts every descriptor)
 
 	epoch       *atomic.Uint64 // the shared change epoch
 	seenEpoch   uint64
@@ -128,8 +133,8 @@ type engine struct {
 	// (shm.GlobalBarrier), which fences every registered sender for it,
 	// and senders publish without one: a locked instruction less per
 	// message, for a 0.3 µs syscall per sleep.
-	globalBarrier bool // the kernel has it: run it before every sleep
-	fenceSends    bool // this rank must still fence (not registered, or asked to)
+	globalBarrier bool        // the kernel has it: run it before every sleep
+	fenceSends    atomic.Bool // this rank must still fence (not registered yet, or asked to); a plain load on amd64
 	cma           bool
 	cmaKnown      bool // a cross-process copy has worked: no more probes
 	iov           [1]unix.Iovec
@@ -157,11 +162,14 @@ type engine struct {
 
 	yieldBudget int // collective waits when oversubscribed: sched_yields before sleeping
 
-	killAt int64 // fault injection: die at this entry into the engine (killinject.go)
-	calls  int64 // entries so far, counted only when killAt is set
+	killAt    int64  // fault injection: die at this entry into the engine (killinject.go)
+	spawnKill string // fault injection: die at this point of a spawn (spawn.go)
+	ports     *Comm  // the ports' communicator, made at the first use of a port (ports.go)
+	calls     int64  // entries so far, counted only when killAt is set
 
 	// Last, so that the hot fields above keep their offsets.
-	p2p p2pState // matched probes' messages and buffered mode (mprobe.go, bsend.go)
+	p2p  p2pState     // matched probes' messages and buffered mode (mprobe.go, bsend.go)
+	tool toolCounters // the tool interface's counters of slow paths (toolseam.go)
 }
 
 // lock takes the engine lock, announcing itself to a holder that polls.
@@ -227,6 +235,14 @@ func newEngine(seg *shm.Segment, me int) (*engine, error) {
 	return newEngineWith(seg, me, true)
 }
 
+// asyncBarrier makes newEngine register for the global barrier on a
+// goroutine, fencing its sends until that is done: the registration
+// waits for an RCU grace period in a multi-threaded process (11-16 ms
+// measured at a spawned rank's Init, 2026-11-26), which a spawn would
+// wait for. Set for spawned ranks only, so that the first world's ranks
+// come out of Init registered, as before.
+var asyncBarrier bool
+
 // newEngineWith builds the engine; without liveness it registers no
 // robust futex and starts no watcher (for in-process benchmarks of two
 // engines, which a process can hold only one liveness thread for).
@@ -273,7 +289,11 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	e.slotGen = make([]uint32, job.MaxContexts)
 	e.drained = true
 
-	e.spin = n <= seg.Cores()
+	// The first world's size, not the universe's: every process of the
+	// segment must take the same decisions below (the sleep protocol),
+	// and slots reserved for spawned ranks run nothing yet.
+	active := lay.WorldSize()
+	e.spin = active <= seg.Cores()
 	if runtime.GOMAXPROCS(0) < 2 && os.Getenv("GOMAXPROCS") == "" {
 		// A rank pinned to one CPU gets one P, and then its futex sleeps
 		// are announced to the Go scheduler (shm's sleepSyscall). That
@@ -305,7 +325,7 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	// wake was skipped without sleepers, yields doubled the time at 64
 	// ranks: the Go scheduler handed the P to another thread whenever a
 	// yield switched away.)
-	perCore := (n + max(seg.Cores(), 1) - 1) / max(seg.Cores(), 1)
+	perCore := (active + max(seg.Cores(), 1) - 1) / max(seg.Cores(), 1)
 	e.yieldBudget = max(16, 2*perCore)
 	if v, err := strconv.Atoi(os.Getenv(job.EnvYields)); err == nil && v >= 0 {
 		e.yieldBudget = v
@@ -329,10 +349,17 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	// A rank that could not register (it never can where the kernel
 	// lacks the barrier) fences its sends; sleepers run the barrier
 	// wherever the kernel has it, for the ranks that did register.
-	e.fenceSends = true
-	if n <= seg.Cores() && shm.HaveGlobalBarrier() {
+	e.fenceSends.Store(true)
+	if active <= seg.Cores() && shm.HaveGlobalBarrier() {
 		e.globalBarrier = true
-		e.fenceSends = !shm.RegisterGlobalBarrier() || os.Getenv(job.EnvFenceSends) == "1"
+		if forced := os.Getenv(job.EnvFenceSends) == "1"; asyncBarrier && !forced {
+			// Registered from the moment the call returns: every later
+			// sleeper's barrier reaches this process, so its sends may
+			// drop the fence from then on.
+			go func() { e.fenceSends.Store(!shm.RegisterGlobalBarrier()) }()
+		} else {
+			e.fenceSends.Store(!shm.RegisterGlobalBarrier() || forced)
+		}
 	}
 	e.cma = os.Getenv(job.EnvNoCMA) != "1"
 	if e.cma {

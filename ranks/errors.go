@@ -42,6 +42,10 @@ var (
 	ErrArg       = errors.New("invalid argument")
 	ErrNoMem     = errors.New("out of memory")
 	ErrOther     = errors.New("internal error")
+	// ErrSpawn: a spawn could not start its processes (MPI_ERR_SPAWN):
+	// past the universe, a missing program, no launcher. Nothing was
+	// started.
+	ErrSpawn = errors.New("could not spawn")
 )
 
 // Error is the concrete type of every error the runtime returns.

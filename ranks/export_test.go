@@ -62,7 +62,7 @@ func (w *World) SleepTimeouts() uint64 { return w.e.sleepTimeouts.Load() }
 
 // FencesSends reports whether this rank fences between publishing a
 // message and reading the receiver's doorbell (engine.fenceSends).
-func (w *World) FencesSends() bool { return w.e.fenceSends }
+func (w *World) FencesSends() bool { return w.e.fenceSends.Load() }
 
 // Sleeps is how many waits of this rank went as far as arming the
 // doorbell to sleep (recordOp counts them).

@@ -164,6 +164,9 @@ func (e *engine) handleFrag(src int, ctx uint32, tag int, flags uint8, gen uint3
 	var total int
 	if flags&fFirst != 0 {
 		total = int(*(*uint64)(unsafe.Add(data, 8)))
+		e.rxBytes += uint64(total)
+	} else {
+		e.tool.rxOther++ // a message counts once, at its first fragment
 	}
 	e.release()
 	e.warmChunks(src)

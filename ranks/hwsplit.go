@@ -64,7 +64,7 @@ var levelAliases = map[string]int{
 
 // levelOf parses a resource type name.
 func levelOf(name string) int {
-	n := strings.ToLower(strings.TrimSpace(name))
+	n := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(name)), HWResourcePrefix)
 	for l, s := range levelNames {
 		if strings.ToLower(s) == n {
 			return l

@@ -159,6 +159,7 @@ type interSlots struct {
 	uslot, ugen, lslot, lgen uint32
 	low                      bool
 	failed                   bool // the leader's part failed: the members get ErrProcFailed
+	spawnErr                 bool // a spawn's root could not spawn: the members get ErrSpawn
 	remote                   []int
 }
 
@@ -170,6 +171,9 @@ func (s *interSlots) encode() []int64 {
 	if s.failed {
 		out[4] |= 2
 	}
+	if s.spawnErr {
+		out[4] |= 4
+	}
 	for _, w := range s.remote {
 		out = append(out, int64(w))
 	}
@@ -180,7 +184,8 @@ func decodeSlots(b []int64, n int) (interSlots, bool) {
 	if n < 6 || int(b[5]) != n-6 {
 		return interSlots{}, false
 	}
-	s := interSlots{uint32(b[0]), uint32(b[1]), uint32(b[2]), uint32(b[3]), b[4]&1 != 0, b[4]&2 != 0, nil}
+	s := interSlots{uslot: uint32(b[0]), ugen: uint32(b[1]), lslot: uint32(b[2]), lgen: uint32(b[3]),
+		low: b[4]&1 != 0, failed: b[4]&2 != 0, spawnErr: b[4]&4 != 0}
 	for _, w := range b[6:n] {
 		s.remote = append(s.remote, int(w))
 	}
@@ -236,6 +241,9 @@ func (e *engine) receiveSlots(ch *Comm, leader int, local []int, tag int, op str
 	}
 	if s.failed {
 		return nil, newErr(ErrProcFailed, op, -1, "the leader's part of the creation failed")
+	}
+	if s.spawnErr {
+		return nil, newErr(ErrSpawn, op, -1, "the root could not spawn; nothing was started")
 	}
 	if s.ugen == 0 || s.lgen == 0 {
 		return nil, newErr(ErrNoMem, op, -1, "every one of the job's %d context slots is in use", job.MaxContexts)

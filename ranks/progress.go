@@ -85,10 +85,12 @@ func (e *engine) handle(src int, p unsafe.Pointer) {
 		e.handleFrag(src, ctx, tag, flags, gen, data, ln)
 		return
 	case kAck:
+		e.tool.rxOther++
 		e.release()
 		e.handleAck(src, gen, flags)
 		return
 	default:
+		e.tool.rxOther++
 		e.handleExt(src, ctx, tag, kind, flags, gen, data, ln)
 		return
 	}
@@ -99,6 +101,11 @@ func (e *engine) handle(src int, p unsafe.Pointer) {
 		e.warmChunks(src)
 	case kRndv:
 		aux = *(*uint64)(data)
+	}
+	if kind == kRndv {
+		e.rxBytes += aux
+	} else {
+		e.rxBytes += uint64(ln)
 	}
 
 	c := e.comm(ctx)

@@ -40,6 +40,8 @@ func (e *engine) startSend(r *request) {
 		e.complete(r, e.goneErr(r.c, w, r.op))
 		return
 	}
+	e.tx++ // sent: it will be delivered unless dest fails first
+	e.txBytes += uint64(r.nbytes)
 	if e.sendq[w].n > 0 || !e.trySend(r) {
 		if e.sendq[w].n == 0 {
 			e.queued = append(e.queued, w)
@@ -52,6 +54,10 @@ func (e *engine) startSend(r *request) {
 // receive is posted; a synchronous one completes when it matches.
 func (e *engine) sendSelf(r *request) {
 	c := r.c
+	e.tx++
+	e.txBytes += uint64(r.nbytes)
+	e.tool.rxSelf++
+	e.rxBytes += uint64(r.nbytes)
 	if rr := c.matchPosted(e.me, r.tag); rr != nil {
 		e.deliver(rr, e.me, r.tag, r.buf, r.nbytes)
 		e.complete(r, nil)
@@ -129,7 +135,7 @@ func (e *engine) trySend(r *request) bool {
 			return false
 		}
 		writeShort(cl.Payload(), r.c.ctx, r.tag, r.buf, n)
-		if e.fenceSends {
+		if e.fenceSends.Load() {
 			cl.PublishFence()
 		} else {
 			cl.Publish()
@@ -179,7 +185,7 @@ func (e *engine) trySend(r *request) bool {
 		r.pin.Pin(r.buf)
 		r.pinned = true
 	}
-	if e.fenceSends {
+	if e.fenceSends.Load() {
 		cl.PublishGuardedFence(hi)
 	} else {
 		cl.PublishGuarded(hi)
@@ -309,6 +315,7 @@ func (e *engine) recvFast(c *Comm, p unsafe.Pointer, n, esize, src, tag int, st 
 			ln = int((*desc)(d).len)
 		}
 		e.rx++
+		e.rxBytes += uint64(ln)
 		m := min(ln, n)
 		switch kind {
 		case kShort:
@@ -359,6 +366,8 @@ func (e *engine) sendInline(c *Comm, w int, p unsafe.Pointer, n, tag int) bool {
 		}
 		writeShort(cl.Payload(), c.ctx, tag, p, n)
 		cl.Publish() // the caller's unlock fences (ringAfterUnlock)
+		e.tx++
+		e.txBytes += uint64(n)
 		return true
 	}
 	cl, ok := pr.TryClaimFast()
@@ -375,6 +384,8 @@ func (e *engine) sendInline(c *Comm, w int, p unsafe.Pointer, n, tag int) bool {
 	// A plain store: the caller's unlock is the fence that must come
 	// between it and the doorbell check (ringAfterUnlock).
 	cl.PublishGuarded(guardData(d, p, n))
+	e.tx++
+	e.txBytes += uint64(n)
 	return true
 }
 

@@ -110,6 +110,7 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 				// directly rather than sleep and pay a wake-up
 				// (osu_barrier at 8 ranks on 2 cores shows the gain).
 				yields++
+				e.tool.yields++
 				wv := watch.Load()
 				e.relax()
 				e.unlock()
@@ -157,6 +158,7 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 				break
 			}
 			e.relax()
+			e.tool.sleeps++
 			// Every sleep also watches the failure epoch's word, which a
 			// change of the table (a failure, a finalize, a revoke) bumps
 			// with one wake for all (job.Map.Bump). If it moved since the

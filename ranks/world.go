@@ -33,9 +33,10 @@ var (
 
 // World is this process's membership in a job.
 type World struct {
-	e     *engine
-	world *Comm
-	self  *Comm // MPI_COMM_SELF, made at its first use
+	e      *engine
+	world  *Comm
+	self   *Comm // MPI_COMM_SELF, made at its first use
+	parent *Comm // the intercommunicator to the parents of a spawned world (spawn.go)
 }
 
 var (
@@ -94,6 +95,12 @@ func InitThread(level ThreadLevel) (*World, error) {
 	if err != nil {
 		return nil, err
 	}
+	sw, err := job.ReadSpawned()
+	if err != nil {
+		seg.Close()
+		return nil, &Error{Class: ErrInit, Op: "Init", Rank: -1, Detail: err.Error()}
+	}
+	asyncBarrier = sw.Spawned
 	e, err := newEngine(seg, rank)
 	if err != nil {
 		seg.Close()
@@ -109,8 +116,15 @@ func InitThread(level ThreadLevel) (*World, error) {
 	e.level = level
 	e.initBias()
 	w := &World{e: e}
-	w.world = e.newComm(0, job.WorldGen, identityGroup(e.n), "MPI_COMM_WORLD") // the world owns slot 0
+	if !sw.Spawned {
+		// The first world owns slot 0 and the first rank slots; the
+		// rest of the universe is for spawned worlds.
+		w.world = e.newComm(0, job.WorldGen, identityGroup(e.lay.WorldSize()), "MPI_COMM_WORLD")
+	} else if err := w.adoptSpawned(sw); err != nil {
+		return nil, err
+	}
 	w.world.permanent = true
+	e.spawnKill = spawnKillPoint(os.Getenv(envSpawnKill), e.me)
 	return w, nil
 }
 
@@ -138,10 +152,10 @@ func attachFromEnv() (*shm.Segment, int, error) {
 func (w *World) Comm() *Comm { return w.world }
 
 // Rank is this process's rank in the world.
-func (w *World) Rank() int { return w.e.me }
+func (w *World) Rank() int { return w.world.rank }
 
 // Size is the number of ranks in the world.
-func (w *World) Size() int { return w.e.n }
+func (w *World) Size() int { return w.world.size }
 
 // ThreadLevel is the thread level the world was initialised at.
 func (w *World) ThreadLevel() ThreadLevel { return w.e.level }
@@ -274,7 +288,9 @@ func fateOf(f job.Fate) Fate {
 
 func init() { job.Public = func(f job.Fate) any { return fateOf(f) } }
 
-// Fates reads every rank's entry in the shared failure table.
+// Fates reads every rank's entry in the shared failure table, indexed
+// by world rank of the job's first world, then the rank slots of spawned
+// worlds (UniverseSize in all; a slot never started is StateUnstarted).
 func (w *World) Fates() []Fate {
 	fs := make([]Fate, w.e.n)
 	for r := range fs {

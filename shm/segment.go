@@ -25,7 +25,7 @@ import (
 // segment written by another layout version is refused at attach.
 const (
 	Magic   = "SHMPISEG"
-	Version = 13
+	Version = 14
 
 	// HeaderSize is the size of the header page at offset 0.
 	HeaderSize = 4096

@@ -81,6 +81,13 @@ flags:
                        (%s)
                        must fit in the free space of /dev/shm, and N under
                        the process limit (ulimit -u)
+  --universe U         rank slots for the job (default N): the N ranks and
+                       U-N slots for ranks they spawn (Comm.Spawn;
+                       World.UniverseSize). Each slot costs the segment
+                       what a rank does, used or not; a spawn past them
+                       fails with ErrSpawn. Spawned ranks are started,
+                       watched and reported like the first ones (--bind-to
+                       does not pin them)
   --bind-to core|none  pin each rank to one core (default: core): rank r
                        to core r when N <= cores, else the ranks in
                        blocks of neighbours (rank r to core r*cores/N)
@@ -266,6 +273,7 @@ func run(args []string) int {
 	fs := flag.NewFlagSet("shmrun", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	n := fs.Int("n", 1, "")
+	universe := fs.Int("universe", 0, "")
 	bindTo := fs.String("bind-to", "", "")
 	tag := fs.Bool("tag-output", false, "")
 	var timeout timeoutFlag
@@ -298,6 +306,9 @@ func run(args []string) int {
 	}
 	if *n < 1 {
 		return usageError("-n must be at least 1, got %d", *n)
+	}
+	if *universe != 0 && *universe < *n {
+		return usageError("--universe must be at least -n (%d), got %d", *n, *universe)
 	}
 	var env []string // nil: shmrun's own
 	killSpec := os.Getenv(job.EnvKill)
@@ -342,7 +353,7 @@ func run(args []string) int {
 	var tagged []*prefixWriter
 	var outMu sync.Mutex
 	cfg := launch.Config{
-		N: *n, Path: prog, Args: fs.Args()[1:], Env: env, Bind: bind, Cores: cores, Stdin: os.Stdin,
+		N: *n, Universe: *universe, Path: prog, Args: fs.Args()[1:], Env: env, Bind: bind, Cores: cores, Stdin: os.Stdin,
 		AbortOnFailure: !*ft,
 		Output: func(r int) (io.Writer, io.Writer) {
 			if !*tag {
@@ -391,10 +402,15 @@ func run(args []string) int {
 		ftStatus   int           // with --ft: the first unasked-for failure's or non-zero exit's status
 		toBeKilled = killedRanks(killSpec)
 	)
-	for left := *n; left > 0; {
+	// Spawned ranks' exits come on the same channel, closed after the
+	// last.
+	for exits := j.Exits(); exits != nil; {
 		select {
-		case x := <-j.Exits():
-			left--
+		case x, ok := <-exits:
+			if !ok {
+				exits = nil
+				continue
+			}
 			if a, ok := j.Aborted(); ok && (ended == running || ended == signalled) {
 				// The launcher is killing every rank already.
 				fmt.Fprintf(os.Stderr, "shmrun: %v; killing the job\n", a)
@@ -478,7 +494,7 @@ func run(args []string) int {
 			status = exitStatus(failed[0])
 		}
 		if len(failed) > 0 || nonZero > 0 {
-			os.Stderr.WriteString(completion(*n, completed, len(failed)-injected, injected, nonZero))
+			os.Stderr.WriteString(completion(len(j.Ranks()), completed, len(failed)-injected, injected, nonZero))
 		}
 	}
 	return status
@@ -524,10 +540,14 @@ func failureSummary(failed []launch.Exit, fates []ranks.Fate, start time.Time) s
 		text string
 	}
 	var ls []line
+	byRank := map[int]ranks.Fate{} // started ranks only: slots kept for spawns may be skipped
+	for _, f := range fates {
+		byRank[f.Rank] = f
+	}
 	for _, x := range failed {
 		f := x.Fate
-		if x.Rank < len(fates) {
-			f = fates[x.Rank]
+		if g, ok := byRank[x.Rank]; ok {
+			f = g
 		}
 		at := f.FailedAt
 		if at.IsZero() {

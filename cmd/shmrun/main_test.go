@@ -1362,3 +1362,104 @@ func TestAbortSingleton(t *testing.T) {
 		}
 	}
 }
+
+// Spawned ranks are started, watched, reaped and reported by shmrun like
+// the first ones: their output passes through, a killed child is
+// summarised with the others (by its rank slot), the completion line
+// counts them, and a spawn past --universe fails with ErrSpawn.
+func TestSpawnedRanks(t *testing.T) {
+	t.Run("ok", func(t *testing.T) {
+		pidDir := guard(t)
+		r := shmrun(t, pidDir, nil, "", cmdline([]string{"-n", "2", "--universe", "5"}, behave("spawn"))...)
+		if r.code != 0 {
+			t.Errorf("exit code %d, want 0; stderr:\n%s", r.code, r.stderr)
+		}
+		sameLines(t, "stdout", lines(t, "stdout", r.stdout), []string{
+			"rank 0 heard child 0", "rank 0 heard child 1", "rank 0 heard child 2",
+			"rank 0 disconnected", "rank 1 disconnected",
+			"child 0 of 3 done", "child 1 of 3 done", "child 2 of 3 done"})
+		if len(recordedPids(t, pidDir)) != 5 {
+			t.Errorf("%d rank processes, want 5", len(recordedPids(t, pidDir)))
+		}
+	})
+	t.Run("child-killed", func(t *testing.T) {
+		pidDir := guard(t)
+		r := shmrun(t, pidDir, nil, "", cmdline([]string{"-n", "2", "--universe", "5", "--ft"}, behave("spawn", "-how", "kill"))...)
+		if r.code != 128+9 {
+			t.Errorf("exit code %d, want %d; stderr:\n%s", r.code, 128+9, r.stderr)
+		}
+		sameLines(t, "stdout", lines(t, "stdout", r.stdout), []string{
+			"rank 0 heard child 0", "rank 0: child 1 failed", "rank 0 heard child 2",
+			"rank 0 disconnected: ErrProcFailed", "rank 1 disconnected: ErrProcFailed",
+			"child 0 of 3 done", "child 2 of 3 done"})
+		want := "^" + summaryLine("3", `killed by signal 9 \(SIGKILL\)`, anyDetector) + "\n" +
+			regexp.QuoteMeta("shmrun: 4 of 5 ranks completed (finalized and exited 0); 1 failed") + "\n$"
+		if !regexp.MustCompile(want).MatchString(r.stderr) {
+			t.Errorf("stderr does not match %s:\n%s", want, r.stderr)
+		}
+	})
+	t.Run("past-universe", func(t *testing.T) {
+		pidDir := guard(t)
+		r := shmrun(t, pidDir, nil, "", cmdline([]string{"-n", "2"}, behave("spawn"))...)
+		if r.code != 0 {
+			t.Errorf("exit code %d, want 0; stderr:\n%s", r.code, r.stderr)
+		}
+		sameLines(t, "stdout", lines(t, "stdout", r.stdout), []string{"rank 0 got ErrSpawn", "rank 1 got ErrSpawn"})
+		if len(recordedPids(t, pidDir)) != 2 {
+			t.Errorf("%d rank processes, want 2", len(recordedPids(t, pidDir)))
+		}
+	})
+}
+
+// Spawned ranks die with shmrun, like the first ones (the parent-death
+// signal of the thread that starts them all): once shmrun is killed
+// with SIGKILL, every rank process is gone, stdout ends and no segment
+// file is left (guard).
+func TestKillShmrunWithSpawned(t *testing.T) {
+	pidDir := guard(t)
+	// As TestKillShmrun: the orphans become our children, to be reaped
+	// here rather than left to an init that may be slow to.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		t.Fatalf("PR_SET_CHILD_SUBREAPER: %v", err)
+	}
+	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+	s := start(t, pidDir, []string{"-n", "2", "--universe", "5"}, behave("spawn", "-after", "block"))
+	pids := s.readyPids(5)
+	if err := s.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.wait(); code != -1 {
+		t.Errorf("shmrun exit code %d, want -1 (killed)", code)
+	}
+	s.rest() // EOF: every rank has let go of stdout
+	type end struct {
+		pid int
+		ws  syscall.WaitStatus
+		err error
+	}
+	ends := make(chan end, len(pids))
+	for _, pid := range pids {
+		go func() {
+			var ws syscall.WaitStatus
+			_, err := syscall.Wait4(pid, &ws, 0, nil)
+			for err == syscall.EINTR {
+				_, err = syscall.Wait4(pid, &ws, 0, nil)
+			}
+			ends <- end{pid, ws, err}
+		}()
+	}
+	timeout := time.After(10 * time.Second)
+	for range pids {
+		select {
+		case e := <-ends:
+			switch {
+			case e.err != nil:
+				waitGone(t, []int{e.pid}, 10*time.Second) // not our child after all
+			case !e.ws.Signaled() || e.ws.Signal() != syscall.SIGKILL:
+				t.Errorf("rank pid %d ended with status %#x, want killed by SIGKILL (parent-death signal)", e.pid, e.ws)
+			}
+		case <-timeout:
+			t.Fatalf("rank processes %v (slots 0-4) not all dead 10s after shmrun was killed", pids)
+		}
+	}
+}

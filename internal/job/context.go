@@ -85,8 +85,11 @@ func (m *Map) HoldsOf(r int) *Holds {
 func (m *Map) initContexts() {
 	w := m.ctxRec(0)
 	w.gen.Store(WorldGen)
-	w.refs.Store(uint32(m.N))
-	for r := range m.N {
+	// Only the first job's ranks: the slots left for spawned ranks have
+	// worlds of their own.
+	n := m.Layout.WorldSize()
+	w.refs.Store(uint32(n))
+	for r := range n {
 		m.HoldsOf(r)[0].Or(1)
 	}
 }
@@ -99,7 +102,7 @@ const WorldGen = 1
 // returns the slot with its generation; ok is false if none is free. The
 // leader then tells the members which slot.
 func (m *Map) AllocContext(leader int, members []int) (slot, gen uint32, ok bool) {
-	for s := uint32(1); s < MaxContexts; s++ {
+	for s := uint32(1); s < PortSlot; s++ { // never the ports' slot
 		rec := m.ctxRec(s)
 		g := rec.gen.Load()
 		if g&1 == 0 && rec.gen.CompareAndSwap(g, g+1) {

@@ -22,7 +22,9 @@ import (
 // every record starts on a cache line, chunk data on a page):
 //
 //	area      records    stride                 what
-//	global    1          256 B                  Global: the change epoch
+//	global    1          256 B + 64 B + 16 KiB  Global: the change epoch; the
+//	                     + 512 B + 8 KiB        spawn mailbox (spawn.go); the
+//	                                            ports and names (ports.go)
 //	ctl       N          512 B                  CtlBlock: per-rank control block
 //	inbox     N          256 B + InboxSlots*64 B per-rank MPSC message ring
 //	hs        N          HSSlots*192 B          per-rank handshake slots (ranks' hsSlot)
@@ -66,6 +68,7 @@ const (
 	paramHSSlots
 	paramChunkCount
 	paramChunkSize
+	paramWorld
 )
 
 // Default layout parameters. The eager chunk size is the cut-off between
@@ -83,7 +86,8 @@ const HSStride = 192
 
 // Layout is the set of sizes a segment was built with.
 type Layout struct {
-	Ranks      int
+	Ranks      int // rank slots: the universe (MPI_UNIVERSE_SIZE)
+	World      int // the first job's world: slots 0 to World-1; 0 means Ranks
 	InboxSlots int
 	HSSlots    int
 	ChunkCount int
@@ -109,7 +113,7 @@ func (l Layout) Spec(cores int) shm.Spec {
 	n := l.Ranks
 	sp := shm.Spec{Ranks: n, Cores: cores}
 	sp.Areas = make([]shm.AreaSpec, numAreas)
-	sp.Areas[areaGlobal] = shm.AreaSpec{Count: 1, Stride: globalStride}
+	sp.Areas[areaGlobal] = shm.AreaSpec{Count: 1, Stride: globalAreaSize}
 	sp.Areas[areaCtl] = shm.AreaSpec{Count: n, Stride: CtlStride, Align: 512}
 	sp.Areas[areaInbox] = shm.AreaSpec{Count: n, Stride: ring.Bytes(l.InboxSlots), Align: 128}
 	sp.Areas[areaHS] = shm.AreaSpec{Count: n, Stride: l.HSSlots * HSStride}
@@ -125,6 +129,7 @@ func (l Layout) Spec(cores int) shm.Spec {
 	sp.Params[paramHSSlots] = uint64(l.HSSlots)
 	sp.Params[paramChunkCount] = uint64(l.ChunkCount)
 	sp.Params[paramChunkSize] = uint64(l.ChunkSize)
+	sp.Params[paramWorld] = uint64(l.WorldSize())
 	return sp
 }
 
@@ -133,11 +138,22 @@ func (l Layout) Check() error {
 	if l.Ranks <= 0 || l.Ranks > ring.MaxProducer {
 		return fmt.Errorf("job: bad rank count %d", l.Ranks)
 	}
+	if l.World < 0 || l.World > l.Ranks {
+		return fmt.Errorf("job: a world of %d ranks in a universe of %d", l.World, l.Ranks)
+	}
 	if l.InboxSlots < 2 || l.InboxSlots&(l.InboxSlots-1) != 0 || l.HSSlots < 1 || l.HSSlots > 1<<16 ||
 		l.ChunkCount < 1 || l.ChunkSize < 4096 || l.ChunkSize%shm.PageSize != 0 {
 		return fmt.Errorf("job: bad layout %+v", l)
 	}
 	return nil
+}
+
+// WorldSize is the number of ranks of the first job's world.
+func (l Layout) WorldSize() int {
+	if l.World == 0 {
+		return l.Ranks
+	}
+	return l.World
 }
 
 // NewSegment creates the shared segment for a job of l.Ranks ranks that
@@ -157,6 +173,7 @@ func NewSegment(l Layout, cores int) (*shm.Segment, error) {
 		m.CB(r).Detector.Store(^uint32(0))
 	}
 	m.initContexts()
+	m.spawn.next.Store(uint32(l.WorldSize()))
 	return seg, nil
 }
 
@@ -168,6 +185,7 @@ func LayoutOf(seg *shm.Segment) Layout {
 		HSSlots:    int(seg.Param(paramHSSlots)),
 		ChunkCount: int(seg.Param(paramChunkCount)),
 		ChunkSize:  int(seg.Param(paramChunkSize)),
+		World:      int(seg.Param(paramWorld)),
 	}
 }
 
@@ -181,6 +199,7 @@ type Map struct {
 	Epoch    *atomic.Uint64 // Global.epoch
 	Starving *atomic.Uint32 // Global.starving
 	abortRec *atomic.Uint64 // Global.abort (abort.go)
+	spawn    *SpawnRec      // the spawn mailbox (spawn.go)
 
 	ctl0, ctx0, holds0      uint64
 	coll0, collStride       uint64
@@ -211,6 +230,7 @@ func NewMap(seg *shm.Segment) *Map {
 		hs0: hs.Off, hsStride: hs.Stride,
 		cst0: cst.Off, cstStride: cst.Stride,
 		chunk0: cd.Off, chunkRankStride: cd.Stride,
+		spawn: (*SpawnRec)(seg.Ptr(seg.Area(areaGlobal).Off + spawnOff)),
 	}
 }
 

@@ -79,6 +79,12 @@ type Config struct {
 	// Layout overrides the default segment layout for N ranks.
 	Layout *Layout
 
+	// Universe is the number of rank slots of the segment: N for the
+	// first ranks, the rest for ranks they spawn (ranks.Comm.Spawn;
+	// MPI_UNIVERSE_SIZE). 0 or less than N means N: no room to spawn.
+	// Each slot costs the segment what a rank does (SegmentNeed).
+	Universe int
+
 	// AbortOnFailure says that the caller ends the job at the first
 	// failure (shmrun without --ft). The ranks are told (job.EnvFT), so
 	// that World.FT reports false. Left false, as in ranktest, failures
@@ -171,8 +177,9 @@ type Job struct {
 	started   time.Time     // just before rank 0 was started
 
 	mu      sync.Mutex
-	results []Exit
-	alive   int
+	results []Exit // by rank slot; Pid 0 until reaped
+	alive   int    // ranks started and not reaped
+	killed  bool   // Kill was called: no more spawned ranks start
 	abort   *Abort // set once a rank's Abort is seen
 	copies  sync.WaitGroup
 }
@@ -185,11 +192,13 @@ func Start(cfg Config) (*Job, error) {
 	if cfg.Cores <= 0 {
 		cfg.Cores = runtime.NumCPU()
 	}
-	lay := job.DefaultLayout(cfg.N)
+	u := max(cfg.Universe, cfg.N)
+	lay := job.DefaultLayout(u)
 	if cfg.Layout != nil {
 		lay = *cfg.Layout
-		lay.Ranks = cfg.N
+		lay.Ranks = u
 	}
+	lay.World = cfg.N
 	if err := checkResources(lay, cfg.Cores); err != nil {
 		return nil, err
 	}
@@ -197,8 +206,9 @@ func Start(cfg Config) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &Job{cfg: cfg, seg: seg, m: job.NewMap(seg), procs: make([]*os.Process, cfg.N), exits: make(chan Exit, cfg.N),
-		done: make(chan struct{}), abortDone: make(chan struct{}), results: make([]Exit, cfg.N), alive: cfg.N}
+	j := &Job{cfg: cfg, seg: seg, m: job.NewMap(seg), procs: make([]*os.Process, u), exits: make(chan Exit, u),
+		done: make(chan struct{}), abortDone: make(chan struct{}), results: make([]Exit, u), alive: cfg.N}
+	j.m.ServeSpawns()
 	started := make(chan error, 1)
 	// The parent-death signal is tied to the thread that forks, so every
 	// rank is started from one locked thread that lives until the job
@@ -227,7 +237,7 @@ func (j *Job) keeper(started chan<- error) {
 			set.Set(cpus[bindCPU(r, j.cfg.N, len(cpus))])
 			unix.SchedSetaffinity(0, &set) // the child inherits it
 		}
-		if err := j.startRank(r); err != nil {
+		if err := j.startRank(r, j.cfg.Path, j.cfg.Args, nil); err != nil {
 			if bind {
 				unix.SchedSetaffinity(0, &orig)
 			}
@@ -250,11 +260,91 @@ func (j *Job) keeper(started chan<- error) {
 		go j.reap(r)
 	}
 	started <- nil
-	<-j.done // keep this thread (and the parent-death link) until the end
+	// Spawned ranks are started from this thread too, for the
+	// parent-death link. The last exit closes the mailbox (exitOne).
+	for {
+		base, procs, ok, err := j.m.WaitSpawn()
+		if !ok {
+			break
+		}
+		j.m.AnswerSpawn(j.serveSpawn(base, procs, err))
+	}
+	// Every rank has exited: the last exit's critical section (and every
+	// send on exits, made under mu) is before this one, which the race
+	// detector cannot see through the segment's word.
+	j.mu.Lock()
+	alive := j.alive
+	j.mu.Unlock()
+	if alive != 0 {
+		panic("launch: the spawn mailbox closed with ranks alive")
+	}
+	// Stop the abort watcher before the segment it sleeps in goes away
+	// (Wait unmaps it after done).
+	j.m.CloseAbort()
+	<-j.abortDone
+	close(j.exits)
+	j.seg.MarkClosed()
+	close(j.done)
 }
 
-func (j *Job) startRank(r int) error {
-	cmd := exec.Command(j.cfg.Path, j.cfg.Args...)
+// serveSpawn starts the processes of a spawn request as rank slots base,
+// base+1, ..., and returns how many could not be started: all of them if
+// any could not (it kills those it started: a spawn starts all or
+// nothing), and declares those failed.
+func (j *Job) serveSpawn(base int, cmds []job.SpawnProc, err error) int {
+	var procs []job.SpawnProc // one per process
+	for _, c := range cmds {
+		for range c.N {
+			procs = append(procs, c)
+		}
+	}
+	j.mu.Lock()
+	if err != nil || base < j.cfg.N || base+len(procs) > len(j.procs) || j.alive == 0 || j.killed {
+		j.mu.Unlock()
+		return len(procs)
+	}
+	for i := range procs {
+		if j.procs[base+i] != nil {
+			j.mu.Unlock()
+			return len(procs)
+		}
+	}
+	j.alive++ // the request's own: no exit may end the job while it starts ranks
+	j.mu.Unlock()
+	defer j.exitOne()
+	for i, p := range procs {
+		r := base + i
+		err := j.startRank(r, p.Path, p.Args, p.Env)
+		var stop bool
+		if err == nil {
+			j.mu.Lock()
+			j.alive++
+			// Kill (an abort, shmrun ending the job) took its list of
+			// processes before this one was in it, or will see it.
+			stop = j.killed
+			j.mu.Unlock()
+			go j.reap(r)
+		}
+		if err != nil || stop {
+			for k := i + 1; k < len(procs); k++ {
+				job.DeclareFailed(j.seg, base+k)
+			}
+			if err != nil {
+				i-- // startRank declared r failed
+			}
+			for k := range i + 1 {
+				j.procs[base+k].Kill()
+			}
+			return len(procs)
+		}
+	}
+	return 0
+}
+
+// startRank starts rank slot r running path with args; extra is added to
+// its environment (a spawned rank's world and parents).
+func (j *Job) startRank(r int, path string, args, extra []string) error {
+	cmd := exec.Command(path, args...)
 	cmd.Dir = j.cfg.Dir
 	env := j.cfg.Env
 	if env == nil {
@@ -266,6 +356,7 @@ func (j *Job) startRank(r int) error {
 	if j.cfg.RankEnv != nil {
 		env = append(env, j.cfg.RankEnv(r)...)
 	}
+	env = append(env, extra...)
 	cmd.Env = env
 	cmd.ExtraFiles = []*os.File{j.seg.File()}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -321,7 +412,9 @@ func (j *Job) startRank(r int) error {
 		job.DeclareFailed(j.seg, r)
 		return err
 	}
+	j.mu.Lock()
 	j.procs[r] = cmd.Process
+	j.mu.Unlock()
 	return nil
 }
 
@@ -348,22 +441,29 @@ func (j *Job) reap(r int) {
 	if aborted && a.Rank == r {
 		x.Abort = &a
 	}
+	if r >= j.cfg.N && x.NoInit && x.Error == nil && x.Code == 0 && x.Sig == 0 {
+		// A spawned process that never became a rank: unlike a program
+		// of the first world that is not an MPI program, it has parents
+		// that hold an intercommunicator with it, and must hear of it.
+		job.DeclareFailed(j.seg, r)
+	}
 	x.Fate = public(job.RecordExit(j.seg, r, job.Exit{Code: x.Code, Signal: int(x.Sig)}))
 	j.mu.Lock()
 	j.results[r] = x
+	j.exits <- x // room for every rank slot: never blocks
+	j.mu.Unlock()
+	j.exitOne()
+}
+
+// exitOne counts a rank's exit (or the end of a spawn request); the last
+// closes the spawn mailbox, which ends the keeper, which ends the job.
+func (j *Job) exitOne() {
+	j.mu.Lock()
 	j.alive--
 	last := j.alive == 0
 	j.mu.Unlock()
 	if last {
-		// Nobody is left to abort: stop the watcher before the segment
-		// it sleeps in goes away (Wait unmaps it after done).
-		j.m.CloseAbort()
-		<-j.abortDone
-	}
-	j.exits <- x
-	if last {
-		j.seg.MarkClosed()
-		close(j.done)
+		j.m.CloseSpawn()
 	}
 }
 
@@ -400,7 +500,8 @@ func public(f job.Fate) ranks.Fate { return job.Public(f).(ranks.Fate) }
 // started. Failure times are reported relative to it.
 func (j *Job) Started() time.Time { return j.started }
 
-// Exits delivers each rank's exit as it happens (N in all).
+// Exits delivers each rank's exit as it happens, spawned ranks' too; it
+// is closed after the last.
 func (j *Job) Exits() <-chan Exit { return j.exits }
 
 // Done is closed when every rank has exited.
@@ -418,7 +519,13 @@ func (j *Job) Wait() []Exit {
 		j.seg.Close()
 		j.seg = nil
 	}
-	return append([]Exit(nil), j.results...)
+	var out []Exit
+	for r, x := range j.results {
+		if j.procs[r] != nil {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // WaitTimeout is Wait with a deadline; ok is false if it passed (the job
@@ -434,10 +541,16 @@ func (j *Job) WaitTimeout(d time.Duration) ([]Exit, bool) {
 
 // Signal sends sig to rank r.
 func (j *Job) Signal(r int, sig os.Signal) error {
-	if r < 0 || r >= len(j.procs) {
+	j.mu.Lock()
+	var p *os.Process
+	if r >= 0 && r < len(j.procs) {
+		p = j.procs[r]
+	}
+	j.mu.Unlock()
+	if p == nil {
 		return fmt.Errorf("launch: no rank %d", r)
 	}
-	err := j.procs[r].Signal(sig)
+	err := p.Signal(sig)
 	if errors.Is(err, os.ErrProcessDone) {
 		return nil
 	}
@@ -446,16 +559,43 @@ func (j *Job) Signal(r int, sig os.Signal) error {
 
 // SignalAll sends sig to every rank still running.
 func (j *Job) SignalAll(sig os.Signal) {
-	for r := range j.procs {
+	for _, r := range j.Ranks() {
 		j.Signal(r, sig)
 	}
 }
 
-// Kill kills every rank with SIGKILL.
-func (j *Job) Kill() { j.SignalAll(syscall.SIGKILL) }
+// Ranks lists the rank slots started so far: the first N ranks, then
+// the spawned ones.
+func (j *Job) Ranks() []int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []int
+	for r, p := range j.procs {
+		if p != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
 
-// Pid is rank r's process id.
-func (j *Job) Pid(r int) int { return j.procs[r].Pid }
+// Kill kills every rank with SIGKILL; a spawn being served starts no
+// more ranks and kills those it started.
+func (j *Job) Kill() {
+	j.mu.Lock()
+	j.killed = true
+	j.mu.Unlock()
+	j.SignalAll(syscall.SIGKILL)
+}
+
+// Pid is rank r's process id, 0 for a slot never started.
+func (j *Job) Pid(r int) int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if r < 0 || r >= len(j.procs) || j.procs[r] == nil {
+		return 0
+	}
+	return j.procs[r].Pid
+}
 
 // Fates reads the failure table: what each rank is doing or how it ended.
 // It is valid until Wait returns.
@@ -465,9 +605,12 @@ func (j *Job) Fates() []ranks.Fate {
 	if j.seg == nil {
 		return nil
 	}
-	fs := make([]ranks.Fate, j.cfg.N)
-	for r := range fs {
-		fs[r] = public(job.FateOf(j.seg, r))
+	// The started ranks only: a slot kept for spawns is nobody.
+	var fs []ranks.Fate
+	for r, p := range j.procs {
+		if p != nil {
+			fs = append(fs, public(job.FateOf(j.seg, r)))
+		}
 	}
 	return fs
 }
@@ -485,7 +628,8 @@ func (j *Job) Unfinished() []ranks.Fate {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var out []ranks.Fate
-	for r, f := range fs {
+	for _, f := range fs {
+		r := f.Rank
 		ended := f.State == ranks.StateFinalized || f.State == ranks.StateFailed
 		if x := j.results[r]; x.Pid != 0 { // reaped
 			if ended {
@@ -558,7 +702,7 @@ func (j *Job) Running() []int {
 	defer j.mu.Unlock()
 	var out []int
 	for r, x := range j.results {
-		if x.Pid == 0 {
+		if x.Pid == 0 && j.procs[r] != nil {
 			out = append(out, r)
 		}
 	}

@@ -76,6 +76,13 @@ type Options struct {
 	Kill *KillAt
 	// Layout overrides the segment layout.
 	Layout *launch.Layout
+	// Universe reserves rank slots for ranks the job spawns
+	// (launch.Config.Universe). Spawned ranks run the same body (see
+	// R.SelfCommand; World.Parent tells them apart). Dies names them by
+	// rank slot (N and up, in the order they were spawned); Kill and
+	// Point compare R.Rank, a rank in the rank's own world, so a kill
+	// point of rank 1 fires in every world that reaches it.
+	Universe int
 	// Cores is the number of CPUs the job is told it has (0: the
 	// machine's). More cores than the machine has makes ranks spin
 	// before they sleep as if each had its own.
@@ -131,6 +138,17 @@ func (r *R) Check(err error, what string) {
 	if err != nil {
 		r.Fatalf("%s: %v", what, err)
 	}
+}
+
+// SelfCommand is the program and arguments that run this test's body
+// again: what a body passes to Comm.Spawn for children that run it too
+// (with Options.Universe). World.Parent is not nil in them.
+func (r *R) SelfCommand() (string, []string) {
+	exe, err := os.Executable()
+	if err != nil {
+		r.Fatalf("ranktest: %v", err)
+	}
+	return exe, os.Args[1:]
 }
 
 // Kill ends this rank now with SIGKILL.
@@ -271,7 +289,7 @@ func runParent(t testing.TB, o Options, id string, body func(r *R)) {
 	if err != nil {
 		t.Fatalf("ranktest: %v", err)
 	}
-	outs := make([]*syncBuf, o.N)
+	outs := make([]*syncBuf, max(o.N, o.Universe))
 	for i := range outs {
 		outs[i] = &syncBuf{}
 	}
@@ -296,9 +314,10 @@ func runParent(t testing.TB, o Options, id string, body func(r *R)) {
 		Output: func(r int) (stdout, stderr io.Writer) {
 			return outs[r], outs[r]
 		},
-		Layout: o.Layout,
-		Cores:  o.Cores,
-		Bind:   o.Bind,
+		Layout:   o.Layout,
+		Universe: o.Universe,
+		Cores:    o.Cores,
+		Bind:     o.Bind,
 	})
 	if err != nil {
 		t.Fatalf("ranktest: %v", err)
@@ -321,7 +340,7 @@ func runParent(t testing.TB, o Options, id string, body func(r *R)) {
 		t.Fatal(b.String())
 		return
 	}
-	checkLeaks(t, job, o.N)
+	checkLeaks(t, job)
 	if a, aborted := job.Aborted(); aborted || o.ExpectAbort {
 		switch {
 		case !aborted:
@@ -370,9 +389,9 @@ func logOutputs(t testing.TB, outs []*syncBuf, show bool) {
 
 // checkLeaks fails the test if a rank process outlived the job or this
 // process left a segment file in /dev/shm.
-func checkLeaks(t testing.TB, job *launch.Job, n int) {
+func checkLeaks(t testing.TB, job *launch.Job) {
 	t.Helper()
-	for r := range n {
+	for _, r := range job.Ranks() {
 		if pid := job.Pid(r); syscall.Kill(pid, 0) != syscall.ESRCH {
 			t.Errorf("ranktest: rank %d (pid %d) is still there after the job", r, pid)
 		}

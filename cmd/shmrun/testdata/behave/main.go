@@ -29,8 +29,8 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "hello", "hello|stdin|env|ft|die|abandon|finalize-exit1|block|catch-signals|neighbours|affinity|abort")
-	how := flag.String("how", "exit", "for -mode die and finalize-exit1: how rank 1 ends, exit (os.Exit(3), or 1 after Finalize) or kill (SIGKILL)")
+	mode := flag.String("mode", "hello", "hello|stdin|env|ft|die|abandon|finalize-exit1|block|catch-signals|neighbours|affinity|abort|spawn")
+	how := flag.String("how", "exit", "for -mode die and finalize-exit1: how rank 1 ends, exit (os.Exit(3), or 1 after Finalize) or kill (SIGKILL); for -mode spawn: kill makes child 1 SIGKILL itself")
 	after := flag.String("after", "report", "for -mode die: what survivors do once rank 1 is gone, report (print and finalize) or block (wait to be killed)")
 	failures := flag.Int("failures", 1, "for -mode neighbours: how many failed ranks a survivor waits to know of")
 	code := flag.Int("code", 7, "for -mode abort: the code of Abort")
@@ -72,6 +72,8 @@ func main() {
 		neighbours(c, me, n, *failures)
 	case "abort":
 		abort(w, c, me, n, *code, *on)
+	case "spawn":
+		spawn(w, c, me, *how, *after)
 	case "abandon":
 		os.Exit(0) // without Finalize: a failure despite the code
 	case "finalize-exit1":
@@ -351,5 +353,85 @@ func abort(w *ranks.World, c *ranks.Comm, me, n, code int, on string) {
 		}
 		time.Sleep(time.Hour)
 		log.Fatal("slept an hour")
+	}
+}
+
+// spawn: the world's rank 0 spawns 3 children running this program
+// (-mode spawn again); each child tells parent 0 its rank and
+// disconnects. With -how kill, child 1 SIGKILLs itself first. A spawn
+// past the universe prints ErrSpawn. With -after block, once parent 0
+// has heard every child, every rank says "ready R pid P" (R: the world's
+// rank, then 2 + the child's) and blocks until it is killed.
+func spawn(w *ranks.World, c *ranks.Comm, me int, how, after string) {
+	block := func(id int) {
+		fmt.Printf("ready %d pid %d\n", id, os.Getpid())
+		_, err := ranks.Recv(c, make([]byte, 1), (me+1)%c.Size(), 99)
+		hang(err)
+	}
+	if p := w.Parent(); p != nil {
+		if how == "kill" && me == 1 {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			log.Fatal("survived SIGKILL")
+		}
+		if err := ranks.Send(p, []int{me}, 0, 1); err != nil {
+			log.Fatal(err)
+		}
+		if after == "block" {
+			// After parent 0's go-ahead: it has heard every child.
+			if _, err := ranks.Recv(p, make([]byte, 1), 0, 2); err != nil {
+				log.Fatal(err)
+			}
+			block(p.RemoteSize() + me)
+		}
+		if err := p.Disconnect(); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("child %d of %d done\n", me, c.Size())
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		log.Fatal(err)
+	}
+	ic, err := c.Spawn(exe, os.Args[1:], 3, 0)
+	if errors.Is(err, ranks.ErrSpawn) {
+		fmt.Printf("rank %d got ErrSpawn\n", me)
+		return
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	if me == 0 {
+		for child := range 3 {
+			b := []int{-1}
+			_, err := ranks.Recv(ic, b, child, 1)
+			switch {
+			case err == nil:
+				fmt.Printf("rank 0 heard child %d\n", b[0])
+			case errors.Is(err, ranks.ErrProcFailed):
+				fmt.Printf("rank 0: child %d failed\n", child)
+			default:
+				log.Fatal(err)
+			}
+		}
+	}
+	if after == "block" {
+		if me == 0 {
+			for child := range 3 {
+				if err := ranks.Send(ic, []byte{1}, child, 2); err != nil {
+					log.Fatal(err)
+				}
+			}
+		}
+		block(me)
+	}
+	err = ic.Disconnect()
+	switch {
+	case err == nil:
+		fmt.Printf("rank %d disconnected\n", me)
+	case errors.Is(err, ranks.ErrProcFailed):
+		fmt.Printf("rank %d disconnected: ErrProcFailed\n", me)
+	default:
+		log.Fatal(err)
 	}
 }

@@ -1,0 +1,218 @@
+package ranks_test
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/ranktest"
+)
+
+// Two groups of the world meet at a port: A's root opens it and
+// publishes it, B's root looks it up; Accept and Connect make an
+// intercommunicator with point-to-point and collectives across;
+// afterwards the port is closed and the name unpublished, and using
+// them again is an error.
+func TestPortsAcceptConnect(t *testing.T) {
+	const n, na = 5, 2
+	ranktest.RunOpts(t, ranktest.Options{N: n, Timeout: spawnTimeout, Quiet: true}, func(r *ranktest.R) {
+		inA := r.Rank < na
+		color := 1
+		if inA {
+			color = 0
+		}
+		local, err := r.Comm.Split(color, 0)
+		r.Check(err, "split")
+		var port string
+		if r.Rank == 0 {
+			port, err = r.World.OpenPort()
+			r.Check(err, "OpenPort")
+			r.Check(r.World.PublishName("shmpi-test", port), "PublishName")
+			if err := r.World.PublishName("shmpi-test", port); !errors.Is(err, ranks.ErrArg) {
+				r.Errorf("second PublishName: %v", err)
+			}
+		}
+		r.Check(coll.Barrier(r.Comm), "barrier after publishing")
+		var ic *ranks.Comm
+		if inA {
+			ic, err = local.Accept(port, 0)
+			r.Check(err, "Accept")
+		} else {
+			if local.Rank() == 0 {
+				port, err = r.World.LookupName("shmpi-test")
+				r.Check(err, "LookupName")
+			}
+			ic, err = local.Connect(port, 0)
+			r.Check(err, "Connect")
+		}
+		rsize := n - na
+		if !inA {
+			rsize = na
+		}
+		if !ic.IsInter() || ic.RemoteSize() != rsize || ic.Rank() != local.Rank() {
+			r.Fatalf("intercomm: inter %v remote %d rank %d", ic.IsInter(), ic.RemoteSize(), ic.Rank())
+		}
+		// Each member sends its world rank to remote rank 0.
+		r.Check(ranks.Send(ic, []int{r.Rank}, 0, 1), "send")
+		if ic.Rank() == 0 {
+			for range rsize {
+				b := []int{-1}
+				st, err := ranks.Recv(ic, b, ranks.AnySource, 1)
+				r.Check(err, "recv")
+				if inA && b[0] != na+st.Source || !inA && b[0] != st.Source {
+					r.Errorf("remote rank %d says world rank %d", st.Source, b[0])
+				}
+			}
+		}
+		sum := []int{0}
+		r.Check(coll.Allreduce(ic, []int{1}, sum, coll.Sum[int]), "allreduce")
+		if sum[0] != rsize {
+			r.Errorf("allreduce %d, want %d", sum[0], rsize)
+		}
+		r.Check(ic.Disconnect(), "disconnect")
+		r.Check(coll.Barrier(r.Comm), "barrier after disconnecting")
+		if r.Rank == 0 {
+			r.Check(r.World.UnpublishName("shmpi-test", port), "UnpublishName")
+			r.Check(r.World.ClosePort(port), "ClosePort")
+			if err := r.World.ClosePort(port); !errors.Is(err, ranks.ErrPort) {
+				r.Errorf("second ClosePort: %v", err)
+			}
+		}
+		r.Check(coll.Barrier(r.Comm), "barrier after closing")
+		if _, err := r.World.LookupName("shmpi-test"); !errors.Is(err, ranks.ErrName) {
+			r.Errorf("LookupName after unpublishing: %v", err)
+		}
+		if r.Rank == na {
+			self, err := r.World.Self()
+			r.Check(err, "self")
+			if _, err := self.Connect(port, 0); !errors.Is(err, ranks.ErrPort) {
+				r.Errorf("Connect to a closed port: %v", err)
+			}
+			if _, err := self.Connect("not a port", 0); !errors.Is(err, ranks.ErrPort) {
+				r.Errorf("Connect to a bad name: %v", err)
+			}
+		}
+		r.Check(local.Free(), "free local")
+	})
+}
+
+// The connecting root dies after knocking: the accepting root gets
+// ErrProcFailed, not a hang (15.2.3), and so does the other acceptor.
+func TestPortsConnectorKilled(t *testing.T) {
+	const n = 4
+	ranktest.RunOpts(t, ranktest.Options{N: n, Timeout: spawnTimeout, Quiet: true, Dies: []int{2},
+		Env: []string{"SHMPI_SPAWN_KILL=2@knocked"}}, func(r *ranktest.R) {
+		inA := r.Rank < 2
+		color := 1
+		if inA {
+			color = 0
+		}
+		local, err := r.Comm.Split(color, 0)
+		r.Check(err, "split")
+		port := make([]byte, 64)
+		if r.Rank == 0 {
+			p, err := r.World.OpenPort()
+			r.Check(err, "OpenPort")
+			copy(port, p)
+			r.Check(ranks.Send(r.Comm, port, 2, 1), "send the port name")
+		}
+		if inA {
+			_, err := local.Accept(cstring(port), 0)
+			if !errors.Is(err, ranks.ErrProcFailed) {
+				r.Errorf("Accept with a dead connector: %v", err)
+			}
+			return
+		}
+		if r.Rank == 2 {
+			_, err := ranks.Recv(r.Comm, port, 0, 1)
+			r.Check(err, "receive the port name")
+		}
+		_, err = local.Connect(cstring(port), 0)
+		if !errors.Is(err, ranks.ErrProcFailed) {
+			r.Errorf("Connect whose root died: %v", err)
+		}
+	})
+}
+
+func cstring(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+// Join over a Unix socket: ranks 0 and 1 get an intercommunicator of
+// the two of them; a socket whose other end is closed gives nil and no
+// error; a descriptor that is not a socket gives an error.
+func TestJoin(t *testing.T) {
+	ranktest.RunOpts(t, ranktest.Options{N: 3, Timeout: spawnTimeout, Quiet: true}, func(r *ranktest.R) {
+		name := make([]byte, 64)
+		switch r.Rank {
+		case 0:
+			// An abstract socket: nothing to remove afterwards.
+			addr := fmt.Sprintf("@shmpi-join-test-%d", os.Getpid())
+			l, err := net.Listen("unix", addr)
+			r.Check(err, "listen")
+			defer l.Close()
+			copy(name, addr)
+			r.Check(ranks.Send(r.Comm, name, 1, 1), "send the address")
+			conn, err := l.Accept()
+			r.Check(err, "accept")
+			defer conn.Close()
+			joinAndTalk(r, conn.(*net.UnixConn), 1)
+		case 1:
+			_, err := ranks.Recv(r.Comm, name, 0, 1)
+			r.Check(err, "receive the address")
+			conn, err := net.Dial("unix", cstring(name))
+			r.Check(err, "dial")
+			defer conn.Close()
+			joinAndTalk(r, conn.(*net.UnixConn), 0)
+		case 2:
+			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+			r.Check(err, "socketpair")
+			unix.Close(fds[1])
+			ic, err := r.World.Join(fds[0])
+			if ic != nil || err != nil {
+				r.Errorf("Join with a closed peer: %v, %v", ic, err)
+			}
+			unix.Close(fds[0])
+			f, err := os.Open(os.DevNull)
+			r.Check(err, "open /dev/null")
+			if ic, err := r.World.Join(int(f.Fd())); ic != nil || err == nil {
+				r.Errorf("Join on /dev/null: %v, %v", ic, err)
+			}
+			f.Close()
+		}
+	})
+}
+
+func joinAndTalk(r *ranktest.R, conn *net.UnixConn, peer int) {
+	f, err := conn.File()
+	r.Check(err, "socket file")
+	defer f.Close()
+	ic, err := r.World.Join(int(f.Fd()))
+	r.Check(err, "Join")
+	if ic == nil || !ic.IsInter() || ic.Size() != 1 || ic.RemoteSize() != 1 {
+		r.Fatalf("Join gave %v", ic)
+	}
+	rg, err := ic.RemoteGroup()
+	r.Check(err, "remote group")
+	if w := rg.WorldRanks(); len(w) != 1 || w[0] != peer {
+		r.Errorf("remote group %v, want [%d]", w, peer)
+	}
+	b := []int{-1}
+	_, err = ranks.Sendrecv(ic, []int{r.Rank}, 0, 2, b, 0, 2)
+	r.Check(err, "sendrecv")
+	if b[0] != peer {
+		r.Errorf("peer says %d", b[0])
+	}
+	r.Check(ic.Disconnect(), "disconnect")
+}
