@@ -1817,61 +1817,32 @@ int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MP
 
 int PMPI_Parrived(MPI_Request request, int partition, int *flag)
 {
-    (void)request;
-    (void)partition;
-    (void)flag;
-    return shmpi_unsupported("MPI_Parrived", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Parrived((uintptr_t)request, (int)partition, (int*)flag);
 }
 
 int PMPI_Pready(int partition, MPI_Request request)
 {
-    (void)partition;
-    (void)request;
-    return shmpi_unsupported("MPI_Pready", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Pready((int)partition, (uintptr_t)request);
 }
 
 int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request)
 {
-    (void)length;
-    (void)array_of_partitions;
-    (void)request;
-    return shmpi_unsupported("MPI_Pready_list", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Pready_list((int)length, (int*)array_of_partitions, (uintptr_t)request);
 }
 
 int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
 {
-    (void)partition_low;
-    (void)partition_high;
-    (void)request;
-    return shmpi_unsupported("MPI_Pready_range", SHMPI_ON_NONE, 0);
+    return shmpi_MPI_Pready_range((int)partition_low, (int)partition_high, (uintptr_t)request);
 }
 
 int PMPI_Precv_init(void *buf, int partitions, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)buf;
-    (void)partitions;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Precv_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Precv_init((void*)buf, (int)partitions, (int)count, (uintptr_t)datatype, (int)dest, (int)tag, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Precv_init_c(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)buf;
-    (void)partitions;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Precv_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Precv_init_c((void*)buf, (int)partitions, (int64_t)count, (uintptr_t)datatype, (int)dest, (int)tag, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
@@ -1881,30 +1852,12 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 
 int PMPI_Psend_init(const void *buf, int partitions, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)buf;
-    (void)partitions;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Psend_init", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Psend_init((void*)buf, (int)partitions, (int)count, (uintptr_t)datatype, (int)dest, (int)tag, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Psend_init_c(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)buf;
-    (void)partitions;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return shmpi_unsupported("MPI_Psend_init_c", SHMPI_ON_COMM, (uintptr_t)comm);
+    return shmpi_MPI_Psend_init_c((void*)buf, (int)partitions, (int64_t)count, (uintptr_t)datatype, (int)dest, (int)tag, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
 }
 
 int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
@@ -3778,14 +3731,6 @@ extern __typeof__(PMPIX_File_revoke) MPIX_File_revoke __attribute__((weak, alias
 /* The functions answered with MPI_ERR_UNSUPPORTED_OPERATION, for
  * MPI_Abi_get_info and the documentation. */
 const char *const shmpi_unsupported_names[] = {
-    "MPI_Parrived",
-    "MPI_Pready",
-    "MPI_Pready_list",
-    "MPI_Pready_range",
-    "MPI_Precv_init",
-    "MPI_Precv_init_c",
-    "MPI_Psend_init",
-    "MPI_Psend_init_c",
     "MPI_Register_datarep",
     "MPI_Register_datarep_c",
     "MPI_Session_attach_buffer",

@@ -193,6 +193,8 @@ type reqObj struct {
 	// pr is the Go API's persistent request behind a persistent
 	// collective, which start restarts each time; nil for the others.
 	pr *ranks.Request
+	// part is a partitioned request's packing (partitioned.go).
+	part *partObj
 	// A completed request whose result is kept (Request_get_status, or
 	// complete at creation).
 	fin  bool

@@ -48,10 +48,11 @@ func (e *engine) earlyPush(ctx uint32, m *umsg) {
 }
 
 // matchPosted finds, removes and returns the first posted receive that a
-// message from world rank src with tag matches.
+// message from world rank src with tag matches. AnyTag matches user tags
+// only: negative tags are the runtime's own (partitioned.go).
 func (c *Comm) matchPosted(src, tag int) *request {
 	for r := c.posted.head; r != nil; r = r.next {
-		if (r.wpeer == src || r.anySrc) && (r.tag == tag || r.tag == AnyTag) {
+		if (r.wpeer == src || r.anySrc) && (r.tag == tag || r.tag == AnyTag && tag >= 0) {
 			c.posted.remove(r)
 			return r
 		}
@@ -196,7 +197,7 @@ func (e *engine) putUmsg(m *umsg) {
 // rank src (any if anySrc) with tag matches.
 func (c *Comm) matchUnexp(src, tag int, anySrc bool) *umsg {
 	for m := c.unexp.head; m != nil; m = m.next {
-		if (anySrc || m.src == src) && (tag == AnyTag || m.tag == tag) {
+		if (anySrc || m.src == src) && (m.tag == tag || tag == AnyTag && m.tag >= 0) {
 			return m
 		}
 	}

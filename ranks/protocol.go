@@ -302,7 +302,7 @@ func (e *engine) recvFast(c *Comm, p unsafe.Pointer, n, esize, src, tag int, st 
 		}
 		kind := (*desc)(d).kind
 		mtag := int((*desc)(d).tag)
-		if (*desc)(d).ctx != c.ctx || (w >= 0 && int(prod) != w) || (tag != AnyTag && mtag != tag) {
+		if (*desc)(d).ctx != c.ctx || (w >= 0 && int(prod) != w) || mtag != tag && (tag != AnyTag || mtag < 0) {
 			return false
 		}
 		var ln int

@@ -94,8 +94,10 @@ type request struct {
 	// and a buffered send are internal orphans: recycleOrphan handles
 	// pair and bpool when they complete.
 	parts uint8      // an Isendrecv (the whole): parts still pending, 0 once complete
+	ptIdx int32      // an internal operation of a partitioned request: its partition, or ptHdr/ptCtl
 	pair  *request   // a part of an Isendrecv: its whole; the whole: its receive part while pending
 	bpool *bsendPool // a buffered send: the attached buffer holding its data
+	pt    *partReq   // a partitioned request (partitioned.go), or an internal operation of one
 
 	// startFn starts a persistent operation of an upper package (a
 	// persistent collective, ext.NewPersistent): Start calls it, and the
@@ -191,7 +193,7 @@ func (e *engine) recycle(r *request) {
 	if len(e.nbFree) >= 256 {
 		return // enough kept
 	}
-	r.buf, r.c, r.st.Err, r.startFn, r.help = nil, nil, nil, nil, nil
+	r.buf, r.c, r.st.Err, r.startFn, r.help, r.pt = nil, nil, nil, nil, nil, nil
 	e.nbFree = append(e.nbFree, r)
 }
 
@@ -206,6 +208,9 @@ func (e *engine) recycleOrphan(r *request) {
 	}
 	if r.bpool != nil {
 		e.bsendDone(r)
+	}
+	if r.pt != nil {
+		e.ptDone(r)
 	}
 	e.recycle(r)
 }
@@ -502,6 +507,9 @@ func (h *Request) Free() error {
 		return newErr(ErrRequest, "Free", -1, "persistent request is active; Wait for it first")
 	}
 	r.bmode = false
+	if r.pt != nil {
+		e.ptFree(r)
+	}
 	e.releaseReq(r)
 	return nil
 }
