@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/shmpi/shmpi/internal/ext"
 	"github.com/shmpi/shmpi/ranks"
 )
 
@@ -75,6 +76,7 @@ func startRuntime(fname string) C.int {
 	// collectives and ULFM's Iagree run on goroutines of their own
 	// beside the caller's thread, and the biased engine lock makes a
 	// single caller pay what ThreadSingle pays (ranks/doc.go).
+	ext.CHost = true // before the engine exists: its waits never offer the P
 	w, err := ranks.InitThread(ranks.ThreadMultiple)
 	if err != nil {
 		initErr = err

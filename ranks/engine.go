@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/shmpi/shmpi/internal/ext"
 	"github.com/shmpi/shmpi/internal/job"
 	"github.com/shmpi/shmpi/ring"
 	"github.com/shmpi/shmpi/shm"
@@ -123,7 +124,7 @@ type engine struct {
 	ackq    []ackOut            // kAcks waiting for room in the sender's inbox
 
 	spin     bool
-	oneP     bool // GOMAXPROCS is 1 (set by the user): polling waits offer the P
+	oneP     bool // one P, and a Go host (not ext.CHost): polling waits offer the P
 	spinTime time.Duration
 	// The sleep protocol's Dekker pair: a sender publishes a message
 	// and then reads the receiver's doorbell; a receiver arms the
@@ -294,21 +295,21 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	// and slots reserved for spawned ranks run nothing yet.
 	active := lay.WorldSize()
 	e.spin = active <= seg.Cores()
-	if runtime.GOMAXPROCS(0) < 2 && os.Getenv("GOMAXPROCS") == "" {
+	if !e.spin && runtime.GOMAXPROCS(0) < 2 && os.Getenv("GOMAXPROCS") == "" {
 		// A rank pinned to one CPU gets one P, and then its futex sleeps
-		// are announced to the Go scheduler (shm's sleepSyscall). That
-		// costs extra switches per sleep (oversubscribed, examples/ring
-		// at 64 ranks pinned in blocks on 2 CPUs took 20-23 µs a hop with
-		// one P and 10 µs with two, 2026-11-25), and each announced sleep
-		// sends sysmon back to ticking every 20 µs (in practice about 90:
-		// timer slack) for its next 50 ticks, each of which preempts the
-		// rank on its one CPU: osu_mbw_mr ran at half speed for the 2-5
-		// ms after any sleep (perf sched_switch: sysmon's usleep).
-		// A second P lets the sleep be a raw syscall, which sysmon never
-		// sees.
+		// are announced to the Go scheduler (shm's sleepSyscall), which
+		// costs extra switches per sleep; oversubscribed ranks sleep on
+		// nearly every wait. A second P lets the sleep be a raw syscall:
+		// examples/ring at 64 ranks pinned in blocks on 2 CPUs took 20-23
+		// µs a hop with one P and 10 µs with two (2026-11-25). Spinning
+		// ranks keep one P: with two, the collector's workers share the
+		// rank's CPU through the kernel's scheduler instead of the offers
+		// (offerP), a collection's mark took 2-6 ms instead of 0.6, and
+		// the 1-byte osu_mbw_mr rate over 20,000 windows fell from
+		// 10.2-12.8 to 7.2-10.5 million messages/s (2026-11-26).
 		runtime.GOMAXPROCS(2)
 	}
-	e.oneP = runtime.GOMAXPROCS(0) < 2
+	e.oneP = runtime.GOMAXPROCS(0) < 2 && !ext.CHost
 	// Oversubscribed collective waits yield before they sleep: every
 	// member must run once per collective, and handing the CPU over
 	// directly is cheaper than a sleep and a wake-up. The budget lets

@@ -295,7 +295,7 @@ func TestBinding(t *testing.T) {
 			case tc.bind == "none":
 				want = append(want, fmt.Sprintf("rank %d cpus %v gomaxprocs %d", rk, cpus, max(nc, 2)))
 			case tc.n <= nc:
-				want = append(want, fmt.Sprintf("rank %d cpus [%d] gomaxprocs 2", rk, cpus[rk]))
+				want = append(want, fmt.Sprintf("rank %d cpus [%d] gomaxprocs 1", rk, cpus[rk]))
 			default:
 				want = append(want, fmt.Sprintf("rank %d cpus [%d] gomaxprocs 2", rk, cpus[rk*nc/tc.n]))
 			}
