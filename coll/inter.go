@@ -126,12 +126,42 @@ func leaderSwap[T any](st *state, mine, got []T, name string) error {
 	return err
 }
 
+// unionMax bounds the bytes an Allreduce gathers over the union of both
+// groups (every member's contribution); larger ones reduce in each group
+// and swap between the leaders.
+const unionMax = 4096
+
+// unionOf returns the intracommunicator of both groups (ext.InterUnion,
+// the low group first), made at the first Barrier or small Allreduce:
+// there those run as one shared-memory collective, not as two local
+// phases and the leaders' point-to-point exchange.
+func unionOf(st *state, name string) (*ranks.Comm, error) {
+	u, err := ext.InterUnion(st.c)
+	if err != nil {
+		return nil, interErr(st, err, name)
+	}
+	return u.(*ranks.Comm), nil
+}
+
+// interErr reports err of an operation on the union as the
+// intercommunicator's: its failure or revoke if it has one.
+func interErr(st *state, err error, name string) error {
+	if err == nil {
+		return nil
+	}
+	if cerr := ext.Check(st.c, name); cerr != nil {
+		return cerr
+	}
+	return relabel(err, name)
+}
+
 func interBarrier(st *state) error {
 	const name = "Barrier"
-	if err := barrier(st.ic.lc); err != nil {
-		return relabel(err, name)
+	u, err := unionOf(st, name)
+	if err != nil {
+		return err
 	}
-	return leaderSwap[byte](st, nil, nil, name)
+	return interErr(st, barrier(u), name)
 }
 
 func interBcast[T any](st *state, buf []T, root int, name string) error {
@@ -176,6 +206,31 @@ func interReduce[T any](st *state, send, recv []T, op Op[T], root int, name stri
 func interAllreduce[T any](st *state, send, recv []T, op Op[T], name string) error {
 	if send == nil {
 		return errInPlace(name)
+	}
+	usize := st.size + st.ic.rsize
+	if len(recv) == len(send) && len(bytesOf(send))*usize <= unionMax {
+		// Gather every contribution over the union and reduce the other
+		// group's, in its rank order.
+		u, err := unionOf(st, name)
+		if err != nil {
+			return err
+		}
+		n := len(send)
+		all := make([]T, n*usize)
+		if err := allgather(u, send, all); err != nil {
+			return interErr(st, err, name)
+		}
+		// The other group's first position in the union: after ours if
+		// ours is the low group (then our union ranks are our ranks).
+		first := 0
+		if u.Rank() == st.rank {
+			first = st.size
+		}
+		copy(recv, all[first*n:(first+1)*n])
+		for r := first + 1; r < first+st.ic.rsize; r++ {
+			op(recv, all[r*n:(r+1)*n])
+		}
+		return nil
 	}
 	acc := make([]T, len(send))
 	if err := reduce(st.ic.lc, send, acc, op, 0); err != nil {

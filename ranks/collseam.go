@@ -76,6 +76,13 @@ func init() {
 		}
 		return c.inter.localComm, len(c.group), true
 	}
+	ext.InterUnion = func(comm any) (any, error) {
+		u, err := comm.(*Comm).unionOf()
+		if err != nil {
+			return nil, err
+		}
+		return u, nil
+	}
 	ext.Unhold = func(comm any) {
 		c := comm.(*Comm)
 		if c.holds.Add(-1) == 0 && c.freed {

@@ -266,6 +266,9 @@ func (e *engine) releaseComm(c *Comm) {
 	if c.inter != nil && !c.inter.localComm.freed {
 		e.localGone = append(e.localGone, c.inter.localComm)
 	}
+	if c.inter != nil && c.inter.unionComm != nil && !c.inter.unionComm.freed {
+		e.localGone = append(e.localGone, c.inter.unionComm)
+	}
 	ext.Released(c)
 	for _, m := range []*Comm{c, c.coll} {
 		m.released, m.freed, m.unusable = true, true, true

@@ -115,6 +115,9 @@ func (e *engine) revokeLocal(c *Comm) {
 		// intracommunicator: a member waiting there must not wait for one
 		// that left because of the revoke.
 		e.revokeLocal(c.inter.localComm)
+		if u := c.inter.unionComm; u != nil {
+			e.revokeLocal(u)
+		}
 	}
 	e.needEval = true // flushQueues forgets emptied queues
 }

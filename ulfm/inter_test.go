@@ -88,3 +88,40 @@ func TestIntercommULFM(t *testing.T) {
 		}
 	}
 }
+
+// A revoke reaches members blocked in an intercommunicator Barrier or
+// small Allreduce (which run on the internal union of both groups), both
+// when the union exists already and when the revoke comes before the
+// first collective made it.
+func TestIntercommRevokeInCollective(t *testing.T) {
+	for _, warm := range []bool{false, true} {
+		for _, revoker := range []int{0, 4} {
+			for _, op := range []string{"barrier", "allreduce"} {
+				t.Run(fmt.Sprintf("warm=%v/revoker=%d/%s", warm, revoker, op), func(t *testing.T) {
+					ranktest.RunOpts(t, ranktest.Options{N: 5, Quiet: true}, func(r *ranktest.R) {
+						ic, _ := r.Intercomm(2)
+						call := func() error {
+							if op == "barrier" {
+								return coll.Barrier(ic)
+							}
+							return coll.Allreduce(ic, []int64{1}, []int64{0}, coll.Sum[int64])
+						}
+						if warm {
+							r.Check(call(), "first collective")
+							// Nobody revokes before everyone left it.
+							r.Check(coll.Barrier(r.Comm), "world barrier")
+						}
+						if r.Rank == revoker {
+							r.Check(ulfm.Revoke(ic), "revoke")
+						} else if err := call(); !errors.Is(err, ranks.ErrRevoked) {
+							r.Errorf("%s on the revoked intercommunicator: %v, want ErrRevoked", op, err)
+						}
+						// The revoker stays until the others returned: the
+						// revoke, not its finalize, must end their wait.
+						r.Check(coll.Barrier(r.Comm), "world barrier at the end")
+					})
+				})
+			}
+		}
+	}
+}

@@ -138,6 +138,12 @@ var (
 	// Inter tells whether comm is an intercommunicator and, if so, its
 	// local intracommunicator (a *ranks.Comm) and the remote group's size.
 	Inter func(comm any) (local any, remoteSize int, ok bool)
+	// InterUnion returns the intracommunicator of both groups of
+	// intercommunicator comm (the low group first), made at the first
+	// call, which every member makes at the same collective: package
+	// coll runs Barrier and small Allreduce on it. It is revoked with
+	// comm and freed after it.
+	InterUnion func(comm any) (any, error)
 	// Concurrent tells comm's rank that calls into it are about to come
 	// from a goroutine of an upper package too (a queued nonblocking
 	// collective): a rank at ThreadSerialized or below, whose engine
