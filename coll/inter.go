@@ -13,7 +13,11 @@ import (
 // its lines in shared memory) and point-to-point messages on the
 // intercommunicator's collective twin, addressed to the remote group:
 //
-//   - reductions, Barrier and Allgather meet within each group, the two
+//   - Barrier, and an Allreduce of at most unionMax bytes gathered, run
+//     on an internal intracommunicator of both groups (ext.InterUnion),
+//     one shared-memory collective: the path below cost 3-9 times the
+//     intracommunicator's figure (benchmarks/inter_coll);
+//   - larger reductions and Allgather meet within each group, the two
 //     leaders (local rank 0) swap what their groups made, and each leader
 //     hands the other group's result to its own (Bcast, Scatter);
 //   - rooted data (Gather, Scatter) and the all-to-all patterns go
