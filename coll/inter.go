@@ -1,6 +1,8 @@
 package coll
 
 import (
+	"unsafe"
+
 	"github.com/shmpi/shmpi/internal/ext"
 	"github.com/shmpi/shmpi/ranks"
 )
@@ -40,6 +42,11 @@ import (
 type interState struct {
 	lc    *ranks.Comm // the local group's intracommunicator
 	rsize int         // the remote group's size
+	union *ranks.Comm // both groups' intracommunicator, once unionOf made it
+	// scratch holds an Allreduce's gathered contributions on the union
+	// path (unionMax bytes, made at the first): one goroutine at a time
+	// runs a communicator's collectives (nonblocking.go).
+	scratch []byte
 }
 
 // interOf makes the collective state of intercommunicator c, or returns
@@ -140,11 +147,15 @@ const unionMax = 4096
 // there those run as one shared-memory collective, not as two local
 // phases and the leaders' point-to-point exchange.
 func unionOf(st *state, name string) (*ranks.Comm, error) {
+	if st.ic.union != nil {
+		return st.ic.union, nil
+	}
 	u, err := ext.InterUnion(st.c)
 	if err != nil {
 		return nil, interErr(st, err, name)
 	}
-	return u.(*ranks.Comm), nil
+	st.ic.union = u.(*ranks.Comm)
+	return st.ic.union, nil
 }
 
 // interErr reports err of an operation on the union as the
@@ -220,7 +231,12 @@ func interAllreduce[T any](st *state, send, recv []T, op Op[T], name string) err
 			return err
 		}
 		n := len(send)
-		all := make([]T, n*usize)
+		if st.ic.scratch == nil {
+			st.ic.scratch = make([]byte, unionMax)
+		}
+		// The package moves T as plain bytes (bytesOf), so a T is data
+		// without pointers; the scratch is 8-byte aligned.
+		all := unsafe.Slice((*T)(unsafe.Pointer(&st.ic.scratch[0])), n*usize)
 		if err := allgather(u, send, all); err != nil {
 			return interErr(st, err, name)
 		}
