@@ -28,9 +28,22 @@ func membarrier(cmd int) error {
 	return nil
 }
 
+// registerBarrier runs a registration, an announced syscall: it waits
+// for an RCU grace period in a multi-threaded process (11-16 ms at a
+// spawned rank's Init, 2026-11-26), and as a raw syscall it held the
+// caller's P all that time, so a registration on a goroutine of its own
+// (ranks' asyncBarrier) still stopped a rank with one P. It runs once
+// per process.
+func registerBarrier(cmd int) error {
+	if _, _, errno := syscall.Syscall(unix.SYS_MEMBARRIER, uintptr(cmd), 0, 0); errno != 0 {
+		return errno
+	}
+	return nil
+}
+
 // RegisterPrivateBarrier registers this process for PrivateBarrier. It
 // reports whether the kernel allows it.
-func RegisterPrivateBarrier() bool { return membarrier(membarrierRegisterPrivateExpedited) == nil }
+func RegisterPrivateBarrier() bool { return registerBarrier(membarrierRegisterPrivateExpedited) == nil }
 
 // PrivateBarrier makes every running thread of this process execute a
 // full memory barrier before it returns.
@@ -45,7 +58,7 @@ func HaveGlobalBarrier() bool {
 // RegisterGlobalBarrier registers this process as a target of
 // GlobalBarrier. It reports whether the kernel allows it: only then may
 // the process leave out the fences that GlobalBarrier stands in for.
-func RegisterGlobalBarrier() bool { return membarrier(membarrierRegisterGlobalExpedited) == nil }
+func RegisterGlobalBarrier() bool { return registerBarrier(membarrierRegisterGlobalExpedited) == nil }
 
 // GlobalBarrier makes every running thread of every process registered
 // with RegisterGlobalBarrier execute a full memory barrier before it
