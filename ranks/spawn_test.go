@@ -2,6 +2,7 @@ package ranks_test
 
 import (
 	"errors"
+	"os"
 	"testing"
 	"time"
 
@@ -149,6 +150,54 @@ func TestDisconnectFromFinalizedChildren(t *testing.T) {
 		r.Check(err, "Spawn")
 		if err := ic.Disconnect(); err != nil {
 			r.Errorf("Disconnect from children that finalized: %v, want nil", err)
+		}
+	})
+}
+
+// Spawning and disconnecting leaves no descriptor open in the parent
+// (five spawns of a child that disconnects at once, its descriptors
+// counted before and after) nor in the launcher once the job is over.
+func TestSpawnLeavesNoDescriptors(t *testing.T) {
+	const spawns = 5
+	// The launcher is this process: it must close what it opened for
+	// the spawned ranks (their pipes, pidfds) once the job is over.
+	launcherFDs := func() int {
+		d, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(d)
+	}
+	launcherBefore := launcherFDs()
+	defer func() {
+		if after := launcherFDs(); after != launcherBefore {
+			t.Errorf("the launcher's open descriptors: %d before the job, %d after", launcherBefore, after)
+		}
+	}()
+	ranktest.RunOpts(t, ranktest.Options{N: 1, Universe: 1 + spawns, Timeout: spawnTimeout, Quiet: true}, func(r *ranktest.R) {
+		if p := r.World.Parent(); p != nil {
+			r.Check(p.Disconnect(), "child Disconnect")
+			return
+		}
+		count := func() int {
+			d, err := os.ReadDir("/proc/self/fd")
+			r.Check(err, "read /proc/self/fd")
+			return len(d)
+		}
+		cmd, args := r.SelfCommand()
+		// The first spawn may open what the process keeps for good
+		// (the runtime's netpoller, a port table): count after it.
+		ic, err := r.Comm.Spawn(cmd, args, 1, 0)
+		r.Check(err, "Spawn")
+		r.Check(ic.Disconnect(), "Disconnect")
+		before := count()
+		for range spawns - 1 {
+			ic, err := r.Comm.Spawn(cmd, args, 1, 0)
+			r.Check(err, "Spawn")
+			r.Check(ic.Disconnect(), "Disconnect")
+		}
+		if after := count(); after != before {
+			r.Errorf("open descriptors: %d before %d spawns, %d after", before, spawns-1, after)
 		}
 	})
 }
