@@ -45,8 +45,9 @@ func fillErrcodes(errcodes *C.int, n int, code int) {
 	if errcodes == nil || n <= 0 {
 		return
 	}
-	for i := range unsafe.Slice(errcodes, n) {
-		unsafe.Slice(errcodes, n)[i] = C.int(code)
+	codes := unsafe.Slice(errcodes, n)
+	for i := range codes {
+		codes[i] = C.int(code)
 	}
 }
 
