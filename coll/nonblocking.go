@@ -1,10 +1,12 @@
 package coll
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 
 	"github.com/shmpi/shmpi/internal/ext"
+	"github.com/shmpi/shmpi/internal/spin"
 	"github.com/shmpi/shmpi/ranks"
 )
 
@@ -14,10 +16,16 @@ import (
 // member runs the communicator's collectives in the same order, as MPI
 // requires), on whichever goroutine gets to them first: the goroutine
 // that waits for one (Wait and WaitAll run the queue up to it, with no
-// hand-over), or a goroutine of the communicator, started with the first
-// queued collective, which drives them while the caller computes or
-// waits for something else (MPI's progress rule: a nonblocking
-// collective progresses while its rank is blocked in another call). A
+// hand-over), or a goroutine of the communicator that drives them while
+// the caller waits for something else (MPI's progress rule: a nonblocking
+// collective progresses while its rank is blocked in another call, or
+// polls with Test). That goroutine is started with the first queued
+// collective when the rank has a core of its own and more than one P
+// (it then overlaps the caller's computation); otherwise only when the
+// rank blocks in another wait or a Test finds the request pending
+// (ext.NeedProgress): starting it wakes a thread, which cost 35-40 µs a
+// call at 8 ranks on 2 cores (osu_allreduce_persistent -compare: 45 µs
+// against 7 for Allreduce), and the work runs on the waiter anyway. A
 // blocking collective started meanwhile runs after them. Buffers must not
 // be touched until the request completes. A failure is reported at
 // completion, never when the operation starts (DESIGN.md rule 2).
@@ -26,11 +34,13 @@ import (
 type queue struct {
 	mu      sync.Mutex
 	jobs    []func()
-	enq     uint64        // jobs queued so far: a job's number
-	spawned bool          // a drain goroutine exists
-	busy    atomic.Bool   // jobs queued or running: blocking calls go through the queue
-	ran     atomic.Uint64 // jobs finished so far
-	run     sync.Mutex    // held by the goroutine running jobs
+	enq     uint64         // jobs queued so far: a job's number
+	spawned bool           // a drain goroutine exists
+	kicked  bool           // a kick is registered (ext.NeedProgress) and has not run
+	busy    atomic.Bool    // jobs queued or running: blocking calls go through the queue
+	ran     atomic.Uint64  // jobs finished so far
+	run     sync.Mutex     // held by the goroutine running jobs
+	runner  atomic.Uintptr // the helping goroutine that holds run (spin.GoroutineID), or 0
 }
 
 func stateOf(c *ranks.Comm) *state {
@@ -66,17 +76,63 @@ func (st *state) enqueue(job func()) uint64 {
 	q := &st.q
 	ext.Hold(st.c)
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	n := q.enq
 	q.enq++
 	q.jobs = append(q.jobs, job)
 	q.busy.Store(true)
-	if !q.spawned {
+	register := false
+	switch {
+	case q.spawned || q.kicked:
+	case eagerDrain(st.c):
 		q.spawned = true
 		ext.Concurrent(st.c)
 		go st.drain()
+	default:
+		q.kicked = true
+		register = true
+	}
+	q.mu.Unlock()
+	if register {
+		// Outside q.mu: the rank calls kicks holding its kick list's
+		// lock, and a kick takes q.mu.
+		ext.NeedProgress(st.c, st.kick)
 	}
 	return n
+}
+
+// eagerDrain reports whether a queue of c starts its drain goroutine with
+// its first job: when the rank spins (a core of its own) and its Go
+// runtime has a second P for the goroutine, so that the collective
+// overlaps the caller's work.
+func eagerDrain(c *ranks.Comm) bool {
+	return ext.Spinning(c) && runtime.GOMAXPROCS(0) > 1
+}
+
+// kick is the queue's ext.NeedProgress callback: it starts the drain
+// goroutine if jobs wait and nobody else runs them, and reports whether
+// it is done. It reports false, to be called again, when the calling
+// goroutine is itself running the queue (a Wait's help, whose job is
+// waiting inside): that run stops at the waiter's job and may leave later
+// ones behind. A drain goroutine started while another goroutine runs
+// the queue waits for it (q.run).
+func (st *state) kick() bool {
+	q := &st.q
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.spawned || len(q.jobs) == 0 {
+		q.kicked = false
+		return true
+	}
+	if q.run.TryLock() {
+		q.run.Unlock()
+	} else if me := spin.GoroutineID(); me != 0 && q.runner.Load() == me {
+		return false
+	}
+	q.kicked = false
+	q.spawned = true
+	ext.Concurrent(st.c)
+	go st.drain()
+	return true
 }
 
 // drain runs the queued jobs in order until none is left.
@@ -92,16 +148,22 @@ func (st *state) drain() {
 	}
 }
 
-// help runs the queued jobs up to job n on this goroutine, unless
-// another goroutine is running them (the caller then waits for its
-// request as usual).
+// help runs the queued jobs up to job n on this goroutine. If another
+// goroutine is running jobs, it waits for it and goes on from there: the
+// other may be a waiter that stops at its own job (a drain goroutine is
+// started only on a kick, which may not come while this one waits).
 func (st *state) help(n uint64) {
 	q := &st.q
+	me := spin.GoroutineID()
 	for q.ran.Load() <= n {
-		if !q.run.TryLock() {
+		q.run.Lock()
+		if q.ran.Load() > n {
+			q.run.Unlock()
 			return
 		}
+		q.runner.Store(me)
 		ok := st.runOne(false)
+		q.runner.Store(0)
 		q.run.Unlock()
 		if !ok {
 			return

@@ -69,6 +69,7 @@ func init() {
 	ext.SleepTimeouts = func(comm any) uint64 { return comm.(*Comm).e.sleepTimeouts.Load() }
 	ext.Hold = func(comm any) { comm.(*Comm).holds.Add(1) }
 	ext.Concurrent = func(comm any) { comm.(*Comm).e.concurrent() }
+	ext.NeedProgress = func(comm any, kick func() bool) { comm.(*Comm).e.needProgress(kick) }
 	ext.Inter = func(comm any) (any, int, bool) {
 		c := comm.(*Comm)
 		if c.inter == nil {
@@ -242,4 +243,44 @@ func (e *engine) concurrent() {
 	if e.serial {
 		e.serial = false
 	}
+}
+
+// needProgress registers kick (ext.NeedProgress). It takes no engine
+// lock: a persistent request's Start calls it holding that lock.
+func (e *engine) needProgress(kick func() bool) {
+	e.kickMu.Lock()
+	e.kicks = append(e.kicks, kick)
+	e.nkicks.Store(int32(len(e.kicks)))
+	e.kickMu.Unlock()
+}
+
+// kickIdle runs the registered kicks, once this rank is about to wait or
+// has polled a request that is not done, and keeps those that report
+// their queue still needs one. Called and returns with e.mu held; the
+// kicks run without it (one may start a goroutine that takes it, and
+// turn a ThreadSerialized engine into a locking one, ext.Concurrent: the
+// relock below then takes the real lock that the caller's unlock frees).
+//
+// The kicks run under kickMu, so that a goroutine that comes here while
+// another runs them waits rather than finds the list empty and sleeps
+// with a queue nobody drives. Lock order: e.mu, then kickMu (a
+// persistent Start's ext.NeedProgress); kickMu, then a queue's lock
+// (here, without e.mu).
+func (e *engine) kickIdle() {
+	if e.nkicks.Load() == 0 {
+		return
+	}
+	e.unlock()
+	e.kickMu.Lock()
+	keep := e.kicks[:0]
+	for _, k := range e.kicks {
+		if !k() {
+			keep = append(keep, k)
+		}
+	}
+	clear(e.kicks[len(keep):])
+	e.kicks = keep
+	e.nkicks.Store(int32(len(keep)))
+	e.kickMu.Unlock()
+	e.relock()
 }

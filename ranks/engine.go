@@ -143,6 +143,15 @@ type engine struct {
 	pmaps         peerMaps // peers' AllocMem regions mapped here (peermem.go)
 
 	sleepers atomic.Int32
+	// kicks are the upper packages' queues of nonblocking work (coll's
+	// nonblocking and persistent collectives) that have jobs and no
+	// goroutine driving them (ext.NeedProgress). A rank that blocks, or
+	// polls with a Test, calls them (kickIdle) so that the work
+	// progresses while the rank is in another call, as MPI requires;
+	// nkicks is their number, read without the lock.
+	kickMu sync.Mutex
+	kicks  []func() bool
+	nkicks atomic.Int32
 	// sleepTimeouts counts sleeps that ended by their timeout rather than
 	// a wake or a change: in a healthy job, a wake-up some poster missed
 	// (ext.SleepTimeouts; tests check it stays 0).

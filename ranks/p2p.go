@@ -440,7 +440,9 @@ func (c *Comm) findUnexp(src, tag int, block bool, op string) (*umsg, error) {
 		e.block(pred, job.OpProbe, src, tag, c.ctx, w)
 	} else {
 		e.progress()
-		pred()
+		if !pred() {
+			e.kickIdle()
+		}
 	}
 	if m != nil {
 		return m, nil

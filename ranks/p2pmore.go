@@ -214,6 +214,7 @@ func (h *Request) GetStatus() (Status, bool, error) {
 	}
 	e.progress()
 	if !r.done {
+		e.kickIdle()
 		if e.pendingFailure(r) {
 			return Status{}, false, e.pendingErr(r, "GetStatus")
 		}

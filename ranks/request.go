@@ -406,6 +406,7 @@ func (h *Request) Test() (Status, bool, error) {
 	}
 	e.progress()
 	if !h.done() {
+		e.kickIdle()
 		if e.pendingFailure(r) {
 			return Status{}, false, e.pendingErr(r, "Test")
 		}
@@ -635,6 +636,7 @@ func TestAll(rs []*Request, statuses []Status) (bool, error) {
 	e.progress()
 	for _, h := range rs {
 		if !idle(h) && !h.done() {
+			e.kickIdle()
 			pend := e.pendingFailure(h.r)
 			e.unlock()
 			if pend {
@@ -708,7 +710,9 @@ func waitAny(rs []*Request, block bool, op string) (int, Status, error) {
 		e.block(pred, job.OpWaitAny, ProcNull, AnyTag, 0, commonPeer(rs))
 	} else {
 		e.progress()
-		pred()
+		if !pred() {
+			e.kickIdle()
+		}
 	}
 	if found >= 0 {
 		h := rs[found]
@@ -766,6 +770,9 @@ func waitSome(rs []*Request, block bool, op string) ([]int, []Status, error) {
 		e.block(pred, job.OpWaitSome, ProcNull, AnyTag, 0, commonPeer(rs))
 	} else {
 		e.progress()
+		if !pred() {
+			e.kickIdle()
+		}
 	}
 	var idx []int
 	var sts []Status

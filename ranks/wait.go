@@ -61,6 +61,7 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 	if pred() {
 		return
 	}
+	e.kickIdle()
 	recorded := false
 	yields := 0
 	spinning := e.spin

@@ -150,6 +150,17 @@ var (
 	// takes no lock, takes one from then on. Called from the user's
 	// goroutine, outside any call of ranks, before that goroutine starts.
 	Concurrent func(comm any)
+	// NeedProgress registers kick with comm's rank: a queue of nonblocking
+	// work that has jobs and no goroutine driving them. The rank calls
+	// kick, outside its lock, when it is about to block in any wait and
+	// when a Test (or Iprobe) finds nothing done; kick starts a goroutine
+	// to drive the queue if it still needs one and reports true, or
+	// reports false to be called again (the queue is being run by a
+	// waiter, whose Wait helps, and may need a driver afterwards). So a
+	// job runs on the goroutine that waits for it, and a goroutine (a
+	// thread wake-up, which costs tens of µs when ranks outnumber cores)
+	// is started only when the rank does something else meanwhile.
+	NeedProgress func(comm any, kick func() bool)
 	// Hold keeps comm's resources while an operation of an upper package
 	// runs on it (a nonblocking collective): a Free meanwhile releases
 	// them only after the matching Unhold. Neither blocks.
