@@ -171,6 +171,7 @@ type engine struct {
 	fenceWord atomic.Uint32 // a private word for a full fence
 
 	yieldBudget int // collective waits when oversubscribed: sched_yields before sleeping
+	p2pYields   int // other waits when oversubscribed: sched_yields before sleeping (job.EnvP2PYields)
 
 	killAt    int64  // fault injection: die at this entry into the engine (killinject.go)
 	spawnKill string // fault injection: die at this point of a spawn (spawn.go)
@@ -337,6 +338,19 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	// yield switched away.)
 	perCore := (active + max(seg.Cores(), 1) - 1) / max(seg.Cores(), 1)
 	e.yieldBudget = max(16, 2*perCore)
+	// Other waits (a receive, a WaitAll of sends and receives) yield a
+	// few times too: the message they wait for often comes from a rank
+	// that shares their core and is runnable. Same runs, 2 cores
+	// (2026-11-26, yields 0 / 4 / 8): examples/ring's hop at 3 ranks
+	// 14.6-15.1 / 2.0-3.0 / 1.2-1.4 µs, at 8 ranks 9.4-10.2 / 3.8-4.4 /
+	// 3.6-4.0, at 16 ranks 8.9-9.5 / 5.2-6.9 / 6.5-7.7, at 64 ranks
+	// 20.8-24.2 / 20.6-22.9 / 19.9-23.6; osu_multi_lat 8 B at 8 ranks
+	// 9.7-15.2 / 3.6-4.2 / 3.6-4.1; halo's Isend/Irecv exchange at 8
+	// ranks 32-39 / 8.5-10.3 / 8.8-11.8.
+	e.p2pYields = 8
+	if v, err := strconv.Atoi(os.Getenv(job.EnvP2PYields)); err == nil && v >= 0 {
+		e.p2pYields = v
+	}
 	if v, err := strconv.Atoi(os.Getenv(job.EnvYields)); err == nil && v >= 0 {
 		e.yieldBudget = v
 	}

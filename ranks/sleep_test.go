@@ -8,7 +8,7 @@ import (
 	"github.com/shmpi/shmpi/shm"
 )
 
-// Receivers that sleep at once (SHMPI_SPIN=0) are woken by every kind of
+// Receivers that sleep at once (SHMPI_SPIN=0, SHMPI_P2P_YIELDS=0) are woken by every kind of
 // small send: blocking sends (sendInline), nonblocking ones (trySend),
 // and bursts that travel in short records. Where the kernel has the
 // global membarrier, senders publish without a fence and the sleeper's
@@ -19,7 +19,7 @@ import (
 func TestSleepingReceiversAreWoken(t *testing.T) {
 	for _, fenced := range []bool{false, true} {
 		name := "barrier"
-		env := []string{"SHMPI_SPIN=0"}
+		env := []string{"SHMPI_SPIN=0", "SHMPI_P2P_YIELDS=0"}
 		if fenced {
 			name = "fenced"
 			env = append(env, "SHMPI_FENCE_SENDS=1")

@@ -105,17 +105,22 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 				}
 			}
 		} else {
-			if watch != nil && yields < e.yieldBudget {
-				// Oversubscribed, in a collective: every member must run
-				// once before it completes, so hand the CPU to them
-				// directly rather than sleep and pay a wake-up
-				// (osu_barrier at 8 ranks on 2 cores shows the gain).
+			if yields < e.p2pYields || watch != nil && yields < e.yieldBudget {
+				// Oversubscribed (or done spinning): hand the CPU to the
+				// ranks that share it rather than sleep and pay a
+				// wake-up. In a collective every member must run once
+				// before it completes (osu_barrier at 8 ranks on 2 cores
+				// shows the gain); other waits yield fewer times
+				// (p2pYields: engine.go has the figures).
 				yields++
 				e.tool.yields++
-				wv := watch.Load()
+				var wv uint32
+				if watch != nil {
+					wv = watch.Load()
+				}
 				e.relax()
 				e.unlock()
-				if watch.Load() == wv {
+				if watch == nil && !e.inbox.Ready() || watch != nil && watch.Load() == wv {
 					shm.Yield()
 				}
 				e.relock()

@@ -32,6 +32,10 @@ const (
 	// sleeps when ranks outnumber cores (default: max(16, 2 × ranks per
 	// core); "0" sleeps at once).
 	EnvYields = "SHMPI_YIELDS"
+	// EnvP2PYields: the sched_yield calls any other wait (a receive, a
+	// Wait on requests) makes before it sleeps when ranks outnumber cores
+	// (default 8; "0" sleeps at once).
+	EnvP2PYields = "SHMPI_P2P_YIELDS"
 	// EnvSleepTimeout: the bound of every sleep of a waiting rank in
 	// milliseconds (default 100), after which it checks its peers'
 	// liveness itself. Tests of lost wake-ups make it long, so that only
