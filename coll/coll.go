@@ -288,7 +288,7 @@ func bcastErr[T any](c *ranks.Comm, buf []T, root int, rootErr error) error {
 		st.argErr(rootErr)
 	}
 	b := bytesOf(buf)
-	if len(b) <= inlineMax && st.spin {
+	if st.spin && (len(b) <= inlineMax || st.staging(len(b))) {
 		if err := st.bcastOneWay(op, b, root); err != nil {
 			return err
 		}
@@ -715,12 +715,37 @@ func scatter[T any](c *ranks.Comm, send, recv []T, root int) error {
 	if st.ic != nil {
 		return interScatterv(st, send, nil, nil, recv, root, true, name)
 	}
+	m := len(recv)
+	if recv == nil && st.rank == root {
+		m = len(send) / st.size
+	}
+	if st.spin && st.size > 1 {
+		// Every block in the root's line or scratch, one way (as Bcast):
+		// each member copies its own.
+		esz := int(unsafe.Sizeof(*new(T)))
+		if all := st.size * m * esz; all <= inlineMax || st.staging(all) {
+			var p []byte
+			var bad error
+			if st.rank == root {
+				// A short send buffer goes as it is: the others see a
+				// length that is not theirs, and conclude finds the
+				// root's error (verdict).
+				if len(send) < st.size*m {
+					bad = st.argErr(errf(ranks.ErrBuffer, name, "send buffer shorter than Size() blocks"))
+					p = bytesOf(send)
+				} else {
+					p = bytesOf(send[:st.size*m])
+					if recv != nil {
+						copy(recv, send[root*m:(root+1)*m])
+					}
+				}
+			}
+			err := st.oneWayPhase(name, p, root, all, st.rank*m*esz, bytesOf(recv))
+			return st.conclude(name, bad, err)
+		}
+	}
 	if st.rank != root {
 		return st.conclude(name, nil, recvExact(st, recv, root, name))
-	}
-	m := len(recv)
-	if recv == nil {
-		m = len(send) / st.size
 	}
 	if len(send) < st.size*m {
 		bad := st.argErr(errf(ranks.ErrBuffer, name, "send buffer shorter than Size() blocks"))

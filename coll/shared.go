@@ -419,17 +419,41 @@ func (st *state) disseminate(op string, a uint64) error {
 	return nil
 }
 
-// bcastOneWay is a broadcast of p (at most inlineMax bytes) from root
-// when members spin: a phase without a barrier. The root writes its line
-// and raises its seq to the phase's end; the others raise theirs to the
+// bcastOneWay is a broadcast of p (at most inlineMax bytes, or stageMax
+// staged in the root's scratch) from root when members spin: a phase
+// without a barrier. The root writes its line (and its scratch half) and
+// raises its seq to the phase's end; the others raise theirs to the
 // phase's start (they have entered it), wait for the root's, copy, and
 // raise theirs to the end. Only the root waits, and only before it next
 // writes a half (reuse), so a loop of broadcasts costs about one line
-// transfer each, where a barrier costs one each way.
+// transfer each (and the data's lines), where a barrier costs one each
+// way. Staged data follows the lines' phases: its halves are reused under
+// the same rule.
 func (st *state) bcastOneWay(op string, p []byte, root int) error {
+	return st.oneWayPhase(op, p, root, len(p), 0, p)
+}
+
+// oneWayPhase is bcastOneWay's phase with a reader's part chosen: the root
+// sends p (at most stageMax bytes); every other member checks that it is
+// want bytes long and copies its bytes from off into dst (Scatter takes
+// its own block so).
+func (st *state) oneWayPhase(op string, p []byte, root, want, off int, dst []byte) error {
+	staged := want > inlineMax
 	if st.rank == root {
-		if err := st.publish(op, p); err != nil {
+		staged = len(p) > inlineMax
+	}
+	if st.rank == root {
+		if err := st.reuse(op); err != nil {
 			return err
+		}
+		if staged {
+			h := (st.a + 1) % 2
+			copy(unsafe.Slice((*byte)(unsafe.Add(st.stage, st.rank*st.per+int(h)*stageMax)), stageMax), p)
+			var n [8]byte
+			binary.LittleEndian.PutUint64(n[:], uint64(len(p)))
+			st.write(lineStaged, n[:])
+		} else {
+			st.write(lineInline, p)
 		}
 	}
 	st.a++
@@ -449,11 +473,19 @@ func (st *state) bcastOneWay(op string, p []byte, root int) error {
 	if err := st.await(op, root, end, 0); err != nil { // any failure ends it (see reuse)
 		return err
 	}
-	d := st.read(root)
-	if err := checkLen(op, root, len(d), len(p)); err != nil {
-		return err
+	var d []byte
+	if staged {
+		var err error
+		if d, err = st.staged(op, root, want); err != nil {
+			return err
+		}
+	} else {
+		d = st.read(root)
+		if err := checkLen(op, root, len(d), want); err != nil {
+			return err
+		}
 	}
-	copy(p, d)
+	copy(dst, d[off:])
 	if st.rounds > 1 {
 		// With two members there is no one else to wait for once the
 		// only round is done, and the store would take the line from
