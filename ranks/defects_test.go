@@ -203,10 +203,10 @@ func TestProgressRulePendingSends(t *testing.T) {
 		sync  bool
 		count int
 	}{
-		{"rndv-40KB", 40000, false, 65},
+		{"rndv-200KB", 200000, false, 65}, // above the largest eager chunk (job.ChunkSizeFor)
 		{"ssend-8B", 8, true, 65},
 		{"ssend-3KB", 3000, true, 70},
-		{"ssend-40KB", 40000, true, 70},
+		{"ssend-200KB", 200000, true, 70},
 		{"rndv-1MB", 1 << 20, false, 66},
 	}
 	for _, mode := range []string{"cma", "pipelined"} {
