@@ -209,7 +209,13 @@ func recvExact[T any](st *state, buf []T, src int, op string) error {
 // sends find them posted, and waits for them all. A receive whose block
 // has another size than expected is ErrCount.
 func exchange[T any](st *state, from, to func(r int) []T, name string) error {
-	rs := make([]*ranks.Request, 0, 2*st.size)
+	// The communicator's collectives run one at a time, so its state's
+	// slice serves every exchange (no allocation a call).
+	rs := st.reqs[:0]
+	defer func() {
+		clear(rs)
+		st.reqs = rs[:0]
+	}()
 	for _, recv := range []bool{true, false} {
 		buf := to
 		if recv {

@@ -183,13 +183,14 @@ type state struct {
 	rank   int
 	hdr    *header
 	lines  unsafe.Pointer
-	stage  unsafe.Pointer // the communicator's scratch, or nil (ext.Staging)
-	per    int            // its bytes per member
-	spin   bool           // members spin: dissemination barrier (else the counter)
-	rounds int            // of the dissemination barrier: ceil(log2 size)
-	stride uint64         // seq values per phase: rounds+1
-	oneWay bool           // the last phase was bcastOneWay's
-	reused uint64         // the phase whose halves reuse last cleared
+	stage  unsafe.Pointer   // the communicator's scratch, or nil (ext.Staging)
+	reqs   []*ranks.Request // exchange's requests, kept between calls
+	per    int              // its bytes per member
+	spin   bool             // members spin: dissemination barrier (else the counter)
+	rounds int              // of the dissemination barrier: ceil(log2 size)
+	stride uint64           // seq values per phase: rounds+1
+	oneWay bool             // the last phase was bcastOneWay's
+	reused uint64           // the phase whose halves reuse last cleared
 
 	// The waits' predicates, made once: a closure made per wait would be
 	// an allocation per collective when ranks sleep. One goroutine at a
