@@ -10,6 +10,7 @@ package job
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"unsafe"
@@ -94,17 +95,24 @@ type Layout struct {
 	ChunkSize  int
 }
 
-// ChunkSizeFor is the eager chunk size of a job of n ranks: larger chunks
-// in small jobs, where the segment stays small. Messages up to the chunk
-// size go eagerly; eager beat the rendezvous at 64 and 128 KiB once the
-// engine pre-faulted chunks and moved records in two lines (2026-11-26,
-// 2 ranks, 3 runs each: osu_latency 64 KiB 11.2-15.7 µs by rendezvous,
-// 4.8-5.0 in 128 KiB chunks; 128 KiB 12.9-19.4 against 6.9-7.6; osu_bw
-// 128 KiB 16.5-18.0 against 26.2-31.7 GB/s; 64 KiB 14.7-17.0 against
-// 11.3-15.3). Total chunk memory stays at most 32 MiB up to 64 ranks.
-func ChunkSizeFor(n int) int {
+// ChunkSizeFor is the eager chunk size of a job of n ranks on cores CPUs:
+// larger chunks in small jobs, where the segment stays small. Messages up
+// to the chunk size go eagerly; eager beat the rendezvous at 64 and 128
+// KiB once the engine pre-faulted chunks and moved records in two lines
+// (2026-11-26, 2 ranks, 3 runs each: osu_latency 64 KiB 11.2-15.7 µs by
+// rendezvous, 4.8-5.0 in 128 KiB chunks; 128 KiB 12.9-19.4 against
+// 6.9-7.6; osu_bw 128 KiB 16.5-18.0 against 26.2-31.7 GB/s; 64 KiB
+// 14.7-17.0 against 11.3-15.3). When ranks outnumber cores the second
+// copy of an eager message costs CPU that other ranks wait for: at 8
+// ranks on 2 cores, 2 runs each, osu_alltoall 128 KiB took 1,216-1,564
+// µs in 128 KiB chunks against 491-573 in 64 or 32 KiB ones, and
+// osu_allgather 1,333-1,409 against 388-417; 64 KiB chunks were the best
+// of the three at 16 and 64 KiB (alltoall 64 KiB 154-159 µs against
+// 175-202 and 212-235). Total chunk memory stays at most 32 MiB up to 64
+// ranks.
+func ChunkSizeFor(n, cores int) int {
 	switch {
-	case n <= 8:
+	case n <= cores:
 		return 4 * DefaultChunkSize
 	case n <= 32:
 		return 2 * DefaultChunkSize
@@ -112,11 +120,15 @@ func ChunkSizeFor(n int) int {
 	return DefaultChunkSize
 }
 
-// DefaultLayout is the layout for n ranks. EnvChunkSize and
-// EnvChunkCount, if set, override the chunk size and count.
-func DefaultLayout(n int) Layout {
+// DefaultLayout is the layout for n ranks on this machine's CPUs
+// (DefaultLayoutFor).
+func DefaultLayout(n int) Layout { return DefaultLayoutFor(n, runtime.NumCPU()) }
+
+// DefaultLayoutFor is the layout for n ranks on cores CPUs. EnvChunkSize
+// and EnvChunkCount, if set, override the chunk size and count.
+func DefaultLayoutFor(n, cores int) Layout {
 	l := Layout{Ranks: n, InboxSlots: DefaultInboxSlots, HSSlots: DefaultHSSlots,
-		ChunkCount: DefaultChunkCount, ChunkSize: ChunkSizeFor(n)}
+		ChunkCount: DefaultChunkCount, ChunkSize: ChunkSizeFor(n, cores)}
 	if v, err := strconv.Atoi(os.Getenv(EnvChunkSize)); err == nil && v >= 4096 && v%4096 == 0 {
 		l.ChunkSize = v
 	}

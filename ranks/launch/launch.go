@@ -193,7 +193,7 @@ func Start(cfg Config) (*Job, error) {
 		cfg.Cores = runtime.NumCPU()
 	}
 	u := max(cfg.Universe, cfg.N)
-	lay := job.DefaultLayout(u)
+	lay := job.DefaultLayoutFor(u, cfg.Cores)
 	if cfg.Layout != nil {
 		lay = *cfg.Layout
 		lay.Ranks = u
