@@ -119,8 +119,11 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 					wv = watch.Load()
 				}
 				e.relax()
+				// The inbox is looked at under the lock: another
+				// goroutine of this rank may drain it once we let go.
+				arrived := watch == nil && e.inbox.Ready()
 				e.unlock()
-				if watch == nil && !e.inbox.Ready() || watch != nil && watch.Load() == wv {
+				if !arrived && (watch == nil || watch.Load() == wv) {
 					shm.Yield()
 				}
 				e.relock()
