@@ -441,18 +441,11 @@ func (st *state) bcastOneWay(op string, p []byte, root int) error {
 func (st *state) oneWayPhase(op string, p []byte, root, want, off int, dst []byte) error {
 	staged := want > inlineMax
 	if st.rank == root {
-		staged = len(p) > inlineMax
-	}
-	if st.rank == root {
 		if err := st.reuse(op); err != nil {
 			return err
 		}
-		if staged {
-			h := (st.a + 1) % 2
-			copy(unsafe.Slice((*byte)(unsafe.Add(st.stage, st.rank*st.per+int(h)*stageMax)), stageMax), p)
-			var n [8]byte
-			binary.LittleEndian.PutUint64(n[:], uint64(len(p)))
-			st.write(lineStaged, n[:])
+		if staged = len(p) > inlineMax; staged {
+			st.stageWrite(p)
 		} else {
 			st.write(lineInline, p)
 		}
@@ -530,12 +523,19 @@ func (st *state) stageArrive(op string, p []byte) error {
 	if err := st.reuse(op); err != nil {
 		return err
 	}
+	st.stageWrite(p)
+	return st.arrive(op)
+}
+
+// stageWrite copies p (at most stageMax bytes) into this member's scratch
+// half for the next phase and publishes its length in its line; the
+// caller has made sure the half may be reused (reuse).
+func (st *state) stageWrite(p []byte) {
 	h := (st.a + 1) % 2
 	copy(unsafe.Slice((*byte)(unsafe.Add(st.stage, st.rank*st.per+int(h)*stageMax)), stageMax), p)
 	var n [8]byte
 	binary.LittleEndian.PutUint64(n[:], uint64(len(p)))
 	st.write(lineStaged, n[:])
-	return st.arrive(op)
 }
 
 // staged returns member r's staged data of the phase just completed,
