@@ -104,11 +104,11 @@ type Layout struct {
 // 6.9-7.6; osu_bw 128 KiB 16.5-18.0 against 26.2-31.7 GB/s; 64 KiB
 // 14.7-17.0 against 11.3-15.3). When ranks outnumber cores the second
 // copy of an eager message costs CPU that other ranks wait for: at 8
-// ranks on 2 cores, 2 runs each, osu_alltoall 128 KiB took 1,216-1,564
-// µs in 128 KiB chunks against 491-573 in 64 or 32 KiB ones, and
-// osu_allgather 1,333-1,409 against 388-417; 64 KiB chunks were the best
-// of the three at 16 and 64 KiB (alltoall 64 KiB 154-159 µs against
-// 175-202 and 212-235). Total chunk memory stays at most 32 MiB up to 64
+// ranks on 2 cores, 3 runs each, osu_alltoall 128 KiB took 1,243-1,451
+// µs in 128 KiB chunks against 444-626 in 64 or 32 KiB ones, and
+// osu_allgather 1,362-1,515 against 376-440; at 64 KiB the 64 KiB chunks
+// gave allgather 117-126 µs against 127-383 and 185-209 (performance.md
+// has the table). Total chunk memory stays at most 32 MiB up to 64
 // ranks.
 func ChunkSizeFor(n, cores int) int {
 	switch {
