@@ -1141,19 +1141,27 @@ func vCall(kind gatherKind, sendp unsafe.Pointer, scount int64, scounts, sdispls
 
 // vOut runs the v or w collective a, after its packing steps pre.
 func vOut(comm C.uintptr_t, a *vArgs, mode cmode, pre []func(), post func(), req *C.uintptr_t, fname string) C.int {
-	var p func()
-	if len(pre) > 0 {
-		p = func() {
-			for _, f := range pre {
-				f()
-			}
-		}
-		if mode != mPersist {
-			p()
-		}
-	}
+	p := packSteps(pre, mode)
 	rq, err := a.run(mode)
 	return collOut(comm, mode, rq, err, p, post, req, fname)
+}
+
+// packSteps joins a collective's packing steps into one function (nil if
+// there are none) and runs them now, unless the request is persistent:
+// then collOut has every Start run them.
+func packSteps(pre []func(), mode cmode) func() {
+	if len(pre) == 0 {
+		return nil
+	}
+	p := func() {
+		for _, f := range pre {
+			f()
+		}
+	}
+	if mode != mPersist {
+		p()
+	}
+	return p
 }
 
 // alltoallwCall is Alltoallw: a count, a byte displacement and a type for

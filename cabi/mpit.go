@@ -285,7 +285,15 @@ func shmpi_MPI_T_category_changed(update *C.int) C.int {
 }
 
 //export shmpi_MPI_T_category_get_num
-func shmpi_MPI_T_category_get_num(n *C.int) C.int {
+func shmpi_MPI_T_category_get_num(n *C.int) C.int { return tGetNum(n, len(tCategories)) }
+
+//export shmpi_MPI_T_category_get_index
+func shmpi_MPI_T_category_get_index(name *C.char, idx *C.int) C.int {
+	return tGetIndex(name, idx, findCategory)
+}
+
+// tGetNum answers an MPI_T_*_get_num call: there are count of the kind.
+func tGetNum(n *C.int, count int) C.int {
 	defer tMu.Unlock()
 	if r := tEnter(); r != 0 {
 		return r
@@ -293,12 +301,13 @@ func shmpi_MPI_T_category_get_num(n *C.int) C.int {
 	if n == nil {
 		return MPI_T_ERR_INVALID
 	}
-	*n = C.int(len(tCategories))
+	*n = C.int(count)
 	return 0
 }
 
-//export shmpi_MPI_T_category_get_index
-func shmpi_MPI_T_category_get_index(name *C.char, idx *C.int) C.int {
+// tGetIndex answers an MPI_T_*_get_index call; find gives the index of a
+// name, or -1.
+func tGetIndex(name *C.char, idx *C.int, find func(string) int) C.int {
 	defer tMu.Unlock()
 	if r := tEnter(); r != 0 {
 		return r
@@ -306,7 +315,7 @@ func shmpi_MPI_T_category_get_index(name *C.char, idx *C.int) C.int {
 	if name == nil || idx == nil {
 		return MPI_T_ERR_INVALID
 	}
-	i := findCategory(goName(name))
+	i := find(goName(name))
 	if i < 0 {
 		return MPI_T_ERR_INVALID_NAME
 	}

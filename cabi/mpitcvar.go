@@ -135,33 +135,11 @@ func tNewHandle() C.uintptr_t {
 }
 
 //export shmpi_MPI_T_cvar_get_num
-func shmpi_MPI_T_cvar_get_num(n *C.int) C.int {
-	defer tMu.Unlock()
-	if r := tEnter(); r != 0 {
-		return r
-	}
-	if n == nil {
-		return MPI_T_ERR_INVALID
-	}
-	*n = C.int(len(cvars))
-	return 0
-}
+func shmpi_MPI_T_cvar_get_num(n *C.int) C.int { return tGetNum(n, len(cvars)) }
 
 //export shmpi_MPI_T_cvar_get_index
 func shmpi_MPI_T_cvar_get_index(name *C.char, idx *C.int) C.int {
-	defer tMu.Unlock()
-	if r := tEnter(); r != 0 {
-		return r
-	}
-	if name == nil || idx == nil {
-		return MPI_T_ERR_INVALID
-	}
-	i := findCvar(goName(name))
-	if i < 0 {
-		return MPI_T_ERR_INVALID_NAME
-	}
-	*idx = C.int(i)
-	return 0
+	return tGetIndex(name, idx, findCvar)
 }
 
 //export shmpi_MPI_T_cvar_get_info

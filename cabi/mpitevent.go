@@ -29,17 +29,7 @@ import (
 const tSourceName = "shmpi_clock_monotonic"
 
 //export shmpi_MPI_T_source_get_num
-func shmpi_MPI_T_source_get_num(n *C.int) C.int {
-	defer tMu.Unlock()
-	if r := tEnter(); r != 0 {
-		return r
-	}
-	if n == nil {
-		return MPI_T_ERR_INVALID
-	}
-	*n = 1
-	return 0
-}
+func shmpi_MPI_T_source_get_num(n *C.int) C.int { return tGetNum(n, 1) }
 
 //export shmpi_MPI_T_source_get_info
 func shmpi_MPI_T_source_get_info(idx C.int, name *C.char, nameLen *C.int, desc *C.char, descLen *C.int, ordering *C.int, ticks, maxTicks *C.int64_t, info *C.uintptr_t) C.int {
@@ -86,17 +76,7 @@ func shmpi_MPI_T_source_get_timestamp(idx C.int, ts *C.int64_t) C.int {
 }
 
 //export shmpi_MPI_T_event_get_num
-func shmpi_MPI_T_event_get_num(n *C.int) C.int {
-	defer tMu.Unlock()
-	if r := tEnter(); r != 0 {
-		return r
-	}
-	if n == nil {
-		return MPI_T_ERR_INVALID
-	}
-	*n = 0
-	return 0
-}
+func shmpi_MPI_T_event_get_num(n *C.int) C.int { return tGetNum(n, 0) }
 
 // tNoEvent answers the calls on an event index, a registration or an
 // instance: with no events, none is valid.
@@ -110,14 +90,7 @@ func tNoEvent(code C.int) C.int {
 
 //export shmpi_MPI_T_event_get_index
 func shmpi_MPI_T_event_get_index(name *C.char, idx *C.int) C.int {
-	defer tMu.Unlock()
-	if r := tEnter(); r != 0 {
-		return r
-	}
-	if name == nil || idx == nil {
-		return MPI_T_ERR_INVALID
-	}
-	return MPI_T_ERR_INVALID_NAME
+	return tGetIndex(name, idx, func(string) int { return -1 }) // no events
 }
 
 //export shmpi_MPI_T_event_get_info

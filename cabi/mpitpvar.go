@@ -92,33 +92,16 @@ func (h *pvarHandle) value(c *ext.Counters) uint64 {
 }
 
 //export shmpi_MPI_T_pvar_get_num
-func shmpi_MPI_T_pvar_get_num(n *C.int) C.int {
-	defer tMu.Unlock()
-	if r := tEnter(); r != 0 {
-		return r
-	}
-	if n == nil {
-		return MPI_T_ERR_INVALID
-	}
-	*n = C.int(len(pvars))
-	return 0
-}
+func shmpi_MPI_T_pvar_get_num(n *C.int) C.int { return tGetNum(n, len(pvars)) }
 
 //export shmpi_MPI_T_pvar_get_index
 func shmpi_MPI_T_pvar_get_index(name *C.char, class C.int, idx *C.int) C.int {
-	defer tMu.Unlock()
-	if r := tEnter(); r != 0 {
-		return r
-	}
-	if name == nil || idx == nil {
-		return MPI_T_ERR_INVALID
-	}
-	i := findPvar(goName(name))
-	if i < 0 || pvars[i].class != int(class) {
-		return MPI_T_ERR_INVALID_NAME
-	}
-	*idx = C.int(i)
-	return 0
+	return tGetIndex(name, idx, func(n string) int {
+		if i := findPvar(n); i >= 0 && pvars[i].class == int(class) {
+			return i
+		}
+		return -1
+	})
 }
 
 //export shmpi_MPI_T_pvar_get_info

@@ -110,17 +110,7 @@ func (a *nbArgs) run(mode cmode) (*ranks.Request, error) {
 // nbOut runs a after its packing steps pre (at every start), with post
 // after each completion.
 func nbOut(comm C.uintptr_t, a *nbArgs, mode cmode, pre []func(), post func(), req *C.uintptr_t, fname string) C.int {
-	var p func()
-	if len(pre) > 0 {
-		p = func() {
-			for _, f := range pre {
-				f()
-			}
-		}
-		if mode != mPersist {
-			p()
-		}
-	}
+	p := packSteps(pre, mode)
 	rq, err := a.run(mode)
 	return collOut(comm, mode, rq, err, p, post, req, fname)
 }
