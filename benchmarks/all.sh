@@ -11,8 +11,9 @@
 # and rate, line_protocols), coll_report.sh (collectives at 2 to 64
 # ranks against the system MPI), coll_sweep.sh (seven collectives from
 # 8 B to 1 MiB at 2 to 64 ranks against Open MPI), rma_report.sh (one-sided),
-# ulfm_report.sh (agree, shrink, revoke, recovery) and
-# footprint_report.sh. Each one's -json output becomes a member of
+# ulfm_report.sh (agree, shrink, revoke, recovery),
+# footprint_report.sh and c_report.sh (the C interface against the Go
+# API and the system MPI, with the crossing's floors). Each one's -json output becomes a member of
 # "reports" in OUT (default benchmarks/results/<UTC date and time>.json),
 # and its text goes to OUT with .log for .json. Settings of the reports
 # (ROUNDS, NS, ...) pass through the environment. QUICK=1 runs each with
@@ -53,6 +54,7 @@ report sweep coll_sweep.sh QUICK=1
 report rma rma_report.sh ROUNDS=1
 report ulfm ulfm_report.sh ROUNDS=1 NS="2 8" RECOVERY_RUNS=2 ITERS_SCALE=10
 report footprint footprint_report.sh SIZES=2,64
+report c c_report.sh ROUNDS=1
 {
 	printf '{"date": %s, "command": %s, "quick": %s, "seconds": %d, "system_mpi": ' \
 		"$(jstr "$(date -u +%Y-%m-%dT%H:%M:%SZ)")" "$(jstr "$( [ "${QUICK:-0}" = 1 ] && printf 'QUICK=1 ')benchmarks/all.sh")" \
@@ -61,7 +63,7 @@ report footprint footprint_report.sh SIZES=2,64
 	if [ -n "$mpi" ]; then jstr "$mpi"; else printf null; fi
 	printf ',\n "reports": {'
 	first=1
-	for name in foundation latency coll sweep rma ulfm footprint; do
+	for name in foundation latency coll sweep rma ulfm footprint c; do
 		[ "$first" = 1 ] || printf ','
 		first=0
 		printf '\n"%s": ' "$name"

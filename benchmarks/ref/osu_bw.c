@@ -13,6 +13,10 @@
 int main(int argc, char **argv) {
 	int rank;
 	long min = argc > 1 ? atol(argv[1]) : 1, max = argc > 2 ? atol(argv[2]) : 4L << 20;
+	if (min < 1 || max < min) {
+		fprintf(stderr, "usage: osu_bw [min_size [max_size]], 1 <= min_size <= max_size\n");
+		return 2;
+	}
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	char *buf = malloc(max);
