@@ -84,6 +84,7 @@ func main() {
 
 	type result struct {
 		lat    []float64 // µs
+		gone   []float64 // µs from the death until the process finished exiting
 		causes map[string]int
 		bad    int
 	}
@@ -106,6 +107,9 @@ func main() {
 				log.Printf("%-7s %2d: %8.1f us  %s  (%s)", m, k, d.total, cause, d.split)
 			}
 			r.lat = append(r.lat, d.total)
+			if d.gone > 0 {
+				r.gone = append(r.gone, d.gone)
+			}
 			r.causes[cause]++
 		}
 	}
@@ -136,6 +140,18 @@ func main() {
 		fmt.Printf("%-8s %3d %11.1f %8.1f %8.1f %8.1f %8.1f   %s\n", m, len(lat), pct(lat, 50), pct(lat, 10), pct(lat, 90),
 			lat[0], lat[len(lat)-1], strings.Join(cs, " "))
 	}
+	fmt.Println("# teardown: time from rank 1's death until its process finished exiting (its pidfd readable at rank 0),")
+	fmt.Println("# during which the kernel tears it down on the CPU it ran on; ranks bound to that CPU wait for it")
+	fmt.Println("# teardown mode      n   median_us   p10_us   p90_us")
+	for _, m := range modes {
+		g := res[m].gone
+		if len(g) == 0 {
+			fmt.Printf("teardown %-8s %3d %11s %8s %8s\n", m, 0, "-", "-", "-")
+			continue
+		}
+		slices.Sort(g)
+		fmt.Printf("teardown %-8s %3d %11.1f %8.1f %8.1f\n", m, len(g), pct(g, 50), pct(g, 10), pct(g, 90))
+	}
 	if failed {
 		os.Exit(1)
 	}
@@ -145,6 +161,7 @@ func main() {
 // moment the failure was declared (wall clock, so only roughly).
 type timing struct {
 	total float64
+	gone  float64 // t2-t0 in µs: the death until the process finished exiting; 0 if not seen
 	split string
 }
 
@@ -197,6 +214,9 @@ func trial(exe, mode string) (timing, string, error) {
 		cause = "none"
 	}
 	d := timing{total: float64(t1-t0) / 1e3}
+	if t2, err := stamp(outs[0].String(), "t2="); err == nil && t2 > t0 {
+		d.gone = float64(t2-t0) / 1e3
+	}
 	w0, err0 := stamp(outs[1].String(), "w0=")
 	w1, err1 := stamp(outs[0].String(), "w1=")
 	if at := x1.Fate.FailedAt.UnixNano(); err0 == nil && err1 == nil && !x1.Fate.FailedAt.IsZero() {
@@ -264,6 +284,12 @@ func rank(mode string) {
 			os.Exit(1)
 		}
 		fmt.Printf("t1=%d w1=%d\n", t1, w1)
+		// Then wait for rank 1's process to finish exiting (its pidfd
+		// becomes readable once the kernel has torn it down): the CPU it
+		// ran on is busy in the kernel until then.
+		if t2, ok := exited(w, 1); ok {
+			fmt.Printf("t2=%d\n", t2)
+		}
 		if err := w.Finalize(); err != nil {
 			fmt.Fprintln(os.Stderr, "rank 0: Finalize:", err)
 			os.Exit(1)
@@ -282,6 +308,37 @@ func rank(mode string) {
 		}
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {} // not reached
+	}
+}
+
+// exited waits until world rank r's process has finished exiting and
+// returns CLOCK_MONOTONIC then; false if that cannot be watched (the
+// process was already reaped, or no pid is known).
+func exited(w *ranks.World, r int) (int64, bool) {
+	pid := 0
+	for _, f := range w.Fates() {
+		if f.Rank == r {
+			pid = f.Pid
+		}
+	}
+	if pid <= 0 {
+		return 0, false
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return 0, false
+	}
+	defer unix.Close(fd)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, int(trialTimeout/time.Millisecond))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			return 0, false
+		}
+		return monotonic(), true
 	}
 }
 
