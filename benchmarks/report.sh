@@ -13,7 +13,8 @@
 # token ring (RING_N ranks, RING_LAPS laps) once. With -json the text
 # goes to stderr and stdout gets one JSON object: every round's figures
 # with its references, the medians, the medians of the per-round ratios,
-# fail_detect's and the ring's (benchmarks/lib.sh has the envelope).
+# fail_detect's (detection, and the dead process's teardown) and the
+# ring's (benchmarks/lib.sh has the envelope).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/lib.sh
@@ -98,6 +99,9 @@ bin/shmrun -n "$RING_N" bin/ring -laps "$RING_LAPS" | tee "$tmp/ring"
 	printf ' "fail_detect": ['
 	awk 'function n(v) {return (v == "-" || v == "") ? "null" : v}
 		/^(sigkill|exit) / {if (k++) printf ","; printf "\n  {\"mode\":\"%s\",\"kills\":%s,\"median_us\":%s,\"p10_us\":%s,\"p90_us\":%s,\"min_us\":%s,\"max_us\":%s}", $1, $2, n($3), n($4), n($5), n($6), n($7)}' "$tmp/fail"
+	printf '],\n "teardown": ['
+	awk 'function n(v) {return (v == "-" || v == "") ? "null" : v}
+		/^teardown (sigkill|exit) / {if (k++) printf ","; printf "\n  {\"mode\":\"%s\",\"n\":%s,\"median_us\":%s,\"p10_us\":%s,\"p90_us\":%s}", $2, $3, n($4), n($5), n($6)}' "$tmp/fail"
 	printf '],\n "ring": '
 	awk -v n="$RING_N" -v laps="$RING_LAPS" '/^ring:/ {for (i = 1; i < NF; i++) if ($(i+1) == "µs") hop = $i
 		printf "{\"ranks\":%d,\"laps\":%d,\"us_per_hop\":%s,\"seconds\":%.3f}", n, laps, hop, hop*n*laps/1e6}' "$tmp/ring"
