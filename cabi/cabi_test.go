@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -134,6 +135,31 @@ func TestHello(t *testing.T) {
 	out, err := exec.Command(exe).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "OK") {
 		t.Fatalf("singleton: %v\n%s", err, out)
+	}
+}
+
+// Ranks that outnumber cores run without glibc's restartable sequences
+// (the launcher sets GLIBC_TUNABLES); others keep them, as does a rank
+// whose environment already says what to do with them.
+func TestRseqWhenOversubscribed(t *testing.T) {
+	exe := compile(t, "rseq")
+	if strings.Contains(os.Getenv("GLIBC_TUNABLES"), "glibc.pthread.rseq=") {
+		t.Fatalf("GLIBC_TUNABLES=%s: run the test without an rseq tunable", os.Getenv("GLIBC_TUNABLES"))
+	}
+	over := runtime.NumCPU() + 1
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{1, "on"}, {over, "off"}} {
+		r := runJob(t, c.n, nil, exe, c.want)
+		if r.code != 0 || strings.Count(r.out, "OK\n") != c.n {
+			t.Fatalf("%d ranks, want rseq %s: exit %d\nstdout:\n%s\nstderr:\n%s", c.n, c.want, r.code, r.out, r.errOut)
+		}
+	}
+	// The user's choice stands.
+	t.Setenv("GLIBC_TUNABLES", "glibc.pthread.rseq=1")
+	if r := runJob(t, over, nil, exe, "on"); r.code != 0 {
+		t.Fatalf("%d ranks with GLIBC_TUNABLES=glibc.pthread.rseq=1: exit %d\nstdout:\n%s\nstderr:\n%s", over, r.code, r.out, r.errOut)
 	}
 }
 

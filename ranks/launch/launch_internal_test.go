@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"slices"
 	"syscall"
 	"testing"
 
@@ -156,5 +157,26 @@ func TestProcState(t *testing.T) {
 	exiter.Wait()
 	if got := procState(exiter.Process.Pid); got != "gone" {
 		t.Errorf("a reaped process: %q, want \"gone\"", got)
+	}
+}
+
+func TestWithoutRseq(t *testing.T) {
+	for _, c := range []struct {
+		env, want []string
+	}{
+		{[]string{"A=1"}, []string{"A=1", "GLIBC_TUNABLES=glibc.pthread.rseq=0"}},
+		{[]string{"GLIBC_TUNABLES="}, []string{"GLIBC_TUNABLES=glibc.pthread.rseq=0"}},
+		{[]string{"GLIBC_TUNABLES=glibc.malloc.arena_max=2"}, []string{"GLIBC_TUNABLES=glibc.malloc.arena_max=2:glibc.pthread.rseq=0"}},
+		{[]string{"GLIBC_TUNABLES=glibc.pthread.rseq=1"}, []string{"GLIBC_TUNABLES=glibc.pthread.rseq=1"}},
+		// The last entry is the one the program sees.
+		{[]string{"GLIBC_TUNABLES=glibc.pthread.rseq=1", "GLIBC_TUNABLES=x=1"}, []string{"GLIBC_TUNABLES=glibc.pthread.rseq=1", "GLIBC_TUNABLES=x=1:glibc.pthread.rseq=0"}},
+	} {
+		in := slices.Clone(c.env)
+		if got := withoutRseq(c.env); !slices.Equal(got, c.want) {
+			t.Errorf("withoutRseq(%q) = %q, want %q", c.env, got, c.want)
+		}
+		if !slices.Equal(c.env, in) {
+			t.Errorf("withoutRseq changed its argument to %q", c.env)
+		}
 	}
 }
