@@ -305,7 +305,7 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	// and slots reserved for spawned ranks run nothing yet.
 	active := lay.WorldSize()
 	e.spin = active <= seg.Cores()
-	if !e.spin && runtime.GOMAXPROCS(0) < 2 && os.Getenv("GOMAXPROCS") == "" {
+	if (!e.spin || ext.CHost) && runtime.GOMAXPROCS(0) < 2 && os.Getenv("GOMAXPROCS") == "" {
 		// A rank pinned to one CPU gets one P, and then its futex sleeps
 		// are announced to the Go scheduler (shm's sleepSyscall), which
 		// costs extra switches per sleep; oversubscribed ranks sleep on
@@ -317,6 +317,15 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 		// (offerP), a collection's mark took 2-6 ms instead of 0.6, and
 		// the 1-byte osu_mbw_mr rate over 20,000 windows fell from
 		// 10.2-12.8 to 7.2-10.5 million messages/s (2026-11-26).
+		//
+		// A rank driven from C gets the second P even when it spins:
+		// its C thread holds a P for as long as it is inside an MPI
+		// call and never offers it (offerP), so with one P no other
+		// goroutine runs while it waits. The liveness watcher, woken
+		// by the kernel at a peer's death, found no P and slept again,
+		// and the launcher declared the death at the dead process's
+		// reap, ≈1 ms later (every run of 2 C ranks killed in an
+		// allreduce loop, 2026-11-26).
 		runtime.GOMAXPROCS(2)
 	}
 	e.oneP = runtime.GOMAXPROCS(0) < 2 && !ext.CHost

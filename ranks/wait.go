@@ -64,6 +64,7 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 	e.kickIdle()
 	recorded := false
 	yields := 0
+	idle := 0 // idle spin rounds
 	spinning := e.spin
 	var start time.Time
 	for iter := 0; ; iter++ {
@@ -98,10 +99,25 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 					for k := 0; k < 64 && !e.inbox.Ready() && e.epoch.Load() == seen && e.want.Load() == 0 && watch.Load() == wv; k++ {
 						spin.Pause()
 					}
-					break
+				} else {
+					for k := 0; k < 64 && !e.inbox.Ready() && e.epoch.Load() == seen && e.want.Load() == 0; k++ {
+						spin.Pause()
+					}
 				}
-				for k := 0; k < 64 && !e.inbox.Ready() && e.epoch.Load() == seen && e.want.Load() == 0; k++ {
-					spin.Pause()
+				if idle++; idle%16 == 0 {
+					// Every 16 idle rounds (16-32 µs) give the CPU to the
+					// threads that share it: this rank's liveness watcher
+					// above all, which the kernel wakes when a peer dies and
+					// which must run to declare it. A bound rank's threads all
+					// share its CPU, and the scheduler let a spinning rank keep
+					// it for 0.5-0.6 ms after such a wake-up (perf sched, 2
+					// ranks on 2 cores): the launcher, reaping the dead
+					// process after its teardown, declared the failure first
+					// in 3 runs of 6. With nothing else runnable the yield
+					// returns at once.
+					e.unlock()
+					shm.Yield()
+					e.relock()
 				}
 			}
 		} else {

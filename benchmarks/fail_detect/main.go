@@ -4,7 +4,7 @@
 // ranks.ErrProcFailed. Two kinds of death are measured, each many times:
 // SIGKILL, and os.Exit(3) without Finalize.
 //
-//	./fail_detect [-kills 25] [-v]      (directly, not under shmrun)
+//	./fail_detect [-kills 25] [-busy] [-v]      (directly, not under shmrun)
 //
 // It is its own driver: run without SHMPI_FD it starts, per trial, a
 // 2-rank job of its own executable (through package launch); with SHMPI_FD
@@ -15,6 +15,12 @@
 // (t0), writes it to its output and dies. Rank 0 reads CLOCK_MONOTONIC
 // (t1) as soon as its Recv returns. The figure is t1-t0: it includes rank
 // 1's write of t0 (a few µs), so it is a slight overestimate.
+//
+// With -busy rank 0 does not sleep: rank 1 streams 8-byte messages to
+// it for 3 ms and then dies, and rank 0 receives them from AnySource
+// until a receive fails, so that it spins when the death comes; the ranks
+// are bound to cores, as shmrun binds them, so that rank 0's liveness
+// watcher shares its CPU.
 //
 // detected_by counts who declared the failure in the shared table: the
 // robust-futex watcher thread of a surviving rank (the kernel marked the
@@ -48,8 +54,9 @@ import (
 // Tags of the two messages: rank 0's "I am about to block", and the one
 // it blocks on, which nobody ever sends.
 const (
-	tagReady = 1
-	tagNever = 2
+	tagReady  = 1
+	tagNever  = 2
+	tagStream = 3 // -busy: rank 1's stream to rank 0
 )
 
 // trialTimeout bounds one job: detection takes well under a millisecond,
@@ -62,6 +69,7 @@ func main() {
 	kills := flag.Int("kills", 25, "deaths measured per mode")
 	verbose := flag.Bool("v", false, "print every trial on stderr")
 	mode := flag.String("mode", "", "(rank side, set by the driver) how rank 1 dies: sigkill or exit")
+	busy := flag.Bool("busy", false, "rank 0 receives a stream from rank 1 (spinning, ranks bound to cores as shmrun binds them) instead of sleeping in Recv")
 	flag.Parse()
 	log.SetFlags(0)
 	if launch.IsRank() {
@@ -71,7 +79,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "fail_detect starts its own jobs; run it directly, not under shmrun")
 			os.Exit(2)
 		}
-		rank(*mode)
+		rank(*mode, *busy)
 		return
 	}
 	if *kills < 1 {
@@ -96,7 +104,7 @@ func main() {
 	// other users falls on both rather than on one.
 	for k := range *kills {
 		for _, m := range modes {
-			d, cause, err := trial(exe, m)
+			d, cause, err := trial(exe, m, *busy)
 			r := res[m]
 			if err != nil {
 				r.bad++
@@ -114,7 +122,11 @@ func main() {
 		}
 	}
 
-	fmt.Println("# fail_detect: time from rank 1's death to ErrProcFailed at rank 0, blocked (asleep) in Recv from rank 1")
+	if *busy {
+		fmt.Println("# fail_detect -busy: time from rank 1's death to ErrProcFailed at rank 0, receiving rank 1's stream (spinning; ranks bound)")
+	} else {
+		fmt.Println("# fail_detect: time from rank 1's death to ErrProcFailed at rank 0, blocked (asleep) in Recv from rank 1")
+	}
 	fmt.Printf("# %d kills per mode; t1-t0 on CLOCK_MONOTONIC, in microseconds; detected_by: who declared the failure\n", *kills)
 	fmt.Println("# mode      n   median_us   p10_us   p90_us   min_us   max_us   detected_by")
 	failed := false
@@ -166,9 +178,13 @@ type timing struct {
 }
 
 // trial runs one job and returns its timing and who declared the death.
-func trial(exe, mode string) (timing, string, error) {
+func trial(exe, mode string, busy bool) (timing, string, error) {
 	var outs, errs [2]bytes.Buffer
-	job, err := launch.Start(launch.Config{N: 2, Path: exe, Args: []string{"-mode", mode},
+	args := []string{"-mode", mode}
+	if busy {
+		args = append(args, "-busy")
+	}
+	job, err := launch.Start(launch.Config{N: 2, Path: exe, Args: args, Bind: busy,
 		Output: func(r int) (io.Writer, io.Writer) { return &outs[r], &errs[r] }})
 	if err != nil {
 		return timing{}, "", err
@@ -259,7 +275,7 @@ func monotonic() int64 {
 }
 
 // rank is the rank side of a trial.
-func rank(mode string) {
+func rank(mode string, busy bool) {
 	if mode != "sigkill" && mode != "exit" {
 		fmt.Fprintf(os.Stderr, "rank: bad -mode %q\n", mode)
 		os.Exit(2)
@@ -276,7 +292,18 @@ func rank(mode string) {
 			fmt.Fprintln(os.Stderr, "rank 0: Send ready:", err)
 			os.Exit(1)
 		}
-		_, err := ranks.Recv(c, make([]byte, 1), 1, tagNever)
+		var err error
+		if busy {
+			// Receive rank 1's stream until it fails: the last
+			// receive spins when rank 1 dies (AnySource: no direct
+			// liveness word), so only the liveness watcher, sharing
+			// this rank's CPU, or the launcher can declare the death.
+			for err == nil {
+				_, err = ranks.Recv(c, make([]byte, 8), ranks.AnySource, tagStream)
+			}
+		} else {
+			_, err = ranks.Recv(c, make([]byte, 1), 1, tagNever)
+		}
 		t1 := monotonic() // first thing: the error is what is timed
 		w1 := time.Now().UnixNano()
 		if !errors.Is(err, ranks.ErrProcFailed) {
@@ -299,7 +326,17 @@ func rank(mode string) {
 			fmt.Fprintln(os.Stderr, "rank 1: Recv ready:", err)
 			os.Exit(1)
 		}
-		time.Sleep(3 * time.Millisecond) // let rank 0 stop spinning and fall asleep in Recv
+		if busy {
+			// Keep rank 0 receiving for 3 ms.
+			for start := time.Now(); time.Since(start) < 3*time.Millisecond; {
+				if err := ranks.Send(c, make([]byte, 8), 0, tagStream); err != nil {
+					fmt.Fprintln(os.Stderr, "rank 1: Send:", err)
+					os.Exit(1)
+				}
+			}
+		} else {
+			time.Sleep(3 * time.Millisecond) // let rank 0 stop spinning and fall asleep in Recv
+		}
 		t0 := monotonic()
 		w0 := time.Now().UnixNano()
 		os.Stdout.WriteString("t0=" + strconv.FormatInt(t0, 10) + " w0=" + strconv.FormatInt(w0, 10) + "\n") // one write(2)
