@@ -8,7 +8,10 @@
 # (Shrink+Free beside Dup+Free) and ulfm_revoke (from Revoke until the
 # last member asleep in a Recv returns ErrRevoked), whose floor is the
 # kernel's: benchmarks/ref/futex_wake_all.c, N-1 processes asleep on one
-# futex word woken at once, measured in the same round. Then, RECOVERY_RUNS
+# futex word woken at once, measured in the same round; where N is at
+# most the cores, also ulfm_revoke -spinning (the members still poll,
+# as ranks that do not outnumber cores do before they sleep; spinrev).
+# Then, RECOVERY_RUNS
 # times, ulfm_recovery under shmrun --ft with rank N-1 killed 300 ms after
 # Init: the phases at the slowest survivor, from the failure's
 # declaration to the first allreduce on the shrunk communicator. The
@@ -65,7 +68,7 @@ run() {
 row() { awk '/^[0-9]/ {print; exit}'; }
 
 hand_before=$(handoff)
-printf "%-5s %-5s %10s %10s %6s %10s %10s %6s %10s %10s\n" ranks round agree_us barrier_us ratio shrink_us dup_us ratio revoke_us floor_us | tee "$tmp/head"
+printf "%-5s %-5s %10s %10s %6s %10s %10s %6s %10s %10s %10s\n" ranks round agree_us barrier_us ratio shrink_us dup_us ratio revoke_us floor_us spinrev_us | tee "$tmp/head"
 for n in $NS; do
 	for r in $(seq "$ROUNDS"); do
 		read -r _ ag _ ba _ agr _ _ < <(run "$n" -- ulfm_agree -i "$(scale 500)" -x "$(scale 50)" | row)
@@ -75,11 +78,17 @@ for n in $NS; do
 		else
 			rv=-
 		fi
+		# The revoke reaching members that still spin: only where ranks
+		# do not outnumber cores (others never spin).
+		rvs=-
+		if [ "$n" -gt 1 ] && [ "$n" -le "$(nproc)" ]; then
+			read -r _ rvs _ < <(run "$n" -- ulfm_revoke -spinning -i "$(scale 200)" | row)
+		fi
 		fl=-
 		if [ "$floor" = 1 ] && [ "$n" -gt 1 ] && [ "$n" -le 65 ]; then
 			fl=$("$tmp/futex_wake_all" $((n - 1)) "$(scale 30)" | awk '{for (i = 1; i < NF; i++) if ($i == "median") print $(i+1)}')
 		fi
-		printf "%-5s %-5s %10s %10s %6s %10s %10s %6s %10s %10s\n" "$n" "$r" "$ag" "$ba" "$agr" "$sh" "$du" "$shr" "$rv" "$fl" | tee -a "$tmp/rows"
+		printf "%-5s %-5s %10s %10s %6s %10s %10s %6s %10s %10s %10s\n" "$n" "$r" "$ag" "$ba" "$agr" "$sh" "$du" "$shr" "$rv" "$fl" "$rvs" | tee -a "$tmp/rows"
 	done
 done
 echo
@@ -98,11 +107,12 @@ med() { awk -v n="$1" -v c="$2" '$1==n && $c != "-" {print $c}' "$3" | median; }
 echo
 echo "cache-line hand-off: $hand_before ns before, $hand_after ns after"
 echo "medians over $ROUNDS rounds (µs); recovery: medians over $RECOVERY_RUNS runs"
-printf "%-5s %10s %10s %10s %10s %10s %10s %12s\n" ranks agree barrier shrink dup revoke floor recovery
+printf "%-5s %10s %10s %10s %10s %10s %10s %10s %12s\n" ranks agree barrier shrink dup revoke floor spinrev recovery
 touch "$tmp/rec"
 for n in $NS; do
-	printf "%-5s %10s %10s %10s %10s %10s %10s %12s\n" "$n" "$(med "$n" 3 "$tmp/rows")" "$(med "$n" 4 "$tmp/rows")" \
-		"$(med "$n" 6 "$tmp/rows")" "$(med "$n" 7 "$tmp/rows")" "$(med "$n" 9 "$tmp/rows")" "$(med "$n" 10 "$tmp/rows")" "$(med "$n" 8 "$tmp/rec")"
+	printf "%-5s %10s %10s %10s %10s %10s %10s %10s %12s\n" "$n" "$(med "$n" 3 "$tmp/rows")" "$(med "$n" 4 "$tmp/rows")" \
+		"$(med "$n" 6 "$tmp/rows")" "$(med "$n" 7 "$tmp/rows")" "$(med "$n" 9 "$tmp/rows")" "$(med "$n" 10 "$tmp/rows")" \
+		"$(med "$n" 11 "$tmp/rows")" "$(med "$n" 8 "$tmp/rec")"
 done
 
 [ "$JSON" = 1 ] || exit 0
@@ -112,8 +122,8 @@ done
 		"$ROUNDS" "$RECOVERY_RUNS" "$(jnum "$hand_before")" "$(jnum "$hand_after")"
 	awk 'function n(v) {return (v == "-" || v == "") ? "null" : v}
 		NR>1 {printf ","}
-		{printf "\n  {\"ranks\":%s,\"round\":%s,\"agree_us\":%s,\"barrier_us\":%s,\"agree_over_barrier\":%s,\"shrink_us\":%s,\"dup_us\":%s,\"shrink_over_dup\":%s,\"revoke_us\":%s,\"futex_floor_us\":%s}",
-			$1, $2, n($3), n($4), n($5), n($6), n($7), n($8), n($9), n($10)}' "$tmp/rows"
+		{printf "\n  {\"ranks\":%s,\"round\":%s,\"agree_us\":%s,\"barrier_us\":%s,\"agree_over_barrier\":%s,\"shrink_us\":%s,\"dup_us\":%s,\"shrink_over_dup\":%s,\"revoke_us\":%s,\"futex_floor_us\":%s,\"revoke_spinning_us\":%s}",
+			$1, $2, n($3), n($4), n($5), n($6), n($7), n($8), n($9), n($10), n($11)}' "$tmp/rows"
 	printf '],\n "recovery": ['
 	awk 'function n(v) {return (v == "-" || v == "") ? "null" : v}
 		NR>1 {printf ","}
@@ -124,10 +134,10 @@ done
 	for n in $NS; do
 		[ "$first" = 1 ] || printf ','
 		first=0
-		printf '\n  {"ranks":%s,"agree_us":%s,"barrier_us":%s,"agree_over_barrier":%s,"shrink_us":%s,"dup_us":%s,"shrink_over_dup":%s,"revoke_us":%s,"futex_floor_us":%s,' "$n" \
+		printf '\n  {"ranks":%s,"agree_us":%s,"barrier_us":%s,"agree_over_barrier":%s,"shrink_us":%s,"dup_us":%s,"shrink_over_dup":%s,"revoke_us":%s,"futex_floor_us":%s,"revoke_spinning_us":%s,' "$n" \
 			"$(jnum "$(med "$n" 3 "$tmp/rows")")" "$(jnum "$(med "$n" 4 "$tmp/rows")")" "$(jnum "$(med "$n" 5 "$tmp/rows")")" \
 			"$(jnum "$(med "$n" 6 "$tmp/rows")")" "$(jnum "$(med "$n" 7 "$tmp/rows")")" "$(jnum "$(med "$n" 8 "$tmp/rows")")" \
-			"$(jnum "$(med "$n" 9 "$tmp/rows")")" "$(jnum "$(med "$n" 10 "$tmp/rows")")"
+			"$(jnum "$(med "$n" 9 "$tmp/rows")")" "$(jnum "$(med "$n" 10 "$tmp/rows")")" "$(jnum "$(med "$n" 11 "$tmp/rows")")"
 		printf '"recovery_error_us":%s,"recovery_revoke_us":%s,"recovery_agree_us":%s,"recovery_shrink_us":%s,"recovery_allreduce_us":%s,"recovery_total_us":%s}' \
 			"$(jnum "$(med "$n" 3 "$tmp/rec")")" "$(jnum "$(med "$n" 4 "$tmp/rec")")" "$(jnum "$(med "$n" 5 "$tmp/rec")")" \
 			"$(jnum "$(med "$n" 6 "$tmp/rec")")" "$(jnum "$(med "$n" 7 "$tmp/rec")")" "$(jnum "$(med "$n" 8 "$tmp/rec")")"

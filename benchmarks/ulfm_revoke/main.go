@@ -6,6 +6,12 @@
 //
 //	shmrun -n 8 ./ulfm_revoke [-i 50]
 //
+// With -spinning the members do not sleep first: each tells rank 0 it
+// is about to block, and rank 0 revokes as soon as all have said so, so
+// that the revoke reaches members still polling (the spin phase of ranks
+// that do not outnumber cores, about 0.5 ms here). Ranks that outnumber
+// cores yield and sleep at once, so -spinning means little for them.
+//
 // Times are wall-clock (time.Now().UnixNano(): CLOCK_REALTIME through the
 // vDSO, one clock for every process of the machine). The row has the
 // median and the 90th percentile over -i revokes, in microseconds.
@@ -26,6 +32,7 @@ import (
 
 func main() {
 	iters := flag.Int("i", 50, "revokes measured")
+	spinning := flag.Bool("spinning", false, "revoke while the members still spin in their Recv, not once they sleep")
 	flag.Parse()
 	w, err := ranks.Init()
 	if err != nil {
@@ -43,7 +50,15 @@ func main() {
 		d, err := c.Dup()
 		must(err)
 		var start, end int64
-		if c.Rank() == 0 {
+		if c.Rank() == 0 && *spinning {
+			// Every other member says it is about to block in its Recv.
+			for range c.Size() - 1 {
+				_, err := ranks.Recv(c, []byte(nil), ranks.AnySource, 2)
+				must(err)
+			}
+			start = time.Now().UnixNano()
+			must(ulfm.Revoke(d))
+		} else if c.Rank() == 0 {
 			// Wait until every other member sleeps in its Recv.
 			for {
 				n := 0
@@ -60,6 +75,9 @@ func main() {
 			start = time.Now().UnixNano()
 			must(ulfm.Revoke(d))
 		} else {
+			if *spinning {
+				must(ranks.Send(c, []byte(nil), 0, 2))
+			}
 			_, err := ranks.Recv(d, make([]byte, 1), 0, 1)
 			end = time.Now().UnixNano()
 			if !errors.Is(err, ranks.ErrRevoked) {
