@@ -105,7 +105,7 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 					}
 				}
 				if idle++; idle%16 == 0 {
-					// Every 16 idle rounds (16-32 µs) give the CPU to the
+					// Every 16 idle rounds (about 30 µs here) give the CPU to the
 					// threads that share it: this rank's liveness watcher
 					// above all, which the kernel wakes when a peer dies and
 					// which must run to declare it. A bound rank's threads all
