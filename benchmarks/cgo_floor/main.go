@@ -23,6 +23,7 @@ package main
 /*
 #cgo CFLAGS: -D_GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -30,7 +31,7 @@ extern void goNoop(void);
 
 __attribute__((noinline)) static void cNoop(void) { __asm__ volatile(""); }
 
-struct run { long n; int useGo; double ns; };
+struct run { long n; int useGo, cold; double ns; };
 
 static double now(void) {
 	struct timespec t;
@@ -38,47 +39,29 @@ static double now(void) {
 	return t.tv_sec * 1e9 + t.tv_nsec;
 }
 
+// loop makes n calls on its own thread and stores ns per iteration. A
+// cold run pins the thread to CPU 0 and yields after every call, so
+// that each call follows a switch to another process.
 static void *loop(void *p) {
 	struct run *r = p;
+	if (r->cold) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(0, &set);
+		sched_setaffinity(0, sizeof set, &set);
+	}
 	if (r->useGo) goNoop(); // the first call binds this thread to the runtime
 	double t0 = now();
 	for (long i = 0; i < r->n; i++) {
 		if (r->useGo) goNoop(); else cNoop();
+		if (r->cold) sched_yield();
 	}
 	r->ns = (now() - t0) / r->n;
 	return 0;
 }
 
-#include <sched.h>
-
-// coldLoop pins its thread to CPU 0 and makes n calls, each followed by
-// sched_yield; it returns ns per iteration.
-static void *coldLoopThread(void *p) {
-	struct run *r = p;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	sched_setaffinity(0, sizeof set, &set);
-	if (r->useGo) goNoop();
-	double t0 = now();
-	for (long i = 0; i < r->n; i++) {
-		if (r->useGo) goNoop(); else cNoop();
-		sched_yield();
-	}
-	r->ns = (now() - t0) / r->n;
-	return 0;
-}
-
-static double coldLoop(long n, int useGo) {
-	struct run r = {n, useGo, 0};
-	pthread_t t;
-	pthread_create(&t, 0, coldLoopThread, &r);
-	pthread_join(t, 0);
-	return r.ns;
-}
-
-static double timeCalls(long n, int useGo) {
-	struct run r = {n, useGo, 0};
+static double timeCalls(long n, int useGo, int cold) {
+	struct run r = {n, useGo, cold, 0};
 	pthread_t t;
 	pthread_create(&t, 0, loop, &r);
 	pthread_join(t, 0);
@@ -110,7 +93,7 @@ func goNoop() {}
 //go:noinline
 func nativeNoop() {}
 
-// nativeLoop is coldLoop for a Go rank: a goroutine on its own thread,
+// nativeLoop is the cold loop for a Go rank: a goroutine on its own thread,
 // pinned to CPU 0, calling Go and yielding as ranks' waits do (a raw
 // syscall).
 func nativeLoop(n int) float64 {
@@ -130,9 +113,9 @@ func nativeLoop(n int) float64 {
 func loopOf(kind string, n int) float64 {
 	switch kind {
 	case "go":
-		return float64(C.coldLoop(C.long(n), 1))
+		return float64(C.timeCalls(C.long(n), 1, 1))
 	case "c":
-		return float64(C.coldLoop(C.long(n), 0))
+		return float64(C.timeCalls(C.long(n), 0, 1))
 	default:
 		return nativeLoop(n)
 	}
@@ -224,8 +207,8 @@ func main() {
 	}
 	var goNs, cNs []float64
 	for range *runs {
-		goNs = append(goNs, float64(C.timeCalls(C.long(*n), 1)))
-		cNs = append(cNs, float64(C.timeCalls(C.long(*n), 0)))
+		goNs = append(goNs, float64(C.timeCalls(C.long(*n), 1, 0)))
+		cNs = append(cNs, float64(C.timeCalls(C.long(*n), 0, 0)))
 	}
 	slices.Sort(goNs)
 	slices.Sort(cNs)
