@@ -102,6 +102,8 @@ func classOf(err error) int {
 		return MPI_ERR_PORT
 	case errors.Is(err, ranks.ErrName):
 		return MPI_ERR_NAME
+	case errors.Is(err, ranks.ErrUnsupported):
+		return MPI_ERR_UNSUPPORTED_OPERATION
 	}
 	return MPI_ERR_OTHER
 }

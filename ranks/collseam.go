@@ -23,6 +23,7 @@ func init() {
 		c.e.refresh()
 		return c.collCheck(op)
 	}
+	ext.AcrossNodes = func(comm any, op string) error { return comm.(*Comm).acrossNodes(op) }
 	ext.Wait = func(comm any, op string, word *atomic.Uint32, done func() bool) error {
 		return comm.(*Comm).collWait(op, word, done, nil)
 	}
@@ -157,6 +158,16 @@ func (c *Comm) collLive(op string) error {
 		return newErr(ErrComm, op, -1, "communicator %s was freed", c.label())
 	case c.revoked:
 		return revokedErr(c, op)
+	}
+	return c.acrossNodes(op)
+}
+
+// acrossNodes refuses op on a communicator that spans nodes: collectives,
+// creation, agreement and revoke work through the members' shared memory,
+// which members on another node do not share (docs/nodes.md).
+func (c *Comm) acrossNodes(op string) error {
+	if c.spansNodes {
+		return newErr(ErrUnsupported, op, -1, "communicator %s spans nodes: only point-to-point works across nodes yet", c.label())
 	}
 	return nil
 }

@@ -302,8 +302,14 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 
 	// The first world's size, not the universe's: every process of the
 	// segment must take the same decisions below (the sleep protocol),
-	// and slots reserved for spawned ranks run nothing yet.
-	active := lay.WorldSize()
+	// and slots reserved for spawned ranks run nothing yet. In a world
+	// that spans nodes, the ranks of this node and its agent, which polls
+	// while messages cross (node.agent.idle); the other ranks' slots are
+	// the agent's proxies.
+	active := lay.LocalRanks()
+	if lay.Local > 0 {
+		active++
+	}
 	e.spin = active <= seg.Cores()
 	if (!e.spin || ext.CHost) && runtime.GOMAXPROCS(0) < 2 && os.Getenv("GOMAXPROCS") == "" {
 		// A rank pinned to one CPU gets one P, and then its futex sleeps

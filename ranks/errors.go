@@ -46,6 +46,10 @@ var (
 	// past the universe, a missing program, no launcher. Nothing was
 	// started.
 	ErrSpawn = errors.New("could not spawn")
+	// ErrUnsupported: the operation exists but cannot be done on this
+	// object here (MPI_ERR_UNSUPPORTED_OPERATION): a collective on a
+	// communicator that spans nodes, for now.
+	ErrUnsupported = errors.New("operation not supported")
 )
 
 // Error is the concrete type of every error the runtime returns.

@@ -64,6 +64,9 @@ func (c *Comm) revoke() error {
 	if c.freed {
 		return newErr(ErrComm, "Revoke", -1, "communicator %s was freed", c.label())
 	}
+	if err := c.acrossNodes("Revoke"); err != nil {
+		return err
+	}
 	if c.coll == nil {
 		return newErr(ErrComm, "Revoke", -1, "not a user communicator")
 	}

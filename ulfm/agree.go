@@ -198,6 +198,20 @@ func stateOf(c *ranks.Comm, op string) (*state, error) {
 	return st, nil
 }
 
+// collectiveStateOf is stateOf for the collective operations (Agree,
+// Shrink), which run in the members' shared memory and so are refused on
+// a communicator that spans nodes.
+func collectiveStateOf(c *ranks.Comm, op string) (*state, error) {
+	st, err := stateOf(c, op)
+	if err != nil {
+		return nil, err
+	}
+	if err := ext.AcrossNodes(c, op); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
 func (st *state) decision(round uint64) *decision {
 	return (*decision)(unsafe.Add(st.base, int(round%2)*(64+job.BitmapBytes(st.size))))
 }
@@ -518,7 +532,7 @@ func (st *state) write(round uint64, dec *decision) {
 // c.FailureAck acknowledges the failure of every member that did not
 // contribute, even one this rank had not yet been told of.
 func Agree(c *ranks.Comm, flag int) (int, error) {
-	st, err := stateOf(c, "Agree")
+	st, err := collectiveStateOf(c, "Agree")
 	if err != nil {
 		return 0, err
 	}
@@ -560,7 +574,7 @@ func AgreeBool(c *ranks.Comm, flag bool) (bool, error) {
 // Iagree is the nonblocking Agree: the value is in *flag when the request
 // completes. It runs on a goroutine of its own, in the order started.
 func Iagree(c *ranks.Comm, flag *int) (*ranks.Request, error) {
-	st, err := stateOf(c, "Iagree")
+	st, err := collectiveStateOf(c, "Iagree")
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ func IsRevoked(c *ranks.Comm) bool {
 // is consistent; later failures surface in later operations), and never
 // returns ErrProcFailed or ErrRevoked.
 func Shrink(c *ranks.Comm) (*ranks.Comm, error) {
-	st, err := stateOf(c, "Shrink")
+	st, err := collectiveStateOf(c, "Shrink")
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func (st *state) shrink() (*ranks.Comm, error) {
 // Ishrink is the nonblocking Shrink: *out holds the new communicator when
 // the request completes.
 func Ishrink(c *ranks.Comm, out **ranks.Comm) (*ranks.Request, error) {
-	st, err := stateOf(c, "Ishrink")
+	st, err := collectiveStateOf(c, "Ishrink")
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/shmpi/shmpi/shm"
 )
 
 // Message kinds for upper packages.
@@ -62,6 +64,18 @@ var (
 
 // Functions of package ranks, installed by its init.
 var (
+	// NewProxy claims rank slot slot of segment seg, a rank of another
+	// node, for this process, a node agent (ranks/proxy.go); the proxy is
+	// typed any here. ProxyTake receives the oldest message its inbox
+	// holds, if any: wire context, source and tag as sent, and its bytes.
+	// ProxySend starts sending, as the proxied rank, a message that came
+	// from its node, and returns its *ranks.Request. ProxyFinalize marks
+	// the proxied rank finalized here.
+	NewProxy      func(seg *shm.Segment, slot int) (any, error)
+	ProxyTake     func(p any) (ctx uint32, src, tag int, data []byte, ok bool, err error)
+	ProxySend     func(p any, ctx uint32, dst, tag int, data []byte) (any, error)
+	ProxyFinalize func(p any)
+
 	// Revoke revokes communicator comm at every member (the mechanism;
 	// ulfm holds the policy).
 	Revoke func(comm any) error
@@ -84,6 +98,10 @@ var (
 	// (ErrProcFailed, at once and every time after). It is cheap when no
 	// failure or revoke happened since the last call.
 	Check func(comm any, op string) error
+	// AcrossNodes returns the error of op on comm if comm spans nodes
+	// (a member's slot is a node agent's proxy), where only
+	// point-to-point works yet; nil otherwise.
+	AcrossNodes func(comm any, op string) error
 	// Wait runs comm's progress engine, spinning then sleeping as for a
 	// receive, until done reports true; it returns Check's error instead
 	// if one arises first. done runs under the engine lock and must not

@@ -70,6 +70,8 @@ const (
 	paramChunkCount
 	paramChunkSize
 	paramWorld
+	paramFirst // the node's first world rank (issue 27's node agents)
+	paramLocal // ranks that run on this node; 0: the whole world
 )
 
 // Default layout parameters. The eager chunk size is the cut-off between
@@ -93,6 +95,12 @@ type Layout struct {
 	HSSlots    int
 	ChunkCount int
 	ChunkSize  int
+	// First and Local place a node's ranks in a world that spans nodes
+	// (node agents): world ranks First to First+Local-1 run on this node;
+	// the other slots of the world are served by the node's agent as
+	// proxies of ranks that run elsewhere. Local 0: every rank runs here.
+	First int
+	Local int
 }
 
 // ChunkSizeFor is the eager chunk size of a job of n ranks on cores CPUs:
@@ -160,6 +168,8 @@ func (l Layout) Spec(cores int) shm.Spec {
 	sp.Params[paramChunkCount] = uint64(l.ChunkCount)
 	sp.Params[paramChunkSize] = uint64(l.ChunkSize)
 	sp.Params[paramWorld] = uint64(l.WorldSize())
+	sp.Params[paramFirst] = uint64(l.First)
+	sp.Params[paramLocal] = uint64(l.Local)
 	return sp
 }
 
@@ -170,6 +180,9 @@ func (l Layout) Check() error {
 	}
 	if l.World < 0 || l.World > l.Ranks {
 		return fmt.Errorf("job: a world of %d ranks in a universe of %d", l.World, l.Ranks)
+	}
+	if l.Local < 0 || l.First < 0 || l.Local > 0 && l.First+l.Local > l.WorldSize() {
+		return fmt.Errorf("job: ranks %d to %d of a world of %d run here", l.First, l.First+l.Local-1, l.WorldSize())
 	}
 	if l.InboxSlots < 2 || l.InboxSlots&(l.InboxSlots-1) != 0 || l.HSSlots < 1 || l.HSSlots > 1<<16 ||
 		l.ChunkCount < 1 || l.ChunkSize < 4096 || l.ChunkSize%shm.PageSize != 0 {
@@ -216,7 +229,24 @@ func LayoutOf(seg *shm.Segment) Layout {
 		ChunkCount: int(seg.Param(paramChunkCount)),
 		ChunkSize:  int(seg.Param(paramChunkSize)),
 		World:      int(seg.Param(paramWorld)),
+		First:      int(seg.Param(paramFirst)),
+		Local:      int(seg.Param(paramLocal)),
 	}
+}
+
+// LocalRanks is the number of ranks that run on this node: Local, or the
+// whole world when the world does not span nodes.
+func (l Layout) LocalRanks() int {
+	if l.Local == 0 {
+		return l.WorldSize()
+	}
+	return l.Local
+}
+
+// Remote reports whether world rank r runs on another node (its slot
+// here is a node agent's proxy).
+func (l Layout) Remote(r int) bool {
+	return l.Local != 0 && r < l.WorldSize() && (r < l.First || r >= l.First+l.Local)
 }
 
 // Map is a process's typed view of a job's segment: it answers "where is

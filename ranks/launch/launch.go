@@ -34,6 +34,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/shmpi/shmpi/internal/ext"
 	"github.com/shmpi/shmpi/internal/job"
 	"github.com/shmpi/shmpi/ranks"
 	"github.com/shmpi/shmpi/ring"
@@ -84,6 +85,15 @@ type Config struct {
 	// MPI_UNIVERSE_SIZE). 0 or less than N means N: no room to spawn.
 	// Each slot costs the segment what a rank does (SegmentNeed).
 	Universe int
+
+	// World and First make the job one node's part of a world that spans
+	// nodes (a node agent's): the world has World ranks, of which the N
+	// started here are world ranks First to First+N-1. The segment has a
+	// slot for every rank of the world; the agent serves the others'
+	// (Job.Proxy). World 0 means N: the whole world runs here. Such a
+	// job cannot spawn.
+	World int
+	First int
 
 	// AbortOnFailure says that the caller ends the job at the first
 	// failure (shmrun without --ft). The ranks are told (job.EnvFT), so
@@ -192,13 +202,30 @@ func Start(cfg Config) (*Job, error) {
 	if cfg.Cores <= 0 {
 		cfg.Cores = runtime.NumCPU()
 	}
-	u := max(cfg.Universe, cfg.N)
+	world := cfg.N
+	if cfg.World != 0 {
+		if cfg.World < cfg.N || cfg.First < 0 || cfg.First+cfg.N > cfg.World {
+			return nil, fmt.Errorf("launch: ranks %d to %d of a world of %d", cfg.First, cfg.First+cfg.N-1, cfg.World)
+		}
+		world = cfg.World
+		cfg.Universe = 0
+	} else {
+		cfg.First = 0
+	}
+	u := max(cfg.Universe, world)
 	lay := job.DefaultLayoutFor(u, cfg.Cores)
 	if cfg.Layout != nil {
 		lay = *cfg.Layout
 		lay.Ranks = u
 	}
-	lay.World = cfg.N
+	lay.World = world
+	if cfg.World != 0 {
+		lay.First, lay.Local = cfg.First, cfg.N
+		// Chunk sizes follow the ranks that share this node's cores.
+		if cfg.Layout == nil {
+			lay.ChunkSize = job.DefaultLayoutFor(cfg.N, cfg.Cores).ChunkSize
+		}
+	}
 	if err := checkResources(lay, cfg.Cores); err != nil {
 		return nil, err
 	}
@@ -231,21 +258,23 @@ func (j *Job) keeper(started chan<- error) {
 		bind = len(cpus) > 0
 	}
 	j.started = time.Now()
-	for r := range j.cfg.N {
+	first := j.cfg.First
+	for i := range j.cfg.N {
+		r := first + i
 		if bind {
 			var set unix.CPUSet
-			set.Set(cpus[bindCPU(r, j.cfg.N, len(cpus))])
+			set.Set(cpus[bindCPU(i, j.cfg.N, len(cpus))])
 			unix.SchedSetaffinity(0, &set) // the child inherits it
 		}
 		if err := j.startRank(r, j.cfg.Path, j.cfg.Args, nil); err != nil {
 			if bind {
 				unix.SchedSetaffinity(0, &orig)
 			}
-			for i := range r {
-				j.procs[i].Kill()
+			for q := first; q < r; q++ {
+				j.procs[q].Kill()
 			}
-			for i := range r {
-				j.procs[i].Wait()
+			for q := first; q < r; q++ {
+				j.procs[q].Wait()
 			}
 			j.seg.Close()
 			started <- fmt.Errorf("launch: start rank %d: %w", r, err)
@@ -256,8 +285,8 @@ func (j *Job) keeper(started chan<- error) {
 		unix.SchedSetaffinity(0, &orig)
 	}
 	go j.watchAbort()
-	for r := range j.cfg.N {
-		go j.reap(r)
+	for i := range j.cfg.N {
+		go j.reap(first + i)
 	}
 	started <- nil
 	// Spawned ranks are started from this thread too, for the
@@ -395,7 +424,7 @@ func (j *Job) startRank(r int, path string, args, extra []string) error {
 	cmd.ExtraFiles = []*os.File{j.seg.File()}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var toClose []*os.File
-	if r == 0 && j.cfg.Stdin != nil {
+	if r == j.cfg.First && j.cfg.Stdin != nil {
 		if f, ok := j.cfg.Stdin.(*os.File); ok {
 			cmd.Stdin = f
 		} else {
@@ -475,7 +504,7 @@ func (j *Job) reap(r int) {
 	if aborted && a.Rank == r {
 		x.Abort = &a
 	}
-	if r >= j.cfg.N && x.NoInit && x.Error == nil && x.Code == 0 && x.Sig == 0 {
+	if r >= j.cfg.First+j.cfg.N && x.NoInit && x.Error == nil && x.Code == 0 && x.Sig == 0 {
 		// A spawned process that never became a rank: unlike a program
 		// of the first world that is not an MPI program, it has parents
 		// that hold an intercommunicator with it, and must hear of it.
@@ -903,4 +932,64 @@ func bindCPU(r, n, cpus int) int {
 		return r % cpus
 	}
 	return r * cpus / n
+}
+
+// Proxy is a node agent's stand-in, in this node's segment, for a rank
+// that runs on another node (Config.World): what this node's ranks send
+// to that rank arrives in it, and it sends to them what that rank sent
+// (docs/nodes.md). Use one from one goroutine at a time.
+type Proxy struct {
+	p    any
+	Rank int // the world rank it stands in for
+}
+
+// Proxy claims world rank r, which must run on another node, for this
+// process.
+func (j *Job) Proxy(r int) (*Proxy, error) {
+	j.mu.Lock()
+	seg := j.seg
+	j.mu.Unlock()
+	if seg == nil {
+		return nil, errors.New("launch: the job has ended")
+	}
+	p, err := ext.NewProxy(seg, r)
+	if err != nil {
+		return nil, err
+	}
+	return &Proxy{p: p, Rank: r}, nil
+}
+
+// Take receives the oldest message this node's ranks sent to the proxied
+// rank, if there is one (ok), in whole: its wire context, source (a
+// world rank), tag and bytes. err is the receive's error (a sender that
+// failed during a large message's copy); the message is gone then.
+func (p *Proxy) Take() (ctx uint32, src, tag int, data []byte, ok bool, err error) {
+	return ext.ProxyTake(p.p)
+}
+
+// Send starts sending, as the proxied rank, a message it sent from its
+// node: to world rank dst on the communicator of wire context ctx. data
+// must stay untouched until the request completes.
+func (p *Proxy) Send(ctx uint32, dst, tag int, data []byte) (*ranks.Request, error) {
+	r, err := ext.ProxySend(p.p, ctx, dst, tag, data)
+	if err != nil {
+		return nil, err
+	}
+	return r.(*ranks.Request), nil
+}
+
+// Finalize marks the proxied rank finalized in this node's segment, as
+// its Finalize did at its node. Call it once every message the rank sent
+// before has been handed to this node's ranks.
+func (p *Proxy) Finalize() { ext.ProxyFinalize(p.p) }
+
+// DeclareFailed records in this node's failure table that world rank r,
+// which runs on another node, has failed: every rank here sees it as it
+// sees a local rank's death.
+func (j *Job) DeclareFailed(r int) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.seg != nil {
+		job.DeclareFailed(j.seg, r)
+	}
 }

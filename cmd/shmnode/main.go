@@ -1,0 +1,93 @@
+//go:build mpi
+
+// Command shmnode is the node agent of a shmpi world that spans nodes
+// (package node, docs/nodes.md). The cluster's launcher starts one per
+// node; each starts its node's ranks and joins them into one world:
+//
+//	mpirun --map-by ppr:1:node shmnode -n 8 ./app args...
+//	srun --ntasks-per-node=1 shmnode -n 8 ./app args...
+//
+// It is built only with the build tag mpi and the system MPI's compiler
+// wrapper as cgo's compiler (node/build.sh does both).
+//
+// Without --ft, the first failure of a rank anywhere ends the job on
+// every node, and shmnode exits non-zero. With --ft the survivors are
+// told (ErrProcFailed naming the world rank) and go on. A rank's
+// Comm.Abort ends every node's ranks.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/shmpi/shmpi/node"
+)
+
+func init() { runtime.LockOSThread() } // MPI_THREAD_FUNNELED: main keeps the thread
+
+func main() {
+	fs := flag.NewFlagSet("shmnode", flag.ContinueOnError)
+	n := fs.Int("n", 1, "ranks on this node")
+	ft := fs.Bool("ft", false, "tolerate failures: report them to the survivors instead of ending the job")
+	bind := fs.Bool("bind", false, "bind each rank to a CPU, as shmrun does")
+	timeout := fs.Duration("timeout", 0, "end the job after this long, saying which rank is stuck where")
+	cores := fs.Int("cores", 0, "CPUs this node's ranks and agent run on (default: the machine's; split them when several agents share a machine)")
+	fs.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: shmnode [-n N] [-cores C] [-ft] [-bind] [-timeout D] program [args...]\n\nOne per node, under mpirun/prterun/srun; flags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(64)
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		os.Exit(64)
+	}
+	os.Exit(run(*n, *cores, *ft, *bind, *timeout, fs.Arg(0), fs.Args()[1:]))
+}
+
+func run(n, cores int, ft, bind bool, timeout time.Duration, prog string, args []string) int {
+	net, err := node.NewMPINet()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "shmnode:", err)
+		return 71
+	}
+	res, err := node.Run(node.Config{Net: net, N: n, Path: prog, Args: args, Bind: bind, Cores: cores, FT: ft, Timeout: timeout,
+		Output: func(int) (io.Writer, io.Writer) { return os.Stdout, os.Stderr }})
+	status := 0
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "shmnode:", err)
+		status = 1
+		if res != nil && res.Ended == "timeout" {
+			status = 124
+		}
+	}
+	if res != nil {
+		switch {
+		case res.Abort != nil:
+			if res.Abort.Rank >= res.First && res.Abort.Rank < res.First+n {
+				fmt.Fprintf(os.Stderr, "shmnode: %v\n", res.Abort)
+			}
+			status = res.Abort.Status()
+		default:
+			for _, x := range res.Exits {
+				if x.Abnormal() {
+					fmt.Fprintf(os.Stderr, "shmnode: rank %d %s\n", x.Rank, x.How())
+					status = max(status, 1)
+				}
+			}
+			if res.Ended != "" && status == 0 {
+				status = 1
+			}
+		}
+	}
+	if err := net.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "shmnode:", err)
+		status = max(status, 1)
+	}
+	return status
+}

@@ -1,0 +1,400 @@
+// Package node is the node agent of a shmpi world that spans nodes
+// (issue 27, docs/nodes.md). One agent runs per node, started by the
+// cluster's launcher (mpirun, prterun, srun). It is the shmpi launcher of
+// its node: it creates the segment and starts, watches and reaps the
+// node's ranks through ranks/launch, as shmrun does. It is also the only
+// process of its node that talks to other nodes, through a Net: the
+// system MPI (build tag mpi, cmd/shmnode) or, in tests, queues inside one
+// process (Loopback).
+//
+// The ranks see one world: world rank = the node's offset + local rank,
+// the offsets coming from an allgather of the nodes' rank counts. The
+// segment of every node has a slot for every world rank; the agent
+// serves the slots of the ranks of other nodes as proxies
+// (launch.Proxy). A message to a rank of another node thus goes into
+// that rank's slot here, the agent takes it out and sends it to the
+// agent of the rank's node, which sends it on, as the sender, into the
+// rank's real inbox. Ordering and matching (AnySource included) are
+// those of a single node.
+//
+// What crosses nodes today: point-to-point on the world, a rank's
+// failure (every survivor anywhere sees ErrProcFailed naming it), a
+// rank's Finalize and Abort. Collectives, communicator creation, agree,
+// shrink, revoke and windows on a communicator that spans nodes return
+// ranks.ErrUnsupported.
+package node
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/launch"
+	"github.com/shmpi/shmpi/shm"
+)
+
+// Config describes one node's part of a job.
+type Config struct {
+	Net  Net
+	N    int      // ranks on this node
+	Path string   // program to run
+	Args []string // its arguments
+	Env  []string // the ranks' environment; nil means the agent's
+	Dir  string
+	Bind bool
+	// Cores is the number of CPUs this node's ranks and agent run on; 0
+	// means the machine's. Several "nodes" on one machine should split
+	// its CPUs: ranks that think they have a core each spin.
+	Cores int
+	// Output returns where the output of world rank r goes (as
+	// launch.Config.Output).
+	Output func(r int) (stdout, stderr io.Writer)
+	// FT says that failures are tolerated (shmrun --ft): a rank's
+	// failure is reported to every node and the job goes on. Without it,
+	// the first failure anywhere ends the job on every node.
+	FT bool
+	// Timeout, if not zero, ends the node's ranks once it has passed,
+	// and Run's error then says which rank is stuck in which operation.
+	Timeout time.Duration
+	// Started, if set, is called with the node's job once its ranks are
+	// started (tests use it to kill a rank).
+	Started func(j *launch.Job, first, world int)
+}
+
+// Result is what became of one node's part of a job.
+type Result struct {
+	First, World int           // world ranks First.. run here, of World
+	Exits        []launch.Exit // the local ranks' exits, in rank order
+	Failed       []int         // ranks of other nodes reported failed here
+	Abort        *launch.Abort // a rank's Comm.Abort that ended the job (here or elsewhere)
+	Ended        string        // why the job ended early: a failure without FT, an abort, the timeout
+}
+
+// Run runs one node's part of a job: it learns the world from the other
+// agents, starts the node's ranks, forwards messages and notices between
+// them and the other nodes until every node's ranks have ended, and
+// returns the node's exits. Call it once per agent, on every agent of
+// the Net.
+func Run(cfg Config) (*Result, error) {
+	if cfg.N <= 0 {
+		return nil, fmt.Errorf("node: need at least one rank, got %d", cfg.N)
+	}
+	net := cfg.Net
+	counts, err := net.Allgather(cfg.N)
+	if err != nil {
+		return nil, fmt.Errorf("node: allgather of rank counts: %w", err)
+	}
+	a := &agent{cfg: cfg, net: net, me: net.Rank(), offsets: make([]int, len(counts)+1)}
+	for k, n := range counts {
+		if n <= 0 {
+			return nil, fmt.Errorf("node: agent %d has %d ranks", k, n)
+		}
+		a.offsets[k+1] = a.offsets[k] + n
+	}
+	a.first, a.world = a.offsets[a.me], a.offsets[len(counts)]
+	j, err := launch.Start(launch.Config{N: cfg.N, World: a.world, First: a.first,
+		Path: cfg.Path, Args: cfg.Args, Env: cfg.Env, Dir: cfg.Dir, Bind: cfg.Bind, Cores: cfg.Cores,
+		Output: cfg.Output, AbortOnFailure: !cfg.FT})
+	if err != nil {
+		// The others wait for this node's ranks: tell them it has none.
+		a.broadcast(frame{kind: frameDone})
+		return nil, err
+	}
+	a.job = j
+	a.res = &Result{First: a.first, World: a.world}
+	a.proxies = make([]*proxyState, a.world)
+	for r := range a.world {
+		if r >= a.first && r < a.first+cfg.N {
+			continue
+		}
+		p, err := j.Proxy(r)
+		if err != nil {
+			j.Kill()
+			j.Wait()
+			a.broadcast(frame{kind: frameDone})
+			return nil, fmt.Errorf("node: proxy of rank %d: %w", r, err)
+		}
+		a.proxies[r] = &proxyState{p: p}
+	}
+	if cfg.Started != nil {
+		cfg.Started(j, a.first, a.world)
+	}
+	runErr := a.loop()
+	a.res.Exits = j.Wait()
+	sort.Ints(a.res.Failed)
+	if ab, ok := j.Aborted(); ok && a.res.Abort == nil {
+		a.res.Abort = &ab
+	}
+	return a.res, runErr
+}
+
+type agent struct {
+	cfg          Config
+	net          Net
+	job          *launch.Job
+	me           int
+	offsets      []int // offsets[k]: first world rank of agent k's node; the last is the world's size
+	first, world int
+	proxies      []*proxyState // by world rank; nil for the ranks of this node
+	res          *Result
+
+	finals   []int // local ranks that finalized, to announce after a drain
+	doneFrom int   // agents that said they are done
+	sentDone bool
+	ending   bool // the job is being ended here (failure without FT, abort, timeout)
+}
+
+// proxyState is the agent's bookkeeping for a rank of another node.
+type proxyState struct {
+	p           *launch.Proxy
+	pending     []pendingSend // messages handed to this node's ranks, not yet complete
+	finalWanted bool          // its node said it finalized: mark it once pending is empty
+	finalized   bool
+	failed      bool
+}
+
+type pendingSend struct {
+	req   *ranks.Request
+	frame []byte // keeps the message's bytes alive until req completes
+}
+
+// nodeOf is the agent of world rank r.
+func (a *agent) nodeOf(r int) int {
+	return sort.Search(len(a.offsets)-1, func(k int) bool { return a.offsets[k+1] > r })
+}
+
+func (a *agent) broadcast(f frame) {
+	b := f.encode()
+	for k := range a.net.Size() {
+		if k != a.me {
+			a.net.Send(k, b)
+		}
+	}
+}
+
+// loop forwards until every node's ranks have ended.
+func (a *agent) loop() error {
+	exits := a.job.Exits()
+	localDone := false
+	var deadline <-chan time.Time
+	if a.cfg.Timeout > 0 {
+		t := time.NewTimer(a.cfg.Timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	var runErr error
+	var lastBusy time.Time // when the loop last found nothing to do after some work
+	for {
+		busy := false
+		// Local exits first: a rank that finalized has put everything it
+		// sent into the proxies' inboxes, which the drain below empties
+		// before its Finalize is announced.
+	exitsLoop:
+		for !localDone {
+			select {
+			case x, ok := <-exits:
+				if !ok {
+					localDone = true
+					break exitsLoop
+				}
+				busy = true
+				a.localExit(x)
+			default:
+				break exitsLoop
+			}
+		}
+		select {
+		case <-deadline:
+			runErr = a.timeout()
+			deadline = nil
+		default:
+		}
+		for _, ps := range a.proxies {
+			if ps == nil {
+				continue
+			}
+			for {
+				ctx, src, tag, data, ok, err := ps.p.Take()
+				if !ok {
+					break
+				}
+				busy = true
+				if err != nil {
+					continue // the sender failed during the copy: the message is lost with it
+				}
+				a.net.Send(a.nodeOf(ps.p.Rank), (&frame{kind: frameMsg, ctx: ctx, src: src, dst: ps.p.Rank, tag: tag, data: data}).encode())
+			}
+		}
+		for _, r := range a.finals {
+			a.broadcast(frame{kind: frameFinal, src: r})
+		}
+		a.finals = a.finals[:0]
+		for {
+			from, b, ok, err := a.net.Recv()
+			if err != nil {
+				return fmt.Errorf("node: agent %d: %w", a.me, err)
+			}
+			if !ok {
+				break
+			}
+			busy = true
+			if err := a.handle(from, b); err != nil {
+				return err
+			}
+		}
+		for _, ps := range a.proxies {
+			if ps != nil && (len(ps.pending) > 0 || ps.finalWanted) {
+				busy = a.advance(ps) || busy
+			}
+		}
+		if localDone && !a.sentDone {
+			a.broadcast(frame{kind: frameDone})
+			a.sentDone = true
+		}
+		if a.sentDone && a.doneFrom == a.net.Size()-1 {
+			return runErr
+		}
+		if busy {
+			lastBusy = time.Time{}
+			continue
+		}
+		if lastBusy.IsZero() {
+			lastBusy = time.Now()
+		}
+		a.idle(time.Since(lastBusy))
+	}
+}
+
+// idle waits when nothing moved. For a while after the last traffic it
+// polls, yielding the CPU between rounds: a message in flight is then
+// forwarded within a round, and ranks or another agent that share the
+// core run first (sched_yield). After idleSpin of quiet it sleeps,
+// growing to 1 ms, so that an idle job costs its node next to nothing.
+func (a *agent) idle(quiet time.Duration) {
+	if quiet < idleSpin {
+		shm.Yield()
+		return
+	}
+	a.net.Idle()
+	time.Sleep(min(quiet/16, time.Millisecond))
+}
+
+// idleSpin is how long an agent polls after the last traffic before it
+// sleeps between rounds.
+const idleSpin = 5 * time.Millisecond
+
+// localExit handles the exit of one of this node's ranks.
+func (a *agent) localExit(x launch.Exit) {
+	if ab, ok := a.job.Aborted(); ok && !a.ending {
+		// A rank's Abort: launch has killed this node's ranks; the other
+		// nodes end theirs.
+		a.ending = true
+		a.res.Abort = &ab
+		a.res.Ended = ab.String()
+		a.broadcast(frame{kind: frameAbort, src: ab.Rank, tag: ab.Code})
+		return
+	}
+	switch {
+	case x.Failed() || x.NoInit && x.Abnormal():
+		a.broadcast(frame{kind: frameFail, src: x.Rank})
+		if !a.cfg.FT && !a.ending {
+			a.ending = true
+			a.res.Ended = fmt.Sprintf("rank %d %s", x.Rank, x.How())
+			a.job.Kill()
+		}
+	case !x.NoInit:
+		a.finals = append(a.finals, x.Rank)
+	}
+}
+
+// handle acts on a frame from agent from.
+func (a *agent) handle(from int, b []byte) error {
+	f, err := decode(b)
+	if err != nil {
+		return fmt.Errorf("node: from agent %d: %w", from, err)
+	}
+	if f.kind == frameDone {
+		a.doneFrom++
+		return nil
+	}
+	if f.src < 0 || f.src >= a.world || a.proxies[f.src] == nil {
+		return fmt.Errorf("node: from agent %d: a frame of kind %d about rank %d, not a rank of another node", from, f.kind, f.src)
+	}
+	ps := a.proxies[f.src]
+	switch f.kind {
+	case frameMsg:
+		if ps.failed || f.dst < a.first || f.dst >= a.first+a.cfg.N {
+			return nil
+		}
+		req, err := ps.p.Send(f.ctx, f.dst, f.tag, f.data)
+		if err != nil {
+			return fmt.Errorf("node: rank %d to %d: %w", f.src, f.dst, err)
+		}
+		ps.pending = append(ps.pending, pendingSend{req, b})
+	case frameFail:
+		if !ps.failed {
+			ps.failed = true
+			a.res.Failed = append(a.res.Failed, f.src)
+			a.job.DeclareFailed(f.src)
+		}
+		if !a.cfg.FT && !a.ending {
+			a.ending = true
+			a.res.Ended = fmt.Sprintf("rank %d failed on node %d", f.src, from)
+			a.job.Kill()
+		}
+	case frameFinal:
+		ps.finalWanted = true
+	case frameAbort:
+		if !a.ending {
+			a.ending = true
+			a.res.Abort = &launch.Abort{Rank: f.src, Code: f.tag}
+			a.res.Ended = a.res.Abort.String()
+			a.job.Kill()
+		}
+	default:
+		return fmt.Errorf("node: from agent %d: a frame of kind %d", from, f.kind)
+	}
+	return nil
+}
+
+// advance tests a proxy's sends in flight, and marks its rank finalized
+// once none is left of those its node announced before the Finalize.
+func (a *agent) advance(ps *proxyState) bool {
+	moved := false
+	q := ps.pending[:0]
+	for _, s := range ps.pending {
+		if _, done, _ := s.req.Test(); done {
+			moved = true
+			continue
+		}
+		q = append(q, s)
+	}
+	clear(ps.pending[len(q):])
+	ps.pending = q
+	if ps.finalWanted && len(ps.pending) == 0 && !ps.finalized {
+		ps.finalized = true
+		ps.finalWanted = false
+		ps.p.Finalize()
+		moved = true
+	}
+	return moved
+}
+
+// timeout ends the node's ranks when Config.Timeout has passed, and says
+// which were stuck where.
+func (a *agent) timeout() error {
+	fates := a.job.Unfinished()
+	a.ending = true
+	a.res.Ended = "timeout"
+	a.job.Kill()
+	var b strings.Builder
+	fmt.Fprintf(&b, "node %d: deadline of %v passed; ranks not done:", a.me, a.cfg.Timeout)
+	for _, f := range fates {
+		fmt.Fprintf(&b, "\n  %v", f)
+	}
+	return errors.New(b.String())
+}

@@ -1,0 +1,524 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ranks/launch"
+	"github.com/shmpi/shmpi/ulfm"
+)
+
+// The tests run several "nodes" in this process: one agent per node on a
+// Loopback net, each with its own segment and its ranks, which are this
+// test binary started again with envBody naming the rank's body.
+
+const envBody = "SHMPI_NODE_TEST_BODY"
+
+// bodies are the ranks' programs, by name. A body returns an error to
+// fail its rank (the rank exits 1 after printing it).
+var bodies = map[string]func(w *ranks.World, c *ranks.Comm) error{}
+
+func TestMain(m *testing.M) {
+	if name := os.Getenv(envBody); name != "" {
+		os.Exit(runBody(name))
+	}
+	os.Exit(m.Run())
+}
+
+func runBody(name string) int {
+	body := bodies[name]
+	if body == nil {
+		fmt.Fprintf(os.Stderr, "no body %q\n", name)
+		return 2
+	}
+	w, err := ranks.Init()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "Init:", err)
+		return 1
+	}
+	if err := body(w, w.Comm()); err != nil {
+		fmt.Fprintf(os.Stderr, "rank %d: %v\n", w.Rank(), err)
+		return 1
+	}
+	if err := w.Finalize(); err != nil {
+		fmt.Fprintf(os.Stderr, "rank %d: Finalize: %v\n", w.Rank(), err)
+		return 1
+	}
+	return 0
+}
+
+// nodesOpts configure a run of several nodes.
+type nodesOpts struct {
+	Counts  []int // ranks per node
+	Body    string
+	FT      bool
+	Timeout time.Duration
+	Env     []string
+	// Started runs once node k's ranks are started.
+	Started func(k int, j *launch.Job, first, world int)
+}
+
+type nodeRun struct {
+	res  []*Result
+	errs []error
+	outs []*syncBuffer // by world rank
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// runNodes runs body on every rank of len(o.Counts) nodes and returns
+// what each node's agent returned. The whole run has a deadline: past
+// it, every agent ends its ranks and says which are stuck where.
+func runNodes(t *testing.T, o nodesOpts) *nodeRun {
+	t.Helper()
+	if o.Timeout == 0 {
+		o.Timeout = 60 * time.Second
+	}
+	world := 0
+	for _, n := range o.Counts {
+		world += n
+	}
+	nr := &nodeRun{res: make([]*Result, len(o.Counts)), errs: make([]error, len(o.Counts)), outs: make([]*syncBuffer, world)}
+	for i := range nr.outs {
+		nr.outs[i] = &syncBuffer{}
+	}
+	env := append(append(os.Environ(), envBody+"="+o.Body), o.Env...)
+	nets := Loopback(len(o.Counts))
+	var wg sync.WaitGroup
+	for k, n := range o.Counts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cfg := Config{Net: nets[k], N: n, Path: os.Args[0], Args: []string{"-test.run=^$"}, Env: env,
+				Cores: max(1, runtime.NumCPU()/len(o.Counts)),
+				FT:    o.FT, Timeout: o.Timeout,
+				Output: func(r int) (io.Writer, io.Writer) { return nr.outs[r], nr.outs[r] }}
+			if o.Started != nil {
+				cfg.Started = func(j *launch.Job, first, world int) { o.Started(k, j, first, world) }
+			}
+			nr.res[k], nr.errs[k] = Run(cfg)
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(o.Timeout + 30*time.Second):
+		t.Fatalf("agents still running %v after their deadline", 30*time.Second)
+	}
+	for k, err := range nr.errs {
+		if err != nil {
+			t.Errorf("agent %d: %v", k, err)
+		}
+	}
+	return nr
+}
+
+// check fails the test unless every rank but those in dies finalized and
+// exited 0, and shows the output of the ranks that did not.
+func (nr *nodeRun) check(t *testing.T, dies ...int) {
+	t.Helper()
+	for k, res := range nr.res {
+		if res == nil {
+			t.Errorf("agent %d returned no result", k)
+			continue
+		}
+		for _, x := range res.Exits {
+			want := !contains(dies, x.Rank)
+			if ok := !x.Abnormal(); ok != want {
+				t.Errorf("node %d, rank %d %s (expected to die: %v)\n%s", k, x.Rank, x.How(), !want, nr.outs[x.Rank].String())
+			}
+		}
+	}
+}
+
+func contains(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Every rank learns the world: size, its rank, and which ranks share its
+// node is not asked of it here.
+func init() {
+	bodies["world"] = func(w *ranks.World, c *ranks.Comm) error {
+		want, _ := nodeEnvInt("SHMPI_NODE_TEST_WORLD")
+		if w.Size() != want {
+			return fmt.Errorf("world of %d, want %d", w.Size(), want)
+		}
+		return nil
+	}
+}
+
+func nodeEnvInt(k string) (int, error) {
+	var v int
+	_, err := fmt.Sscan(os.Getenv(k), &v)
+	return v, err
+}
+
+func TestWorldAcrossNodes(t *testing.T) {
+	for _, counts := range [][]int{{2, 2}, {3, 3, 3}, {1, 4}} {
+		t.Run(fmt.Sprint(counts), func(t *testing.T) {
+			world := 0
+			for _, n := range counts {
+				world += n
+			}
+			nr := runNodes(t, nodesOpts{Counts: counts, Body: "world", Env: []string{fmt.Sprintf("SHMPI_NODE_TEST_WORLD=%d", world)}})
+			nr.check(t)
+			first := 0
+			for k, res := range nr.res {
+				if res == nil {
+					continue
+				}
+				if res.First != first || res.World != world {
+					t.Errorf("node %d: ranks from %d of %d, want from %d of %d", k, res.First, res.World, first, world)
+				}
+				for i, x := range res.Exits {
+					if x.Rank != first+i {
+						t.Errorf("node %d: exit %d is rank %d, want %d", k, i, x.Rank, first+i)
+					}
+				}
+				first += counts[k]
+			}
+		})
+	}
+}
+
+// pattern fills a message of n bytes from rank src to dst, number k.
+func pattern(src, dst, k, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(src*31 + dst*7 + k*13 + i)
+	}
+	return b
+}
+
+// Every size class (inline, eager chunk, fragmented or rendezvous), from
+// every rank to every other, in both directions at once; then ordering:
+// a stream of messages with one tag arrives in the order sent.
+var sizes = []int{0, 1, 8, 200, 4096, 40 << 10, 300 << 10, 2 << 20}
+
+func init() {
+	bodies["alltoall-p2p"] = func(w *ranks.World, c *ranks.Comm) error {
+		me, n := c.Rank(), c.Size()
+		for k, sz := range sizes {
+			var reqs []*ranks.Request
+			bufs := make([][]byte, n)
+			for p := range n {
+				if p == me {
+					continue
+				}
+				bufs[p] = make([]byte, sz)
+				rq, err := ranks.Irecv(c, bufs[p], p, k)
+				if err != nil {
+					return err
+				}
+				reqs = append(reqs, rq)
+			}
+			for p := range n {
+				if p == me {
+					continue
+				}
+				rq, err := ranks.Isend(c, pattern(me, p, k, sz), p, k)
+				if err != nil {
+					return err
+				}
+				reqs = append(reqs, rq)
+			}
+			if err := ranks.WaitAll(reqs, nil); err != nil {
+				return fmt.Errorf("size %d: %w", sz, err)
+			}
+			for p := range n {
+				if p != me && !bytes.Equal(bufs[p], pattern(p, me, k, sz)) {
+					return fmt.Errorf("size %d from %d: wrong bytes", sz, p)
+				}
+			}
+		}
+		// Ordering: rank 0 streams 200 messages of mixed sizes to the
+		// last rank (on another node), which receives them one by one.
+		const stream = 200
+		last := n - 1
+		switch me {
+		case 0:
+			for i := range stream {
+				sz := sizes[i%len(sizes)] % (64 << 10)
+				if err := ranks.Send(c, pattern(0, last, i, sz+4), last, 9); err != nil {
+					return err
+				}
+			}
+		case last:
+			for i := range stream {
+				sz := sizes[i%len(sizes)] % (64 << 10)
+				buf := make([]byte, sz+4)
+				st, err := ranks.Recv(c, buf, 0, 9)
+				if err != nil {
+					return err
+				}
+				if st.Bytes != sz+4 || !bytes.Equal(buf, pattern(0, last, i, sz+4)) {
+					return fmt.Errorf("stream message %d out of order or wrong", i)
+				}
+			}
+		}
+		return nil
+	}
+}
+
+func TestPointToPointAcrossNodes(t *testing.T) {
+	for _, counts := range [][]int{{2, 2}, {3, 3, 3}} {
+		t.Run(fmt.Sprint(counts), func(t *testing.T) {
+			runNodes(t, nodesOpts{Counts: counts, Body: "alltoall-p2p"}).check(t)
+		})
+	}
+}
+
+// AnySource: rank 0 receives one message from every other rank with
+// AnySource and AnyTag, then probes: the status names the world rank of
+// the sender, whatever its node.
+func init() {
+	bodies["anysource"] = func(w *ranks.World, c *ranks.Comm) error {
+		me, n := c.Rank(), c.Size()
+		if me != 0 {
+			if err := ranks.Send(c, []int64{int64(me)}, 0, 100+me); err != nil {
+				return err
+			}
+			if err := ranks.Send(c, pattern(me, 0, 1, 50000), 0, 7); err != nil {
+				return err
+			}
+			var goAhead [1]byte // rank 0 is through with AnyTag
+			if _, err := ranks.Recv(c, goAhead[:], 0, 3); err != nil {
+				return err
+			}
+			return ranks.Send(c, pattern(me, 0, 2, 3000), 0, 8)
+		}
+		// Two messages from each sender with AnySource and AnyTag: each
+		// sender's arrive in the order sent.
+		got := make([]int, n)
+		buf := make([]byte, 50000)
+		for range 2 * (n - 1) {
+			st, err := ranks.Recv(c, buf, ranks.AnySource, ranks.AnyTag)
+			if err != nil {
+				return err
+			}
+			src := st.Source
+			switch {
+			case src <= 0 || src >= n:
+				return fmt.Errorf("status %+v", st)
+			case got[src] == 0 && st.Tag == 100+src && st.Bytes == 8:
+				var v [1]int64
+				copy(unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 8), buf)
+				if v[0] != int64(src) {
+					return fmt.Errorf("message from %d says %d", src, v[0])
+				}
+			case got[src] == 1 && st.Tag == 7 && st.Bytes == 50000:
+				if !bytes.Equal(buf, pattern(src, 0, 1, 50000)) {
+					return fmt.Errorf("message from %d: wrong bytes", src)
+				}
+			default:
+				return fmt.Errorf("message %d from %d: status %+v", got[src], src, st)
+			}
+			got[src]++
+		}
+		for r := 1; r < n; r++ {
+			if err := ranks.Send(c, []byte{1}, r, 3); err != nil {
+				return err
+			}
+		}
+		// Probe with AnySource: the status names the sender's world rank.
+		for range n - 1 {
+			st, err := c.Probe(ranks.AnySource, 8)
+			if err != nil {
+				return err
+			}
+			if st.Bytes != 3000 {
+				return fmt.Errorf("probe: %d bytes", st.Bytes)
+			}
+			b := make([]byte, st.Bytes)
+			if _, err := ranks.Recv(c, b, st.Source, 8); err != nil {
+				return err
+			}
+			if !bytes.Equal(b, pattern(st.Source, 0, 2, 3000)) {
+				return fmt.Errorf("probed message from %d: wrong bytes", st.Source)
+			}
+		}
+		return nil
+	}
+}
+
+func TestAnySourceAcrossNodes(t *testing.T) {
+	runNodes(t, nodesOpts{Counts: []int{2, 3, 2}, Body: "anysource"}).check(t)
+}
+
+// Collectives and the rest of what needs shared memory are refused on a
+// communicator that spans nodes, with ErrUnsupported, at every rank: no
+// hang.
+func init() {
+	bodies["refused"] = func(w *ranks.World, c *ranks.Comm) error {
+		var v [1]int
+		if err := coll.Allreduce(c, v[:], v[:], coll.Sum); !errors.Is(err, ranks.ErrUnsupported) {
+			return fmt.Errorf("Allreduce: %v, want ErrUnsupported", err)
+		}
+		if err := coll.Barrier(c); !errors.Is(err, ranks.ErrUnsupported) {
+			return fmt.Errorf("Barrier: %v, want ErrUnsupported", err)
+		}
+		if _, err := c.Dup(); !errors.Is(err, ranks.ErrUnsupported) {
+			return fmt.Errorf("Dup: %v, want ErrUnsupported", err)
+		}
+		if _, err := ulfm.Agree(c, 1); !errors.Is(err, ranks.ErrUnsupported) {
+			return fmt.Errorf("Agree: %v, want ErrUnsupported", err)
+		}
+		if _, err := ulfm.Shrink(c); !errors.Is(err, ranks.ErrUnsupported) {
+			return fmt.Errorf("Shrink: %v, want ErrUnsupported", err)
+		}
+		if err := ulfm.Revoke(c); !errors.Is(err, ranks.ErrUnsupported) {
+			return fmt.Errorf("Revoke: %v, want ErrUnsupported", err)
+		}
+		// Self still works.
+		s, err := w.Self()
+		if err != nil {
+			return err
+		}
+		if err := coll.Allreduce(s, v[:], v[:], coll.Sum); err != nil {
+			return fmt.Errorf("Allreduce on self: %v", err)
+		}
+		return nil
+	}
+}
+
+func TestCollectivesRefusedAcrossNodes(t *testing.T) {
+	runNodes(t, nodesOpts{Counts: []int{2, 2}, Body: "refused"}).check(t)
+}
+
+// A rank's failure: rank 1 (node 0) dies by SIGKILL while every other
+// rank waits to receive from it; every survivor, on every node, gets
+// ErrProcFailed naming rank 1.
+func init() {
+	bodies["fail"] = func(w *ranks.World, c *ranks.Comm) error {
+		me := c.Rank()
+		if me == 1 {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+		var v [1]int
+		_, err := ranks.Recv(c, v[:], 1, 0)
+		var e *ranks.Error
+		if !errors.Is(err, ranks.ErrProcFailed) || !errors.As(err, &e) || e.Rank != 1 {
+			return fmt.Errorf("Recv from the dead rank: %v, want ErrProcFailed naming rank 1", err)
+		}
+		// The others still talk: a ring among the survivors.
+		var live []int
+		for r := range c.Size() {
+			if r != 1 {
+				live = append(live, r)
+			}
+		}
+		i := 0
+		for live[i] != me {
+			i++
+		}
+		next, prev := live[(i+1)%len(live)], live[(i+len(live)-1)%len(live)]
+		out := []int{me}
+		got := make([]int, 1)
+		if _, err := ranks.Sendrecv(c, out, next, 5, got, prev, 5); err != nil {
+			return err
+		}
+		if got[0] != prev {
+			return fmt.Errorf("ring: got %d from %d", got[0], prev)
+		}
+		return nil
+	}
+}
+
+func TestFailureAcrossNodes(t *testing.T) {
+	nr := runNodes(t, nodesOpts{Counts: []int{2, 2, 2}, Body: "fail", FT: true})
+	nr.check(t, 1)
+	for k, res := range nr.res {
+		if k != 0 && res != nil && (len(res.Failed) != 1 || res.Failed[0] != 1) {
+			t.Errorf("node %d: failures reported %v, want [1]", k, res.Failed)
+		}
+	}
+}
+
+// Without FT the first failure ends the job on every node: nobody hangs,
+// nothing is left.
+func TestFailureEndsJobWithoutFT(t *testing.T) {
+	nr := runNodes(t, nodesOpts{Counts: []int{2, 2}, Body: "fail"})
+	for k, res := range nr.res {
+		if res == nil {
+			continue
+		}
+		if res.Ended == "" {
+			t.Errorf("node %d: the job was not ended", k)
+		}
+	}
+}
+
+// Abort on one node ends every node's ranks.
+func init() {
+	bodies["abort"] = func(w *ranks.World, c *ranks.Comm) error {
+		if c.Rank() == 2 {
+			c.Abort(7)
+		}
+		var v [1]int
+		ranks.Recv(c, v[:], 2, 0) // never comes
+		return errors.New("still running after the abort")
+	}
+}
+
+func TestAbortAcrossNodes(t *testing.T) {
+	nr := runNodes(t, nodesOpts{Counts: []int{2, 2}, Body: "abort"})
+	for k, res := range nr.res {
+		if res == nil {
+			continue
+		}
+		if res.Abort == nil || res.Abort.Rank != 2 || res.Abort.Code != 7 {
+			t.Errorf("node %d: abort %v, want rank 2 with code 7 (%s)", k, res.Abort, res.Ended)
+		}
+		for _, x := range res.Exits {
+			if x.Sig == 0 {
+				t.Errorf("node %d: rank %d %s, want killed", k, x.Rank, x.How())
+			}
+		}
+	}
+	leftovers(t)
+}
+
+// leftovers fails if a segment file is left in /dev/shm.
+func leftovers(t *testing.T) {
+	t.Helper()
+	ents, _ := os.ReadDir("/dev/shm")
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "shmpi-") {
+			t.Errorf("left in /dev/shm: %s", e.Name())
+		}
+	}
+}

@@ -1,0 +1,231 @@
+//go:build mpi
+
+package node
+
+// The agents' Net over the system MPI: one process per node, started by
+// mpirun/prterun/srun. Built only with the build tag mpi and CC=mpicc
+// (node/build.sh), so that nothing else of shmpi links libmpi.
+
+/*
+#include <mpi.h>
+#include <stdlib.h>
+
+static MPI_Comm agents = MPI_COMM_NULL;
+
+static int net_init(int *rank, int *size) {
+	int provided, rc;
+	rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+	if (rc != MPI_SUCCESS) return rc;
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	rc = MPI_Comm_dup(MPI_COMM_WORLD, &agents);
+	if (rc != MPI_SUCCESS) return rc;
+	MPI_Comm_set_errhandler(agents, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(agents, rank);
+	return MPI_Comm_size(agents, size);
+}
+
+static int net_allgather(int v, int *out) {
+	return MPI_Allgather(&v, 1, MPI_INT, out, 1, MPI_INT, agents);
+}
+
+static int net_test(MPI_Request *req, int *done) {
+	return MPI_Test(req, done, MPI_STATUS_IGNORE);
+}
+
+// Frames up to RBUF bytes arrive in one message, into a receive posted
+// in advance (a test of a posted receive is what makes the MPI progress
+// its transport at once; a probe was 20 times slower here). Longer ones
+// come as their header there, then their bytes with tag 1.
+#define RBUF (64 * 1024)
+static MPI_Request rreq = MPI_REQUEST_NULL;
+static char rbuf[RBUF];
+
+static int net_post(void) {
+	return MPI_Irecv(rbuf, RBUF, MPI_BYTE, MPI_ANY_SOURCE, 0, agents, &rreq);
+}
+
+static int net_poll(int *found, int *from, int *count, char **buf) {
+	MPI_Status st;
+	int rc = MPI_Test(&rreq, found, &st);
+	if (rc != MPI_SUCCESS || !*found) return rc;
+	*from = st.MPI_SOURCE;
+	*buf = rbuf;
+	return MPI_Get_count(&st, MPI_BYTE, count);
+}
+
+static int net_isend_tag(void *buf, int n, int to, int tag, MPI_Request *req) {
+	return MPI_Isend(buf, n, MPI_BYTE, to, tag, agents, req);
+}
+
+static int net_recv(void *buf, int n, int from) {
+	return MPI_Recv(buf, n, MPI_BYTE, from, 1, agents, MPI_STATUS_IGNORE);
+}
+
+static int net_finalize(void) {
+	if (rreq != MPI_REQUEST_NULL) {
+		MPI_Cancel(&rreq);
+		MPI_Wait(&rreq, MPI_STATUS_IGNORE);
+	}
+	if (agents != MPI_COMM_NULL) MPI_Comm_free(&agents);
+	return MPI_Finalize();
+}
+
+static void net_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
+
+static int net_errstr(int code, char *buf) {
+	int n = 0;
+	MPI_Error_string(code, buf, &n);
+	return n;
+}
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"unsafe"
+)
+
+// MPINet is the Net of an agent started by the system MPI's launcher.
+// Every call must come from the goroutine that called NewMPINet, locked
+// to its thread (MPI_THREAD_FUNNELED).
+type MPINet struct {
+	rank, size int
+	sends      []mpiSend
+}
+
+type mpiSend struct {
+	req C.MPI_Request
+	pin *runtime.Pinner // the frame stays where it is until the send completes
+}
+
+func mpiErr(op string, rc C.int) error {
+	if rc == C.MPI_SUCCESS {
+		return nil
+	}
+	var buf [C.MPI_MAX_ERROR_STRING]C.char
+	n := C.net_errstr(rc, &buf[0])
+	return fmt.Errorf("node: %s: %s", op, C.GoStringN(&buf[0], n))
+}
+
+// NewMPINet initialises the system MPI. The caller's goroutine must be
+// locked to its thread (runtime.LockOSThread) and make every later call.
+func NewMPINet() (*MPINet, error) {
+	var rank, size C.int
+	if err := mpiErr("MPI_Init_thread", C.net_init(&rank, &size)); err != nil {
+		return nil, err
+	}
+	if err := mpiErr("MPI_Irecv", C.net_post()); err != nil {
+		return nil, err
+	}
+	return &MPINet{rank: int(rank), size: int(size)}, nil
+}
+
+// mpiBig is the largest frame sent as one message (RBUF in the C part).
+const mpiBig = 64 << 10
+
+func (n *MPINet) Rank() int { return n.rank }
+func (n *MPINet) Size() int { return n.size }
+
+func (n *MPINet) Allgather(v int) ([]int, error) {
+	out := make([]C.int, n.size)
+	if err := mpiErr("MPI_Allgather", C.net_allgather(C.int(v), &out[0])); err != nil {
+		return nil, err
+	}
+	vals := make([]int, n.size)
+	for i, x := range out {
+		vals[i] = int(x)
+	}
+	return vals, nil
+}
+
+func (n *MPINet) Send(to int, frame []byte) error {
+	if len(frame) <= mpiBig {
+		return n.isend(to, 0, frame)
+	}
+	// The header alone, marked, then the bytes.
+	hdr := append([]byte(nil), frame[:frameHeader]...)
+	hdr[1] = 1
+	if err := n.isend(to, 0, hdr); err != nil {
+		return err
+	}
+	return n.isend(to, 1, frame[frameHeader:])
+}
+
+func (n *MPINet) isend(to, tag int, b []byte) error {
+	n.sends = append(n.sends, mpiSend{pin: new(runtime.Pinner)})
+	s := &n.sends[len(n.sends)-1]
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	s.pin.Pin(p)
+	if err := mpiErr("MPI_Isend", C.net_isend_tag(p, C.int(len(b)), C.int(to), C.int(tag), &s.req)); err != nil {
+		s.pin.Unpin()
+		n.sends = n.sends[:len(n.sends)-1]
+		return err
+	}
+	return nil
+}
+
+// reap completes the sends that are done, in order.
+func (n *MPINet) reap() error {
+	k := 0
+	for k < len(n.sends) {
+		var done C.int
+		if err := mpiErr("MPI_Test", C.net_test(&n.sends[k].req, &done)); err != nil {
+			return err
+		}
+		if done == 0 {
+			break
+		}
+		n.sends[k].pin.Unpin()
+		k++
+	}
+	if k > 0 {
+		m := copy(n.sends, n.sends[k:])
+		clear(n.sends[m:])
+		n.sends = n.sends[:m]
+	}
+	return nil
+}
+
+func (n *MPINet) Recv() (int, []byte, bool, error) {
+	if err := n.reap(); err != nil {
+		return 0, nil, false, err
+	}
+	var found, from, count C.int
+	var buf *C.char
+	if err := mpiErr("MPI_Test", C.net_poll(&found, &from, &count, &buf)); err != nil || found == 0 {
+		return 0, nil, false, err
+	}
+	b := C.GoBytes(unsafe.Pointer(buf), count)
+	if err := mpiErr("MPI_Irecv", C.net_post()); err != nil {
+		return 0, nil, false, err
+	}
+	if len(b) == frameHeader && b[1] == 1 {
+		// A long frame: its bytes follow with tag 1.
+		ln := binary.LittleEndian.Uint32(b[20:])
+		f := make([]byte, frameHeader+int(ln))
+		copy(f, b)
+		f[1] = 0
+		if err := mpiErr("MPI_Recv", C.net_recv(unsafe.Pointer(&f[frameHeader]), C.int(ln), from)); err != nil {
+			return 0, nil, false, err
+		}
+		b = f
+	}
+	return int(from), b, true, nil
+}
+
+func (n *MPINet) Idle() { n.reap() }
+
+// Close waits for the sends in flight and finalizes the MPI.
+func (n *MPINet) Close() error {
+	for len(n.sends) > 0 {
+		if err := n.reap(); err != nil {
+			return err
+		}
+	}
+	return mpiErr("MPI_Finalize", C.net_finalize())
+}
+
+// Abort ends every agent of the job (MPI_Abort).
+func (n *MPINet) Abort(code int) { C.net_abort(C.int(code)) }

@@ -1,0 +1,179 @@
+package node
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Net is how the agents of a job talk to each other: the system MPI
+// between nodes (mpinet.go, build tag mpi), or channels inside one
+// process (Loopback, for tests). Agents are numbered 0 to Size()-1, one
+// per node. Frames from one agent to another arrive whole and in the
+// order they were sent.
+type Net interface {
+	Rank() int
+	Size() int
+	// Allgather returns every agent's v, in agent order. Collective: every
+	// agent calls it once, before any Send.
+	Allgather(v int) ([]int, error)
+	// Send queues frame for agent to; it may hold on to frame until the
+	// frame has left.
+	Send(to int, frame []byte) error
+	// Recv returns the next frame that has arrived, if any, without
+	// waiting.
+	Recv() (from int, frame []byte, ok bool, err error)
+	// Idle is called when an agent's loop found nothing to do; it may
+	// wait a little for frames to arrive.
+	Idle()
+	Close() error
+}
+
+// Frame kinds.
+const (
+	frameMsg   = 1 // a message: ctx, src, dst, tag, then its bytes
+	frameFail  = 2 // src failed at its node
+	frameFinal = 3 // src finalized at its node, after every message it sent
+	frameDone  = 4 // the sending agent's ranks have all ended; nothing more comes from it
+	frameAbort = 5 // src called Abort with code tag: every node ends its ranks
+)
+
+// frameHeader is the size of a frame's header:
+//
+//	+0  kind u8, 3 bytes zero
+//	+4  ctx  u32  wire context (frameMsg)
+//	+8  src  u32  world rank of the sender (or of the rank a notice is about)
+//	+12 dst  u32  world rank of the receiver (frameMsg)
+//	+16 tag  i32  the tag as sent (the runtime's own tags are negative)
+//	+20 len  u32  bytes that follow
+const frameHeader = 24
+
+type frame struct {
+	kind     uint8
+	ctx      uint32
+	src, dst int
+	tag      int
+	data     []byte
+}
+
+func (f *frame) encode() []byte {
+	b := make([]byte, frameHeader+len(f.data))
+	b[0] = f.kind
+	binary.LittleEndian.PutUint32(b[4:], f.ctx)
+	binary.LittleEndian.PutUint32(b[8:], uint32(f.src))
+	binary.LittleEndian.PutUint32(b[12:], uint32(f.dst))
+	binary.LittleEndian.PutUint32(b[16:], uint32(int32(f.tag)))
+	binary.LittleEndian.PutUint32(b[20:], uint32(len(f.data)))
+	copy(b[frameHeader:], f.data)
+	return b
+}
+
+func decode(b []byte) (frame, error) {
+	if len(b) < frameHeader {
+		return frame{}, fmt.Errorf("node: a frame of %d bytes", len(b))
+	}
+	n := binary.LittleEndian.Uint32(b[20:])
+	if int(n) != len(b)-frameHeader {
+		return frame{}, fmt.Errorf("node: a frame says %d bytes and carries %d", n, len(b)-frameHeader)
+	}
+	return frame{
+		kind: b[0],
+		ctx:  binary.LittleEndian.Uint32(b[4:]),
+		src:  int(binary.LittleEndian.Uint32(b[8:])),
+		dst:  int(binary.LittleEndian.Uint32(b[12:])),
+		tag:  int(int32(binary.LittleEndian.Uint32(b[16:]))),
+		data: b[frameHeader:],
+	}, nil
+}
+
+// Loopback returns the Nets of k agents in this process, joined by
+// queues: how tests run several "nodes" in one process without an MPI.
+func Loopback(k int) []Net {
+	l := &loop{boxes: make([]loopBox, k)}
+	for i := range l.boxes {
+		l.boxes[i].wake = make(chan struct{}, 1)
+	}
+	l.gather.vals = make([]int, k)
+	l.gather.done = make(chan struct{})
+	nets := make([]Net, k)
+	for i := range nets {
+		nets[i] = &loopNet{l: l, me: i}
+	}
+	return nets
+}
+
+type loop struct {
+	boxes  []loopBox
+	gather struct {
+		sync.Mutex
+		vals []int
+		n    int
+		done chan struct{}
+	}
+}
+
+type loopBox struct {
+	mu   sync.Mutex
+	q    []loopFrame
+	wake chan struct{}
+}
+
+type loopFrame struct {
+	from  int
+	frame []byte
+}
+
+type loopNet struct {
+	l      *loop
+	me     int
+	closed bool
+}
+
+func (n *loopNet) Rank() int { return n.me }
+func (n *loopNet) Size() int { return len(n.l.boxes) }
+
+func (n *loopNet) Allgather(v int) ([]int, error) {
+	g := &n.l.gather
+	g.Lock()
+	g.vals[n.me] = v
+	g.n++
+	if g.n == len(g.vals) {
+		close(g.done)
+	}
+	g.Unlock()
+	<-g.done
+	return append([]int(nil), g.vals...), nil
+}
+
+func (n *loopNet) Send(to int, frame []byte) error {
+	if n.closed {
+		return errors.New("node: send on a closed net")
+	}
+	b := &n.l.boxes[to]
+	b.mu.Lock()
+	b.q = append(b.q, loopFrame{n.me, frame})
+	b.mu.Unlock()
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (n *loopNet) Recv() (int, []byte, bool, error) {
+	b := &n.l.boxes[n.me]
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.q) == 0 {
+		return 0, nil, false, nil
+	}
+	f := b.q[0]
+	b.q[0] = loopFrame{}
+	b.q = b.q[1:]
+	return f.from, f.frame, true, nil
+}
+
+func (n *loopNet) Idle() {}
+
+func (n *loopNet) Close() error { n.closed = true; return nil }
