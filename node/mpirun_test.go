@@ -1,0 +1,217 @@
+//go:build mpi
+
+package node
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shmpi/shmpi/ranks"
+)
+
+// The same bodies as agent_test.go, across "nodes" that are agents
+// (cmd/shmnode) started by the system MPI's mpirun and talking over TCP
+// (--mca btl tcp,self), as on a cluster. Run with node/test-mpi.sh (CI
+// does), which installs the MPI if needed and sets CC=mpicc -tags mpi.
+
+var shmnodeBin string
+
+func buildShmnode(t *testing.T) string {
+	t.Helper()
+	if shmnodeBin != "" {
+		return shmnodeBin
+	}
+	dir, err := os.MkdirTemp("", "shmnode-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "shmnode")
+	cmd := exec.Command("go", "build", "-tags", "mpi", "-o", bin, "github.com/shmpi/shmpi/cmd/shmnode")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building shmnode: %v\n%s", err, out)
+	}
+	shmnodeBin = bin
+	return bin
+}
+
+type mpirunOpts struct {
+	Counts  int // agents
+	Ranks   int // ranks per agent
+	Body    string
+	Flags   []string // shmnode flags
+	Timeout time.Duration
+	Env     []string
+	// Kill, if set, runs once the job is started; it returns when done.
+	Kill func(t *testing.T, mpirun *exec.Cmd)
+}
+
+// mpirun runs the job and returns its output and exit error.
+func mpirun(t *testing.T, o mpirunOpts) (string, error) {
+	t.Helper()
+	bin := buildShmnode(t)
+	if o.Timeout == 0 {
+		o.Timeout = 120 * time.Second
+	}
+	cores := max(1, runtime.NumCPU()/o.Counts)
+	args := []string{"--oversubscribe", "--mca", "btl", "tcp,self", "-n", fmt.Sprint(o.Counts),
+		"-x", envBody + "=" + o.Body}
+	for _, e := range o.Env {
+		args = append(args, "-x", e)
+	}
+	args = append(args, bin, "-cores", fmt.Sprint(cores), "-n", fmt.Sprint(o.Ranks),
+		"-timeout", (o.Timeout - 10*time.Second).String())
+	args = append(args, o.Flags...)
+	args = append(args, os.Args[0], "-test.run=^$")
+	cmd := exec.Command("mpirun", args...)
+	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	if o.Kill != nil {
+		o.Kill(t, cmd)
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(o.Timeout):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		t.Fatalf("mpirun still running after %v:\n%s", o.Timeout, out.String())
+	}
+	nothingLeft(t, bin)
+	return out.String(), err
+}
+
+// nothingLeft fails if a segment file or a process of the job is left.
+func nothingLeft(t *testing.T, bin string) {
+	t.Helper()
+	leftovers(t)
+	// Processes go a moment after mpirun returns (they are being reaped
+	// by their parents, which are gone): look for a while.
+	for range 100 {
+		if len(pgrep(bin)) == 0 && len(pgrep(os.Args[0])) == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	out, _ := exec.Command("pgrep", "-a", "-f", bin+"|"+os.Args[0]).Output()
+	t.Errorf("processes left after the job:\n%s", out)
+}
+
+func TestMPIPointToPoint(t *testing.T) {
+	for _, c := range []struct{ k, n int }{{2, 4}, {3, 3}} {
+		t.Run(fmt.Sprintf("%dx%d", c.k, c.n), func(t *testing.T) {
+			out, err := mpirun(t, mpirunOpts{Counts: c.k, Ranks: c.n, Body: "alltoall-p2p"})
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+		})
+	}
+}
+
+func TestMPIAnySource(t *testing.T) {
+	for _, c := range []struct{ k, n int }{{2, 4}, {4, 16}} {
+		t.Run(fmt.Sprintf("%dx%d", c.k, c.n), func(t *testing.T) {
+			out, err := mpirun(t, mpirunOpts{Counts: c.k, Ranks: c.n, Body: "anysource"})
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+		})
+	}
+}
+
+func TestMPIRefused(t *testing.T) {
+	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 2, Body: "refused"})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
+// A rank's SIGKILL with -ft: every survivor on every node sees
+// ErrProcFailed naming it and goes on; the agent of its node reports it
+// and exits non-zero.
+func TestMPIRankFailure(t *testing.T) {
+	out, err := mpirun(t, mpirunOpts{Counts: 3, Ranks: 2, Body: "fail", Flags: []string{"-ft"}})
+	if err == nil || !strings.Contains(out, "rank 1 killed by signal 9") {
+		t.Fatalf("want the agent of rank 1 to report its death and fail: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "rank 0:") || strings.Contains(out, "rank 2:") || strings.Contains(out, "rank 4:") {
+		t.Fatalf("a survivor failed:\n%s", out)
+	}
+}
+
+// Without -ft a rank's death ends the job everywhere.
+func TestMPIRankFailureEndsJob(t *testing.T) {
+	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 2, Body: "fail"})
+	if err == nil {
+		t.Fatalf("the job succeeded:\n%s", out)
+	}
+}
+
+func TestMPIAbort(t *testing.T) {
+	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 2, Body: "abort"})
+	if err == nil || !strings.Contains(out, "rank 2 called Abort(7)") {
+		t.Fatalf("want the abort reported: %v\n%s", err, out)
+	}
+}
+
+// The SIGKILL of a whole "node" (an agent): its ranks die with it
+// (parent-death signal), and the system MPI ends the job (Open MPI 4.1
+// has no ULFM; with it the other nodes would go on). Nothing is left.
+func TestMPINodeKilled(t *testing.T) {
+	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 2, Body: "wait-forever", Kill: func(t *testing.T, mpirun *exec.Cmd) {
+		// Wait for both nodes' ranks, then kill the agent of node 1.
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			pids := pgrep(os.Args[0])
+			if len(pids) >= 4+2 { // 4 ranks, and the 2 agents, whose command lines name the program
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		agents := pgrep(shmnodeBin)
+		if len(agents) < 2 {
+			t.Errorf("agents: %v", agents)
+			return
+		}
+		syscall.Kill(agents[len(agents)-1], syscall.SIGKILL)
+	}})
+	if err == nil {
+		t.Fatalf("the job succeeded:\n%s", out)
+	}
+	t.Logf("%v\n%s", err, out)
+}
+
+func init() {
+	bodies["wait-forever"] = func(w *ranks.World, c *ranks.Comm) error {
+		var v [1]byte
+		_, err := ranks.Recv(c, v[:], (c.Rank()+1)%c.Size(), 0)
+		return err
+	}
+}
+
+func pgrep(pattern string) []int {
+	out, _ := exec.Command("pgrep", "-f", pattern).Output()
+	var pids []int
+	for _, f := range strings.Fields(string(out)) {
+		var p int
+		fmt.Sscan(f, &p)
+		if p != os.Getpid() {
+			pids = append(pids, p)
+		}
+	}
+	return pids
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs the node agent's tests across "nodes" started by the system MPI's
+# mpirun (node/mpirun_test.go): agents talk over TCP, as between real
+# nodes. Installs Open MPI from Debian's packages when mpicc is missing
+# (root only). Extra arguments go to go test (-run, -count, -v).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v mpicc >/dev/null 2>&1; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "node/test-mpi.sh: needs an MPI (apt-get install openmpi-bin libopenmpi-dev)" >&2
+		exit 1
+	fi
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openmpi-bin libopenmpi-dev >/dev/null
+fi
+export CC=mpicc OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+go vet -tags mpi ./node ./cmd/shmnode
+exec go test -tags mpi "$@" ./node
