@@ -70,6 +70,7 @@ type Result struct {
 	First, World int           // world ranks First.. run here, of World
 	Exits        []launch.Exit // the local ranks' exits, in rank order
 	Failed       []int         // ranks of other nodes reported failed here
+	NodesFailed  []int         // agents (nodes) whose death the Net reported
 	Abort        *launch.Abort // a rank's Comm.Abort that ended the job (here or elsewhere)
 	Ended        string        // why the job ended early: a failure without FT, an abort, the timeout
 }
@@ -88,7 +89,7 @@ func Run(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: allgather of rank counts: %w", err)
 	}
-	a := &agent{cfg: cfg, net: net, me: net.Rank(), offsets: make([]int, len(counts)+1)}
+	a := &agent{cfg: cfg, net: net, me: net.Rank(), offsets: make([]int, len(counts)+1), over: make([]bool, len(counts))}
 	for k, n := range counts {
 		if n <= 0 {
 			return nil, fmt.Errorf("node: agent %d has %d ranks", k, n)
@@ -143,7 +144,8 @@ type agent struct {
 	res          *Result
 
 	finals   []int // local ranks that finalized, to announce after a drain
-	doneFrom int   // agents that said they are done
+	doneFrom int    // agents that said they are done, or died
+	over     []bool // by agent: said it is done, or died
 	sentDone bool
 	ending   bool // the job is being ended here (failure without FT, abort, timeout)
 }
@@ -235,6 +237,12 @@ func (a *agent) loop() error {
 		a.finals = a.finals[:0]
 		for {
 			from, b, ok, err := a.net.Recv()
+			var nf *NodesFailed
+			if errors.As(err, &nf) {
+				busy = true
+				a.nodesFailed(nf.Agents)
+				continue
+			}
 			if err != nil {
 				return fmt.Errorf("node: agent %d: %w", a.me, err)
 			}
@@ -318,7 +326,10 @@ func (a *agent) handle(from int, b []byte) error {
 		return fmt.Errorf("node: from agent %d: %w", from, err)
 	}
 	if f.kind == frameDone {
-		a.doneFrom++
+		if !a.over[from] {
+			a.over[from] = true
+			a.doneFrom++
+		}
 		return nil
 	}
 	if f.src < 0 || f.src >= a.world || a.proxies[f.src] == nil {
@@ -359,6 +370,35 @@ func (a *agent) handle(from int, b []byte) error {
 		return fmt.Errorf("node: from agent %d: a frame of kind %d", from, f.kind)
 	}
 	return nil
+}
+
+// nodesFailed handles the death of other agents, which the Net reports:
+// every rank of their nodes that had not finalized has failed.
+func (a *agent) nodesFailed(agents []int) {
+	for _, k := range agents {
+		if k == a.me || k < 0 || k >= len(a.over) {
+			continue
+		}
+		if !a.over[k] {
+			a.over[k] = true
+			a.doneFrom++
+		}
+		for r := a.offsets[k]; r < a.offsets[k+1]; r++ {
+			ps := a.proxies[r]
+			if ps.failed || ps.finalized || ps.finalWanted {
+				continue
+			}
+			ps.failed = true
+			a.res.Failed = append(a.res.Failed, r)
+			a.job.DeclareFailed(r)
+		}
+		a.res.NodesFailed = append(a.res.NodesFailed, k)
+		if !a.cfg.FT && !a.ending {
+			a.ending = true
+			a.res.Ended = fmt.Sprintf("node %d failed", k)
+			a.job.Kill()
+		}
+	}
 }
 
 // advance tests a proxy's sends in flight, and marks its rank finalized

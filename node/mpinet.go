@@ -9,8 +9,45 @@ package node
 /*
 #include <mpi.h>
 #include <stdlib.h>
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5
+#include <mpi-ext.h>
+#endif
 
 static MPI_Comm agents = MPI_COMM_NULL;
+
+// ULFM (Open MPI 5's ftmpi extension, MPICH's MPIX_): a dead agent is
+// reported as an error of class MPIX_ERR_PROC_FAILED(_PENDING) instead of
+// ending the job.
+#if defined(OMPI_HAVE_MPI_EXT_FTMPI) || (defined(MPICH) && defined(MPIX_ERR_PROC_FAILED))
+#define HAVE_ULFM 1
+static int net_is_failure(int rc) {
+	int cls = 0;
+	MPI_Error_class(rc, &cls);
+	return cls == MPIX_ERR_PROC_FAILED || cls == MPIX_ERR_PROC_FAILED_PENDING || cls == MPIX_ERR_REVOKED;
+}
+// net_failed acknowledges the failures known and lists the failed agents.
+static int net_failed(int *out, int max) {
+	MPI_Group fg, wg;
+	int n = 0, i;
+	MPIX_Comm_failure_ack(agents);
+	if (MPIX_Comm_failure_get_acked(agents, &fg) != MPI_SUCCESS) return -1;
+	MPI_Group_size(fg, &n);
+	if (n > max) n = max;
+	MPI_Comm_group(agents, &wg);
+	int *in = malloc(sizeof(int) * (n + 1));
+	for (i = 0; i < n; i++) in[i] = i;
+	MPI_Group_translate_ranks(fg, n, in, wg, out);
+	free(in);
+	MPI_Group_free(&fg);
+	MPI_Group_free(&wg);
+	return n;
+}
+#else
+#define HAVE_ULFM 0
+static int net_is_failure(int rc) { return 0; }
+static int net_failed(int *out, int max) { return -1; }
+#endif
+static int net_have_ulfm(void) { return HAVE_ULFM; }
 
 static int net_init(int *rank, int *size) {
 	int provided, rc;
@@ -41,6 +78,7 @@ static MPI_Request rreq = MPI_REQUEST_NULL;
 static char rbuf[RBUF];
 
 static int net_post(void) {
+	if (rreq != MPI_REQUEST_NULL) return MPI_SUCCESS; // still posted (a failure left it pending)
 	return MPI_Irecv(rbuf, RBUF, MPI_BYTE, MPI_ANY_SOURCE, 0, agents, &rreq);
 }
 
@@ -82,6 +120,7 @@ import "C"
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"runtime"
 	"unsafe"
@@ -93,6 +132,7 @@ import (
 type MPINet struct {
 	rank, size int
 	sends      []mpiSend
+	gone       []bool // agents known failed
 }
 
 type mpiSend struct {
@@ -100,9 +140,15 @@ type mpiSend struct {
 	pin *runtime.Pinner // the frame stays where it is until the send completes
 }
 
+// errAgentFailed is an MPI error of a ULFM failure class: some agent died.
+var errAgentFailed = errors.New("an agent failed")
+
 func mpiErr(op string, rc C.int) error {
 	if rc == C.MPI_SUCCESS {
 		return nil
+	}
+	if C.net_is_failure(rc) != 0 {
+		return errAgentFailed
 	}
 	var buf [C.MPI_MAX_ERROR_STRING]C.char
 	n := C.net_errstr(rc, &buf[0])
@@ -119,7 +165,7 @@ func NewMPINet() (*MPINet, error) {
 	if err := mpiErr("MPI_Irecv", C.net_post()); err != nil {
 		return nil, err
 	}
-	return &MPINet{rank: int(rank), size: int(size)}, nil
+	return &MPINet{rank: int(rank), size: int(size), gone: make([]bool, int(size))}, nil
 }
 
 // mpiBig is the largest frame sent as one message (RBUF in the C part).
@@ -154,27 +200,33 @@ func (n *MPINet) Send(to int, frame []byte) error {
 }
 
 func (n *MPINet) isend(to, tag int, b []byte) error {
+	if n.gone[to] {
+		return nil // its node is gone, and what was for it with it
+	}
 	n.sends = append(n.sends, mpiSend{pin: new(runtime.Pinner)})
 	s := &n.sends[len(n.sends)-1]
 	p := unsafe.Pointer(unsafe.SliceData(b))
 	s.pin.Pin(p)
-	if err := mpiErr("MPI_Isend", C.net_isend_tag(p, C.int(len(b)), C.int(to), C.int(tag), &s.req)); err != nil {
+	err := mpiErr("MPI_Isend", C.net_isend_tag(p, C.int(len(b)), C.int(to), C.int(tag), &s.req))
+	if err != nil {
 		s.pin.Unpin()
 		n.sends = n.sends[:len(n.sends)-1]
-		return err
+		if err == errAgentFailed {
+			return nil // Recv reports it
+		}
 	}
-	return nil
+	return err
 }
 
-// reap completes the sends that are done, in order.
+// reap completes the sends that are done, in order; a send to an agent
+// that failed is done.
 func (n *MPINet) reap() error {
 	k := 0
 	for k < len(n.sends) {
 		var done C.int
-		if err := mpiErr("MPI_Test", C.net_test(&n.sends[k].req, &done)); err != nil {
+		if err := mpiErr("MPI_Test", C.net_test(&n.sends[k].req, &done)); err != nil && err != errAgentFailed {
 			return err
-		}
-		if done == 0 {
+		} else if err == nil && done == 0 {
 			break
 		}
 		n.sends[k].pin.Unpin()
@@ -188,13 +240,41 @@ func (n *MPINet) reap() error {
 	return nil
 }
 
+// failures returns the agents newly known failed, as a *NodesFailed.
+func (n *MPINet) failures() error {
+	out := make([]C.int, n.size)
+	k := C.net_failed(&out[0], C.int(n.size))
+	if k < 0 {
+		return errors.New("node: an agent failed, and this MPI has no ULFM to go on without it")
+	}
+	var nf NodesFailed
+	for _, a := range out[:k] {
+		if !n.gone[a] {
+			n.gone[a] = true
+			nf.Agents = append(nf.Agents, int(a))
+		}
+	}
+	if len(nf.Agents) == 0 {
+		return nil
+	}
+	return &nf
+}
+
 func (n *MPINet) Recv() (int, []byte, bool, error) {
 	if err := n.reap(); err != nil {
 		return 0, nil, false, err
 	}
 	var found, from, count C.int
 	var buf *C.char
-	if err := mpiErr("MPI_Test", C.net_poll(&found, &from, &count, &buf)); err != nil || found == 0 {
+	err := mpiErr("MPI_Test", C.net_poll(&found, &from, &count, &buf))
+	if err == errAgentFailed {
+		err = n.failures()
+		if perr := mpiErr("MPI_Irecv", C.net_post()); perr != nil && err == nil {
+			err = perr
+		}
+		return 0, nil, false, err
+	}
+	if err != nil || found == 0 {
 		return 0, nil, false, err
 	}
 	b := C.GoBytes(unsafe.Pointer(buf), count)
@@ -207,13 +287,21 @@ func (n *MPINet) Recv() (int, []byte, bool, error) {
 		f := make([]byte, frameHeader+int(ln))
 		copy(f, b)
 		f[1] = 0
-		if err := mpiErr("MPI_Recv", C.net_recv(unsafe.Pointer(&f[frameHeader]), C.int(ln), from)); err != nil {
+		err := mpiErr("MPI_Recv", C.net_recv(unsafe.Pointer(&f[frameHeader]), C.int(ln), from))
+		if err == errAgentFailed {
+			return 0, nil, false, n.failures()
+		}
+		if err != nil {
 			return 0, nil, false, err
 		}
 		b = f
 	}
 	return int(from), b, true, nil
 }
+
+// ULFM reports whether the MPI tolerates an agent's death (then Recv
+// returns *NodesFailed), rather than ending the job.
+func (n *MPINet) ULFM() bool { return C.net_have_ulfm() != 0 }
 
 func (n *MPINet) Idle() { n.reap() }
 

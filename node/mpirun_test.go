@@ -4,6 +4,7 @@ package node
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -63,6 +64,9 @@ func mpirun(t *testing.T, o mpirunOpts) (string, error) {
 	cores := max(1, runtime.NumCPU()/o.Counts)
 	args := []string{"--oversubscribe", "--mca", "btl", "tcp,self", "-n", fmt.Sprint(o.Counts),
 		"-x", envBody + "=" + o.Body}
+	if ulfmMPI() {
+		args = append(args, "--with-ft", "ulfm")
+	}
 	for _, e := range o.Env {
 		args = append(args, "-x", e)
 	}
@@ -214,4 +218,53 @@ func pgrep(pattern string) []int {
 		}
 	}
 	return pids
+}
+
+// ulfmMPI reports whether the MPI under test tolerates an agent's death
+// (node/test-mpi.sh says so for Open MPI 5 built with ULFM).
+func ulfmMPI() bool { return os.Getenv("SHMPI_NODE_ULFM") == "1" }
+
+// A whole node's death under ULFM: rank 2, the first of node 1, kills
+// its agent with SIGKILL, and node 1's ranks die with it (parent-death
+// signal). The MPI's ULFM tells the other agent, which declares every
+// rank of node 1 failed: node 0's ranks, waiting for rank 2, get
+// ErrProcFailed naming it, then talk among themselves. With an MPI
+// without ULFM the job ends instead (TestMPINodeKilled).
+func TestMPINodeFailureULFM(t *testing.T) {
+	if !ulfmMPI() {
+		t.Skip("the MPI has no ULFM (node/test-mpi.sh runs this with Open MPI 5)")
+	}
+	out, _ := mpirun(t, mpirunOpts{Counts: 2, Ranks: 2, Body: "node-death", Flags: []string{"-ft"}})
+	for _, r := range []int{0, 1} {
+		if !strings.Contains(out, fmt.Sprintf("survivor %d ok", r)) {
+			t.Errorf("rank %d did not survive as expected:\n%s", r, out)
+		}
+	}
+}
+
+func init() {
+	bodies["node-death"] = func(w *ranks.World, c *ranks.Comm) error {
+		me := c.Rank()
+		if me >= 2 {
+			if me == 2 {
+				syscall.Kill(os.Getppid(), syscall.SIGKILL)
+			}
+			select {} // dies with its agent
+		}
+		var v [1]byte
+		_, err := ranks.Recv(c, v[:], 2, 0)
+		var e *ranks.Error
+		if !errors.Is(err, ranks.ErrProcFailed) || !errors.As(err, &e) || e.Rank != 2 {
+			return fmt.Errorf("Recv from rank 2 of the dead node: %v, want ErrProcFailed naming rank 2", err)
+		}
+		got := make([]int, 1)
+		if _, err := ranks.Sendrecv(c, []int{me}, 1-me, 5, got, 1-me, 5); err != nil {
+			return err
+		}
+		if got[0] != 1-me {
+			return fmt.Errorf("got %d from %d", got[0], 1-me)
+		}
+		fmt.Printf("survivor %d ok\n", me)
+		return nil
+	}
 }

@@ -30,6 +30,12 @@ type Net interface {
 	Close() error
 }
 
+// NodesFailed is the error of a Net's Recv when agents have died (their
+// nodes with them): the Net goes on without them, as ULFM lets an MPI do.
+type NodesFailed struct{ Agents []int }
+
+func (e *NodesFailed) Error() string { return fmt.Sprintf("node: agents %v failed", e.Agents) }
+
 // Frame kinds.
 const (
 	frameMsg   = 1 // a message: ctx, src, dst, tag, then its bytes

@@ -3,9 +3,17 @@
 # mpirun (node/mpirun_test.go): agents talk over TCP, as between real
 # nodes. Installs Open MPI from Debian's packages when mpicc is missing
 # (root only). Extra arguments go to go test (-run, -count, -v).
+#
+#   node/test-mpi.sh                       # the system's MPI (Open MPI 4.1 here)
+#   MPI_PREFIX=$(node/build-ompi5.sh) node/test-mpi.sh   # Open MPI 5 with ULFM
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v mpicc >/dev/null 2>&1; then
+if [ -n "${MPI_PREFIX:-}" ]; then
+	export PATH="$MPI_PREFIX/bin:$PATH"
+	if "$MPI_PREFIX/bin/ompi_info" 2>/dev/null | grep -q "MPI extensions:.*ftmpi"; then
+		export SHMPI_NODE_ULFM=1
+	fi
+elif ! command -v mpicc >/dev/null 2>&1; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "node/test-mpi.sh: needs an MPI (apt-get install openmpi-bin libopenmpi-dev)" >&2
 		exit 1
