@@ -125,6 +125,11 @@ func Run(cfg Config) (*Result, error) {
 		cfg.Started(j, a.first, a.world)
 	}
 	runErr := a.loop()
+	if runErr != nil {
+		// The agent cannot go on: its node's ranks cannot reach the
+		// others any more.
+		j.Kill()
+	}
 	a.res.Exits = j.Wait()
 	sort.Ints(a.res.Failed)
 	if ab, ok := j.Aborted(); ok && a.res.Abort == nil {

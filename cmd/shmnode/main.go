@@ -85,9 +85,21 @@ func run(n, cores int, ft, bind bool, timeout time.Duration, prog string, args [
 			}
 		}
 	}
+	// After an agent's death, Open MPI 5.0.7's MPI_Finalize sometimes
+	// never returns (it sleeps in a loop, waiting for the dead); this
+	// node's ranks are all reaped by now, so a bounded wait is enough.
+	limit := 30 * time.Second
+	if res != nil && len(res.NodesFailed) > 0 {
+		limit = 2 * time.Second
+	}
+	watchdog := time.AfterFunc(limit, func() {
+		fmt.Fprintf(os.Stderr, "shmnode: MPI_Finalize did not return within %v; exiting without it\n", limit)
+		os.Exit(status) // the ranks' verdict: the MPI's end is not theirs
+	})
 	if err := net.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, "shmnode:", err)
 		status = max(status, 1)
 	}
+	watchdog.Stop()
 	return status
 }

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Across nodes against the system MPI's own transport, interleaved (issue
+# 27's bar): two "nodes" on this machine, each an agent (cmd/shmnode)
+# with one rank, the agents talking over TCP (--mca btl tcp,self); and
+# the same loops in C (benchmarks/ref) as two processes of the system
+# MPI over the same transport. Each node gets half the cores (-cores), as
+# on one machine that plays two nodes.
+#
+#   [ROUNDS=5] [MPI_PREFIX=dir] benchmarks/nodes_report.sh [-json]
+#
+# MPI_PREFIX names another MPI (Open MPI 5: node/build-ompi5.sh);
+# otherwise the system's mpicc and mpirun. Each round: the hand-off;
+# osu_latency 8 B and osu_bw 4 MiB across nodes (Go ranks) and with the
+# MPI alone. The summary is the median of each, and of each round's
+# ratio.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source benchmarks/lib.sh
+JSON=0
+[ "${1:-}" = "-json" ] && JSON=1
+command=$(cmdline nodes_report.sh ROUNDS MPI_PREFIX)
+ROUNDS=${ROUNDS:-5}
+if [ -n "${MPI_PREFIX:-}" ]; then
+	MPICC=$MPI_PREFIX/bin/mpicc MPIRUN=$MPI_PREFIX/bin/mpirun
+	export PATH="$MPI_PREFIX/bin:$PATH"
+fi
+if ! have_mpi; then
+	echo "nodes_report.sh: needs an MPI (apt-get install openmpi-bin libopenmpi-dev, or MPI_PREFIX)" >&2
+	exit 1
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+go build -o bin/ ./...
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+log() { [ "$JSON" = 1 ] || echo "$@"; }
+CC=$MPICC go build -tags mpi -o "$tmp/shmnode" ./cmd/shmnode
+"$MPICC" -O2 -o "$tmp/ref_latency" benchmarks/ref/osu_latency.c
+"$MPICC" -O2 -o "$tmp/ref_bw" benchmarks/ref/osu_bw.c
+cores=$(( $(nproc) / 2 ))
+[ "$cores" -ge 1 ] || cores=1
+mpi=("$MPIRUN" --oversubscribe --mca btl tcp,self -n 2)
+nodes() { "${mpi[@]}" "$tmp/shmnode" -cores "$cores" -n 1 "$@" 2>/dev/null; }
+alone() { "${mpi[@]}" "$@" 2>/dev/null; }
+at() { awk -v s="$1" '$1==s {print $2}'; }
+
+log "# across 2 nodes (agents over TCP, 1 rank each, $cores cores a node) vs $(mpi_version) alone over TCP; $ROUNDS rounds"
+log "# round  handoff_ns  lat_us  mpi_lat_us  lat_ratio  bw_MBs  mpi_bw_MBs  bw_ratio"
+: >"$tmp/rounds"
+for round in $(seq "$ROUNDS"); do
+	h=$(handoff)
+	lat=$(nodes bin/osu_latency -m 8:8 | at 8)
+	mlat=$(alone "$tmp/ref_latency" 8 | at 8)
+	bw=$(nodes bin/osu_bw -m 4194304:4194304 | at 4194304)
+	mbw=$(alone "$tmp/ref_bw" 4194304 4194304 | at 4194304)
+	lr=$(awk -v a="$lat" -v b="$mlat" 'BEGIN {printf "%.2f", a / b}')
+	br=$(awk -v a="$bw" -v b="$mbw" 'BEGIN {printf "%.2f", a / b}')
+	echo "$round $h $lat $mlat $lr $bw $mbw $br" >>"$tmp/rounds"
+	log "$(tail -1 "$tmp/rounds")"
+done
+med() { awk -v c="$1" '{print $c}' "$tmp/rounds" | median; }
+if [ "$JSON" = 1 ]; then
+	json_open nodes_report "$command"
+	printf ', "nodes": 2, "ranks_per_node": 1, "cores_per_node": %d, "transport": "tcp", "rounds": %d,\n' "$cores" "$ROUNDS"
+	printf ' "handoff_ns": %s, "latency_8B_us": %s, "mpi_latency_8B_us": %s, "latency_ratio": %s,\n' \
+		"$(jnum "$(med 2)")" "$(jnum "$(med 3)")" "$(jnum "$(med 4)")" "$(jnum "$(med 5)")"
+	printf ' "bw_4MiB_MBs": %s, "mpi_bw_4MiB_MBs": %s, "bw_ratio": %s}\n' \
+		"$(jnum "$(med 6)")" "$(jnum "$(med 7)")" "$(jnum "$(med 8)")"
+else
+	echo "# median: handoff $(med 2) ns; latency 8 B $(med 3) us vs $(med 4) us alone (ratio $(med 5), bar <= 1.3); bw 4 MiB $(med 6) vs $(med 7) MB/s (ratio $(med 8), bar >= 0.8)"
+fi
