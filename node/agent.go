@@ -148,7 +148,7 @@ type agent struct {
 	proxies      []*proxyState // by world rank; nil for the ranks of this node
 	res          *Result
 
-	finals   []int // local ranks that finalized, to announce after a drain
+	finals   []int  // local ranks that finalized, to announce after a drain
 	doneFrom int    // agents that said they are done, or died
 	over     []bool // by agent: said it is done, or died
 	sentDone bool
