@@ -175,10 +175,10 @@ func (a *agent) nodeOf(r int) int {
 }
 
 func (a *agent) broadcast(f frame) {
-	b := f.encode()
+	h := f.header()
 	for k := range a.net.Size() {
 		if k != a.me {
-			a.net.Send(k, b)
+			a.net.Send(k, h, nil)
 		}
 	}
 }
@@ -233,7 +233,8 @@ func (a *agent) loop() error {
 				if err != nil {
 					continue // the sender failed during the copy: the message is lost with it
 				}
-				a.net.Send(a.nodeOf(ps.p.Rank), (&frame{kind: frameMsg, ctx: ctx, src: src, dst: ps.p.Rank, tag: tag, data: data}).encode())
+				f := frame{kind: frameMsg, ctx: ctx, src: src, dst: ps.p.Rank, tag: tag, data: data}
+				a.net.Send(a.nodeOf(ps.p.Rank), f.header(), data)
 			}
 		}
 		for _, r := range a.finals {

@@ -186,17 +186,16 @@ func (n *MPINet) Allgather(v int) ([]int, error) {
 	return vals, nil
 }
 
-func (n *MPINet) Send(to int, frame []byte) error {
-	if len(frame) <= mpiBig {
-		return n.isend(to, 0, frame)
+func (n *MPINet) Send(to int, header, data []byte) error {
+	if len(header)+len(data) <= mpiBig {
+		return n.isend(to, 0, append(header, data...))
 	}
-	// The header alone, marked, then the bytes.
-	hdr := append([]byte(nil), frame[:frameHeader]...)
-	hdr[1] = 1
-	if err := n.isend(to, 0, hdr); err != nil {
+	// The header alone, marked, then the bytes, from where they are.
+	header[1] = 1
+	if err := n.isend(to, 0, header); err != nil {
 		return err
 	}
-	return n.isend(to, 1, frame[frameHeader:])
+	return n.isend(to, 1, data)
 }
 
 func (n *MPINet) isend(to, tag int, b []byte) error {

@@ -18,9 +18,10 @@ type Net interface {
 	// Allgather returns every agent's v, in agent order. Collective: every
 	// agent calls it once, before any Send.
 	Allgather(v int) ([]int, error)
-	// Send queues frame for agent to; it may hold on to frame until the
-	// frame has left.
-	Send(to int, frame []byte) error
+	// Send queues a frame for agent to: its header (frameHeader bytes)
+	// and the bytes that follow it, which arrive as one frame. It may
+	// hold on to both until the frame has left.
+	Send(to int, header, data []byte) error
 	// Recv returns the next frame that has arrived, if any, without
 	// waiting.
 	Recv() (from int, frame []byte, ok bool, err error)
@@ -63,15 +64,15 @@ type frame struct {
 	data     []byte
 }
 
-func (f *frame) encode() []byte {
-	b := make([]byte, frameHeader+len(f.data))
+// header encodes f's header; f.data follows it on the wire.
+func (f *frame) header() []byte {
+	b := make([]byte, frameHeader)
 	b[0] = f.kind
 	binary.LittleEndian.PutUint32(b[4:], f.ctx)
 	binary.LittleEndian.PutUint32(b[8:], uint32(f.src))
 	binary.LittleEndian.PutUint32(b[12:], uint32(f.dst))
 	binary.LittleEndian.PutUint32(b[16:], uint32(int32(f.tag)))
 	binary.LittleEndian.PutUint32(b[20:], uint32(len(f.data)))
-	copy(b[frameHeader:], f.data)
 	return b
 }
 
@@ -152,10 +153,11 @@ func (n *loopNet) Allgather(v int) ([]int, error) {
 	return append([]int(nil), g.vals...), nil
 }
 
-func (n *loopNet) Send(to int, frame []byte) error {
+func (n *loopNet) Send(to int, header, data []byte) error {
 	if n.closed {
 		return errors.New("node: send on a closed net")
 	}
+	frame := append(append(make([]byte, 0, len(header)+len(data)), header...), data...)
 	b := &n.l.boxes[to]
 	b.mu.Lock()
 	b.q = append(b.q, loopFrame{n.me, frame})
