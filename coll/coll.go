@@ -272,6 +272,9 @@ func barrier(c *ranks.Comm) error {
 	if st.ic != nil {
 		return interBarrier(st)
 	}
+	if st.span {
+		return spanBarrier(st)
+	}
 	return st.arrive("Barrier")
 }
 
@@ -289,6 +292,9 @@ func bcastErr[T any](c *ranks.Comm, buf []T, root int, rootErr error) error {
 	}
 	if st.ic != nil {
 		return interBcast(st, buf, root, op)
+	}
+	if st.span {
+		return spanBcast(st, bytesOf(buf), root, op)
 	}
 	if rootErr != nil && st.rank == root {
 		st.argErr(rootErr)
@@ -335,6 +341,9 @@ func reduce[T any](c *ranks.Comm, send, recv []T, op Op[T], root int) error {
 			return errf(ranks.ErrArg, name, "nil op")
 		}
 		return interReduce(st, send, recv, op, root, name)
+	}
+	if st.span {
+		return spanReduce(st, send, recv, op, root, name)
 	}
 	mine := send
 	if mine == nil && st.rank == root {
@@ -439,6 +448,9 @@ func allreduce[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 			return errf(ranks.ErrArg, name, "nil op")
 		}
 		return interAllreduce(st, send, recv, op, name)
+	}
+	if st.span {
+		return spanAllreduce(st, send, recv, op, name)
 	}
 	mine := send
 	if mine == nil {
@@ -629,6 +641,9 @@ func gather[T any](c *ranks.Comm, send, recv []T, root int) error {
 	if st.ic != nil {
 		return interGatherv(st, send, recv, nil, nil, root, name)
 	}
+	if st.span {
+		return spanGather(st, send, recv, root, name)
+	}
 	m := len(send)
 	if send == nil && st.rank == root {
 		m = len(recv) / st.size
@@ -721,6 +736,9 @@ func scatter[T any](c *ranks.Comm, send, recv []T, root int) error {
 	if st.ic != nil {
 		return interScatterv(st, send, nil, nil, recv, root, true, name)
 	}
+	if st.span {
+		return spanScatter(st, send, recv, root, name)
+	}
 	m := len(recv)
 	if recv == nil && st.rank == root {
 		m = len(send) / st.size
@@ -806,6 +824,9 @@ func allgather[T any](c *ranks.Comm, send, recv []T) error {
 	}
 	if st.ic != nil {
 		return interAllgatherv(st, send, recv, nil, nil, name)
+	}
+	if st.span {
+		return spanAllgather(st, send, recv, name)
 	}
 	m := len(send)
 	mine := send
@@ -893,6 +914,9 @@ func alltoall[T any](c *ranks.Comm, send, recv []T) error {
 	}
 	if st.ic != nil {
 		return interAlltoallv(st, send, nil, nil, recv, nil, nil, name)
+	}
+	if st.span {
+		return spanAlltoall(st, send, recv, name)
 	}
 	src := send
 	if send == nil {

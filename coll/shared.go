@@ -162,6 +162,7 @@ func init() {
 		st := &state{
 			c: c, cc: ext.CollOf(comm).(*ranks.Comm), size: c.Size(), rank: c.Rank(),
 			hdr: (*header)(base), lines: unsafe.Add(base, 64), spin: ext.Spinning(comm),
+			span: spansNodes(c),
 		}
 		st.stage, st.per = ext.Staging(comm)
 		for 1<<st.rounds < st.size {
@@ -187,6 +188,7 @@ type state struct {
 	reqs   []*ranks.Request // exchange's requests, kept between calls
 	per    int              // its bytes per member
 	spin   bool             // members spin: dissemination barrier (else the counter)
+	span   bool             // a member is on another node: point-to-point only (span.go)
 	rounds int              // of the dissemination barrier: ceil(log2 size)
 	stride uint64           // seq values per phase: rounds+1
 	oneWay bool             // the last phase was bcastOneWay's
@@ -247,6 +249,9 @@ func begin(c *ranks.Comm, op string) (*state, error) {
 	}
 	if err := ext.Check(c, op); err != nil {
 		return nil, err
+	}
+	if st.span && !spanOps[op] {
+		return nil, spanRefuse(op)
 	}
 	return st, nil
 }

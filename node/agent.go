@@ -17,11 +17,12 @@
 // rank's real inbox. Ordering and matching (AnySource included) are
 // those of a single node.
 //
-// What crosses nodes today: point-to-point on the world, a rank's
-// failure (every survivor anywhere sees ErrProcFailed naming it), a
-// rank's Finalize and Abort. Collectives, communicator creation, agree,
-// shrink, revoke and windows on a communicator that spans nodes return
-// ranks.ErrUnsupported.
+// What crosses nodes today: point-to-point on the world, and the common
+// collectives on it (coll/span.go), a rank's failure (every survivor
+// anywhere sees ErrProcFailed naming it), a rank's Finalize and Abort,
+// and a node's death where the Net has ULFM. Communicator creation,
+// agree, shrink, revoke, windows and the other collectives on a
+// communicator that spans nodes return ranks.ErrUnsupported.
 package node
 
 import (
@@ -89,7 +90,8 @@ func Run(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: allgather of rank counts: %w", err)
 	}
-	a := &agent{cfg: cfg, net: net, me: net.Rank(), offsets: make([]int, len(counts)+1), over: make([]bool, len(counts))}
+	a := &agent{cfg: cfg, net: net, me: net.Rank(), offsets: make([]int, len(counts)+1), over: make([]bool, len(counts)),
+		acks: map[uint64]func(){}}
 	for k, n := range counts {
 		if n <= 0 {
 			return nil, fmt.Errorf("node: agent %d has %d ranks", k, n)
@@ -127,8 +129,11 @@ func Run(cfg Config) (*Result, error) {
 	runErr := a.loop()
 	if runErr != nil {
 		// The agent cannot go on: its node's ranks cannot reach the
-		// others any more.
+		// others any more, and the others must not wait for them.
 		j.Kill()
+		if !a.sentDone {
+			a.broadcast(frame{kind: frameDone})
+		}
 	}
 	a.res.Exits = j.Wait()
 	sort.Ints(a.res.Failed)
@@ -148,7 +153,9 @@ type agent struct {
 	proxies      []*proxyState // by world rank; nil for the ranks of this node
 	res          *Result
 
-	finals   []int  // local ranks that finalized, to announce after a drain
+	finals   []int             // local ranks that finalized, to announce after a drain
+	acks     map[uint64]func() // synchronous messages sent on, by id: their senders' acknowledgements
+	ackSeq   uint64
 	doneFrom int    // agents that said they are done, or died
 	over     []bool // by agent: said it is done, or died
 	sentDone bool
@@ -167,6 +174,9 @@ type proxyState struct {
 type pendingSend struct {
 	req   *ranks.Request
 	frame []byte // keeps the message's bytes alive until req completes
+	sync  bool   // a synchronous message: at completion, acknowledge id to agent from
+	from  int
+	id    uint64
 }
 
 // nodeOf is the agent of world rank r.
@@ -225,7 +235,7 @@ func (a *agent) loop() error {
 				continue
 			}
 			for {
-				ctx, src, tag, data, ok, err := ps.p.Take()
+				ctx, src, tag, data, ack, ok, err := ps.p.Take()
 				if !ok {
 					break
 				}
@@ -234,6 +244,13 @@ func (a *agent) loop() error {
 					continue // the sender failed during the copy: the message is lost with it
 				}
 				f := frame{kind: frameMsg, ctx: ctx, src: src, dst: ps.p.Rank, tag: tag, data: data}
+				if ack != nil {
+					// A synchronous send: its sender completes when the
+					// receiver's node says the receive matched.
+					a.ackSeq++
+					f.sync, f.id = true, a.ackSeq
+					a.acks[f.id] = ack
+				}
 				a.net.Send(a.nodeOf(ps.p.Rank), f.header(), data)
 			}
 		}
@@ -338,6 +355,15 @@ func (a *agent) handle(from int, b []byte) error {
 		}
 		return nil
 	}
+	if f.kind == frameAck {
+		// A synchronous message that this agent sent on (id) matched its
+		// receive on the receiver's node: its sender, here, completes.
+		if ack := a.acks[f.id]; ack != nil {
+			delete(a.acks, f.id)
+			ack()
+		}
+		return nil
+	}
 	if f.src < 0 || f.src >= a.world || a.proxies[f.src] == nil {
 		return fmt.Errorf("node: from agent %d: a frame of kind %d about rank %d, not a rank of another node", from, f.kind, f.src)
 	}
@@ -347,11 +373,11 @@ func (a *agent) handle(from int, b []byte) error {
 		if ps.failed || f.dst < a.first || f.dst >= a.first+a.cfg.N {
 			return nil
 		}
-		req, err := ps.p.Send(f.ctx, f.dst, f.tag, f.data)
+		req, err := ps.p.Send(f.ctx, f.dst, f.tag, f.data, f.sync)
 		if err != nil {
 			return fmt.Errorf("node: rank %d to %d: %w", f.src, f.dst, err)
 		}
-		ps.pending = append(ps.pending, pendingSend{req, b})
+		ps.pending = append(ps.pending, pendingSend{req: req, frame: b, sync: f.sync, from: from, id: f.id})
 	case frameFail:
 		if !ps.failed {
 			ps.failed = true
@@ -415,6 +441,11 @@ func (a *agent) advance(ps *proxyState) bool {
 	for _, s := range ps.pending {
 		if _, done, _ := s.req.Test(); done {
 			moved = true
+			if s.sync {
+				// Matched, or failed: either way its sender must not
+				// wait any longer.
+				a.net.Send(s.from, (&frame{kind: frameAck, src: ps.p.Rank, id: s.id}).header(), nil)
+			}
 			continue
 		}
 		q = append(q, s)

@@ -378,17 +378,17 @@ func TestAnySourceAcrossNodes(t *testing.T) {
 	runNodes(t, nodesOpts{Counts: []int{2, 3, 2}, Body: "anysource"}).check(t)
 }
 
-// Collectives and the rest of what needs shared memory are refused on a
-// communicator that spans nodes, with ErrUnsupported, at every rank: no
-// hang.
+// What needs the members' shared memory, and the collectives without a
+// point-to-point version, are refused on a communicator that spans nodes,
+// with ErrUnsupported, at every rank: no hang.
 func init() {
 	bodies["refused"] = func(w *ranks.World, c *ranks.Comm) error {
 		var v [1]int
-		if err := coll.Allreduce(c, v[:], v[:], coll.Sum); !errors.Is(err, ranks.ErrUnsupported) {
-			return fmt.Errorf("Allreduce: %v, want ErrUnsupported", err)
+		if err := coll.Scan(c, v[:], v[:], coll.Sum); !errors.Is(err, ranks.ErrUnsupported) {
+			return fmt.Errorf("Scan: %v, want ErrUnsupported", err)
 		}
-		if err := coll.Barrier(c); !errors.Is(err, ranks.ErrUnsupported) {
-			return fmt.Errorf("Barrier: %v, want ErrUnsupported", err)
+		if _, err := c.Split(0, 0); !errors.Is(err, ranks.ErrUnsupported) {
+			return fmt.Errorf("Split: %v, want ErrUnsupported", err)
 		}
 		if _, err := c.Dup(); !errors.Is(err, ranks.ErrUnsupported) {
 			return fmt.Errorf("Dup: %v, want ErrUnsupported", err)
@@ -414,7 +414,7 @@ func init() {
 	}
 }
 
-func TestCollectivesRefusedAcrossNodes(t *testing.T) {
+func TestRefusedAcrossNodes(t *testing.T) {
 	runNodes(t, nodesOpts{Counts: []int{2, 2}, Body: "refused"}).check(t)
 }
 
@@ -521,4 +521,229 @@ func leftovers(t *testing.T) {
 			t.Errorf("left in /dev/shm: %s", e.Name())
 		}
 	}
+}
+
+// The collectives that run across nodes give what they give on one node:
+// every root, in place and not, an operation that does not commute (so
+// rank order shows), and sizes from a byte to beyond the eager limit.
+func init() {
+	bodies["collectives"] = func(w *ranks.World, c *ranks.Comm) error {
+		me, n := c.Rank(), c.Size()
+		if err := coll.Barrier(c); err != nil {
+			return err
+		}
+		for _, m := range []int{1, 1000, 70000} {
+			for root := range n {
+				b := make([]int32, m)
+				if me == root {
+					for i := range b {
+						b[i] = int32(root*1000 + i)
+					}
+				}
+				if err := coll.Bcast(c, b, root); err != nil {
+					return fmt.Errorf("Bcast %d from %d: %w", m, root, err)
+				}
+				for i := range b {
+					if b[i] != int32(root*1000+i) {
+						return fmt.Errorf("Bcast %d from %d: element %d is %d", m, root, i, b[i])
+					}
+				}
+			}
+			// Sum, and an operation that does not commute: 2x2 matrix
+			// products (mod a prime), whose result shows the rank order.
+			send := make([]int64, m)
+			for i := range send {
+				send[i] = int64(me + i)
+			}
+			sum := make([]int64, m)
+			if err := coll.Allreduce(c, send, sum, coll.Sum); err != nil {
+				return fmt.Errorf("Allreduce %d: %w", m, err)
+			}
+			mats := make([]mat, m)
+			for i := range mats {
+				mats[i] = matOf(me, i)
+			}
+			if err := coll.Allreduce(c, nil, mats, matMul); err != nil {
+				return fmt.Errorf("Allreduce in place %d: %w", m, err)
+			}
+			for i := range m {
+				wantSum, want := int64(0), matOf(0, i)
+				for r := range n {
+					wantSum += int64(r + i)
+					if r > 0 {
+						want = want.times(matOf(r, i))
+					}
+				}
+				if sum[i] != wantSum || mats[i] != want {
+					return fmt.Errorf("Allreduce %d: element %d: sum %d want %d, product %v want %v", m, i, sum[i], wantSum, mats[i], want)
+				}
+			}
+			root := n - 1
+			mine := make([]mat, m)
+			for i := range mine {
+				mine[i] = matOf(me, i)
+			}
+			red := make([]mat, m)
+			if err := coll.Reduce(c, mine, red, matMul, root); err != nil {
+				return fmt.Errorf("Reduce %d: %w", m, err)
+			}
+			if me == root && (red[0] != mats[0] || red[m-1] != mats[m-1]) {
+				return fmt.Errorf("Reduce %d at %d: %v..%v, want %v..%v", m, root, red[0], red[m-1], mats[0], mats[m-1])
+			}
+			// Gather, Scatter, Allgather, Alltoall of m-element blocks.
+			all := make([]int64, n*m)
+			if err := coll.Gather(c, send, all, root); err != nil {
+				return fmt.Errorf("Gather %d: %w", m, err)
+			}
+			check := func(what string, b []int64, f func(r, i int) int64) error {
+				for r := range n {
+					for i := range m {
+						if b[r*m+i] != f(r, i) {
+							return fmt.Errorf("%s %d: block %d element %d is %d, want %d", what, m, r, i, b[r*m+i], f(r, i))
+						}
+					}
+				}
+				return nil
+			}
+			if me == root {
+				if err := check("Gather", all, func(r, i int) int64 { return int64(r + i) }); err != nil {
+					return err
+				}
+			}
+			if me == root {
+				for r := range n {
+					for i := range m {
+						all[r*m+i] = int64(r*7 + i)
+					}
+				}
+			}
+			part := make([]int64, m)
+			if err := coll.Scatter(c, all, part, root); err != nil {
+				return fmt.Errorf("Scatter %d: %w", m, err)
+			}
+			for i := range m {
+				if part[i] != int64(me*7+i) {
+					return fmt.Errorf("Scatter %d: element %d is %d", m, i, part[i])
+				}
+			}
+			if err := coll.Allgather(c, send, all); err != nil {
+				return fmt.Errorf("Allgather %d: %w", m, err)
+			}
+			if err := check("Allgather", all, func(r, i int) int64 { return int64(r + i) }); err != nil {
+				return err
+			}
+			out := make([]int64, n*m)
+			in := make([]int64, n*m)
+			for r := range n {
+				for i := range m {
+					out[r*m+i] = int64(me*100 + r*10 + i)
+				}
+			}
+			if err := coll.Alltoall(c, out, in); err != nil {
+				return fmt.Errorf("Alltoall %d: %w", m, err)
+			}
+			if err := check("Alltoall", in, func(r, i int) int64 { return int64(r*100 + me*10 + i) }); err != nil {
+				return err
+			}
+		}
+		// A nonblocking one runs the same way.
+		v := []int{me}
+		q, err := coll.Iallreduce(c, nil, v, coll.Sum)
+		if err != nil {
+			return err
+		}
+		if _, err := q.Wait(); err != nil {
+			return err
+		}
+		if v[0] != n*(n-1)/2 {
+			return fmt.Errorf("Iallreduce: %d", v[0])
+		}
+		return coll.Barrier(c)
+	}
+}
+
+func TestCollectivesAcrossNodes(t *testing.T) {
+	for _, counts := range [][]int{{2, 2}, {3, 1, 2}} {
+		t.Run(fmt.Sprint(counts), func(t *testing.T) {
+			runNodes(t, nodesOpts{Counts: counts, Body: "collectives"}).check(t)
+		})
+	}
+}
+
+// mat is a 2x2 matrix mod matP: their product is associative and does
+// not commute, as MPI lets a user's operation be.
+type mat [4]int64
+
+const matP = 1_000_000_007
+
+func matOf(r, i int) mat { return mat{int64(r + 2), 1, int64(i%5 + 1), 0} }
+
+func (a mat) times(b mat) mat {
+	return mat{
+		(a[0]*b[0] + a[1]*b[2]) % matP, (a[0]*b[1] + a[1]*b[3]) % matP,
+		(a[2]*b[0] + a[3]*b[2]) % matP, (a[2]*b[1] + a[3]*b[3]) % matP,
+	}
+}
+
+var matMul = coll.Op[mat](func(inout, in []mat) {
+	for i := range inout {
+		inout[i] = inout[i].times(in[i])
+	}
+})
+
+// A synchronous send to a rank of another node completes only once the
+// receive matches: rank 0's Issend to the last rank is still pending
+// after a round trip that the receiver makes before it posts the receive.
+func init() {
+	bodies["ssend"] = func(w *ranks.World, c *ranks.Comm) error {
+		last := c.Size() - 1
+		for _, n := range []int{8, 5000} {
+			switch c.Rank() {
+			case 0:
+				q, err := ranks.Issend(c, pattern(0, last, n, n), last, 1)
+				if err != nil {
+					return err
+				}
+				var b [1]byte
+				if err := ranks.Send(c, b[:], last, 2); err != nil {
+					return err
+				}
+				if _, err := ranks.Recv(c, b[:], last, 3); err != nil {
+					return err
+				}
+				if _, done, err := q.Test(); done || err != nil {
+					return fmt.Errorf("Issend of %d bytes done (%v) before its receive was posted", n, err)
+				}
+				if err := ranks.Send(c, b[:], last, 4); err != nil {
+					return err
+				}
+				if _, err := q.Wait(); err != nil {
+					return err
+				}
+			case last:
+				var b [1]byte
+				if _, err := ranks.Recv(c, b[:], 0, 2); err != nil {
+					return err
+				}
+				if err := ranks.Send(c, b[:], 0, 3); err != nil {
+					return err
+				}
+				if _, err := ranks.Recv(c, b[:], 0, 4); err != nil {
+					return err
+				}
+				got := make([]byte, n)
+				if _, err := ranks.Recv(c, got, 0, 1); err != nil {
+					return err
+				}
+				if !bytes.Equal(got, pattern(0, last, n, n)) {
+					return fmt.Errorf("Ssend of %d: wrong bytes", n)
+				}
+			}
+		}
+		return nil
+	}
+}
+
+func TestSsendAcrossNodes(t *testing.T) {
+	runNodes(t, nodesOpts{Counts: []int{1, 2}, Body: "ssend"}).check(t)
 }

@@ -137,6 +137,24 @@ func TestMPIAnySource(t *testing.T) {
 	}
 }
 
+func TestMPICollectives(t *testing.T) {
+	for _, c := range []struct{ k, n int }{{2, 4}, {4, 2}} {
+		t.Run(fmt.Sprintf("%dx%d", c.k, c.n), func(t *testing.T) {
+			out, err := mpirun(t, mpirunOpts{Counts: c.k, Ranks: c.n, Body: "collectives"})
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+		})
+	}
+}
+
+func TestMPISsend(t *testing.T) {
+	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 2, Body: "ssend"})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
 func TestMPIRefused(t *testing.T) {
 	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 2, Body: "refused"})
 	if err != nil {

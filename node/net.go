@@ -44,23 +44,30 @@ const (
 	frameFinal = 3 // src finalized at its node, after every message it sent
 	frameDone  = 4 // the sending agent's ranks have all ended; nothing more comes from it
 	frameAbort = 5 // src called Abort with code tag: every node ends its ranks
+	frameAck   = 6 // the synchronous message id matched its receive
 )
 
 // frameHeader is the size of a frame's header:
 //
-//	+0  kind u8, 3 bytes zero
+//	+0  kind u8
+//	+1  u8        the transport's own (mpinet.go: a long frame's header)
+//	+2  sync u8   1: a synchronous message; acknowledge id when it matches
+//	+3  u8        zero
 //	+4  ctx  u32  wire context (frameMsg)
 //	+8  src  u32  world rank of the sender (or of the rank a notice is about)
 //	+12 dst  u32  world rank of the receiver (frameMsg)
 //	+16 tag  i32  the tag as sent (the runtime's own tags are negative)
 //	+20 len  u32  bytes that follow
-const frameHeader = 24
+//	+24 id   u64  a synchronous message's number at its sender's agent (frameMsg, frameAck)
+const frameHeader = 32
 
 type frame struct {
 	kind     uint8
+	sync     bool
 	ctx      uint32
 	src, dst int
 	tag      int
+	id       uint64
 	data     []byte
 }
 
@@ -68,6 +75,10 @@ type frame struct {
 func (f *frame) header() []byte {
 	b := make([]byte, frameHeader)
 	b[0] = f.kind
+	if f.sync {
+		b[2] = 1
+	}
+	binary.LittleEndian.PutUint64(b[24:], f.id)
 	binary.LittleEndian.PutUint32(b[4:], f.ctx)
 	binary.LittleEndian.PutUint32(b[8:], uint32(f.src))
 	binary.LittleEndian.PutUint32(b[12:], uint32(f.dst))
@@ -86,6 +97,8 @@ func decode(b []byte) (frame, error) {
 	}
 	return frame{
 		kind: b[0],
+		sync: b[2] == 1,
+		id:   binary.LittleEndian.Uint64(b[24:]),
 		ctx:  binary.LittleEndian.Uint32(b[4:]),
 		src:  int(binary.LittleEndian.Uint32(b[8:])),
 		dst:  int(binary.LittleEndian.Uint32(b[12:])),

@@ -200,6 +200,9 @@ func (c *Comm) create(members []int, tag int, op string) (*Comm, error) {
 	e := c.e
 	e.lock()
 	err := c.collLive(op)
+	if err == nil {
+		err = c.acrossNodes(op)
+	}
 	e.unlock()
 	if err != nil {
 		return nil, err

@@ -22,10 +22,14 @@ import (
 // transport keeps order between two agents, and the remote proxy sends
 // them in order.
 //
-// What a proxy does not carry yet: a synchronous send's match (the proxy
-// acknowledges when it takes the message, before the remote receive
-// matches it), and communicators other than the world (creation needs
-// context ids agreed across nodes; Comm.spansNodes refuses it).
+// A synchronous send must not complete before its receive matches, so a
+// proxy takes a synchronous eager message without acknowledging it: take
+// returns the acknowledgement as a function, which the agent calls once
+// the remote proxy's synchronous send to the receiver has completed. A
+// synchronous message large enough for the rendezvous still completes
+// when the proxy has copied it. Communicators other than the world do not
+// cross nodes yet (creation needs context ids agreed across nodes;
+// Comm.spansNodes refuses it).
 
 // proxy is the engine of one proxied slot and the communicators whose
 // messages it forwards.
@@ -36,11 +40,11 @@ type proxy struct {
 
 func init() {
 	ext.NewProxy = func(seg *shm.Segment, slot int) (any, error) { return newProxy(seg, slot) }
-	ext.ProxyTake = func(p any) (ctx uint32, src, tag int, data []byte, ok bool, err error) {
+	ext.ProxyTake = func(p any) (ctx uint32, src, tag int, data []byte, ack func(), ok bool, err error) {
 		return p.(*proxy).take()
 	}
-	ext.ProxySend = func(p any, ctx uint32, dst, tag int, data []byte) (any, error) {
-		return p.(*proxy).send(ctx, dst, tag, data)
+	ext.ProxySend = func(p any, ctx uint32, dst, tag int, data []byte, sync bool) (any, error) {
+		return p.(*proxy).send(ctx, dst, tag, data, sync)
 	}
 	ext.ProxyFinalize = func(p any) { p.(*proxy).finalize() }
 }
@@ -66,8 +70,10 @@ func newProxy(seg *shm.Segment, slot int) (*proxy, error) {
 
 // take receives the oldest message waiting in the proxy's inbox, if any,
 // in whole: its wire context, its source and tag (world ranks and the
-// tag as sent), and its bytes.
-func (p *proxy) take() (ctx uint32, src, tag int, data []byte, ok bool, err error) {
+// tag as sent), and its bytes. For a synchronous eager message, ack is
+// the acknowledgement of its match, to call once the receiver's match is
+// known; nil otherwise.
+func (p *proxy) take() (ctx uint32, src, tag int, data []byte, ack func(), ok bool, err error) {
 	e := p.e
 	e.lock()
 	e.progress()
@@ -81,7 +87,16 @@ func (p *proxy) take() (ctx uint32, src, tag int, data []byte, ok bool, err erro
 	}
 	if m == nil {
 		e.unlock()
-		return 0, 0, 0, nil, false, nil
+		return 0, 0, 0, nil, nil, false, nil
+	}
+	if m.kind != kRndv && m.flags&(fSync|fAckMsg) != 0 {
+		msrc, flags, hs, gen := m.src, m.flags, m.hs, m.gen
+		m.flags &^= fSync | fAckMsg // consume leaves the acknowledgement to ack
+		ack = func() {
+			e.lock()
+			e.acknowledge(msrc, flags, hs, gen)
+			e.unlock()
+		}
 	}
 	c.unexp.remove(m)
 	e.p2p.held.push(m)
@@ -92,14 +107,15 @@ func (p *proxy) take() (ctx uint32, src, tag int, data []byte, ok bool, err erro
 	e.unlock()
 	data = make([]byte, n)
 	_, err = h.recv(unsafe.Pointer(unsafe.SliceData(data)), n, 1, "Proxy")
-	return c.ctx, src, tag, data, true, err
+	return c.ctx, src, tag, data, ack, true, err
 }
 
 // send starts sending data, as the proxied rank, to world rank dst on the
-// communicator of wire context ctx. The tag is passed as it came (the
-// runtime's own tags are negative). data must stay untouched until the
-// request completes.
-func (p *proxy) send(ctx uint32, dst, tag int, data []byte) (*Request, error) {
+// communicator of wire context ctx; synchronously if sync (it completes
+// when the receive matches). The tag is passed as it came (the runtime's
+// own tags are negative). data must stay untouched until the request
+// completes.
+func (p *proxy) send(ctx uint32, dst, tag int, data []byte, sync bool) (*Request, error) {
 	e := p.e
 	e.lock()
 	defer e.unlock()
@@ -111,7 +127,7 @@ func (p *proxy) send(ctx uint32, dst, tag int, data []byte) (*Request, error) {
 		return nil, newErr(ErrRank, "Proxy", -1, "rank %d in a communicator of %d", dst, c.size)
 	}
 	r, h := e.newRequest()
-	c.newOp(r, true, false, unsafe.Pointer(unsafe.SliceData(data)), len(data), 1, dst, tag, "Proxy")
+	c.newOp(r, true, sync, unsafe.Pointer(unsafe.SliceData(data)), len(data), 1, dst, tag, "Proxy")
 	e.startSend(r)
 	return h, nil
 }

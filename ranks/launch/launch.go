@@ -961,17 +961,21 @@ func (j *Job) Proxy(r int) (*Proxy, error) {
 
 // Take receives the oldest message this node's ranks sent to the proxied
 // rank, if there is one (ok), in whole: its wire context, source (a
-// world rank), tag and bytes. err is the receive's error (a sender that
-// failed during a large message's copy); the message is gone then.
-func (p *Proxy) Take() (ctx uint32, src, tag int, data []byte, ok bool, err error) {
+// world rank), tag and bytes. For a synchronous send (Ssend) that has not
+// completed, ack is not nil: call it once the proxied rank's node says
+// that the receive matched, and the sender completes. err is the
+// receive's error (a sender that failed during a large message's copy);
+// the message is gone then.
+func (p *Proxy) Take() (ctx uint32, src, tag int, data []byte, ack func(), ok bool, err error) {
 	return ext.ProxyTake(p.p)
 }
 
 // Send starts sending, as the proxied rank, a message it sent from its
-// node: to world rank dst on the communicator of wire context ctx. data
-// must stay untouched until the request completes.
-func (p *Proxy) Send(ctx uint32, dst, tag int, data []byte) (*ranks.Request, error) {
-	r, err := ext.ProxySend(p.p, ctx, dst, tag, data)
+// node: to world rank dst on the communicator of wire context ctx,
+// synchronously if sync (the request completes when the receive
+// matches). data must stay untouched until the request completes.
+func (p *Proxy) Send(ctx uint32, dst, tag int, data []byte, sync bool) (*ranks.Request, error) {
+	r, err := ext.ProxySend(p.p, ctx, dst, tag, data, sync)
 	if err != nil {
 		return nil, err
 	}
