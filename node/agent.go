@@ -254,10 +254,20 @@ func (a *agent) loop() error {
 				a.net.Send(a.nodeOf(ps.p.Rank), f.header(), data)
 			}
 		}
-		for _, r := range a.finals {
-			a.broadcast(frame{kind: frameFinal, src: r})
+		if len(a.finals) > 0 {
+			// Before a Finalize goes out, the acknowledgements of the
+			// synchronous messages the rank matched: its sender must see
+			// the match before it sees the rank gone.
+			for _, ps := range a.proxies {
+				if ps != nil && len(ps.pending) > 0 {
+					a.advance(ps)
+				}
+			}
+			for _, r := range a.finals {
+				a.broadcast(frame{kind: frameFinal, src: r})
+			}
+			a.finals = a.finals[:0]
 		}
-		a.finals = a.finals[:0]
 		for {
 			from, b, ok, err := a.net.Recv()
 			var nf *NodesFailed

@@ -4,7 +4,7 @@ package node
 
 // The agents' Net over the system MPI: one process per node, started by
 // mpirun/prterun/srun. Built only with the build tag mpi and CC=mpicc
-// (node/build.sh), so that nothing else of shmpi links libmpi.
+// (README.md, "Across nodes"), so that nothing else of shmpi links libmpi.
 
 /*
 #include <mpi.h>

@@ -21,6 +21,11 @@ elif ! command -v mpicc >/dev/null 2>&1; then
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openmpi-bin libopenmpi-dev >/dev/null
 fi
-export CC=mpicc OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# The compiler wrapper by its full path, and in the C flags: go's build
+# cache does not hash the MPI's headers, so without these an object built
+# against one MPI (without ULFM) would be reused for another.
+mpicc_path=$(command -v mpicc)
+export CC=$mpicc_path CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -DSHMPI_MPICC=$mpicc_path"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 go vet -tags mpi ./node ./cmd/shmnode
 exec go test -tags mpi "$@" ./node

@@ -8,7 +8,8 @@
 //	srun --ntasks-per-node=1 shmnode -n 8 ./app args...
 //
 // It is built only with the build tag mpi and the system MPI's compiler
-// wrapper as cgo's compiler (node/build.sh does both).
+// wrapper as cgo's compiler (README.md, "Across nodes", has the command;
+// node/test-mpi.sh builds it so).
 //
 // Without --ft, the first failure of a rank anywhere ends the job on
 // every node, and shmnode exits non-zero. With --ft the survivors are
