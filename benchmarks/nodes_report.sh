@@ -11,8 +11,10 @@
 # MPI_PREFIX names another MPI (Open MPI 5: node/build-ompi5.sh);
 # otherwise the system's mpicc and mpirun. Each round: the hand-off;
 # osu_latency 8 B and osu_bw 4 MiB across nodes (Go ranks) and with the
-# MPI alone. The summary is the median of each, and of each round's
-# ratio.
+# MPI alone; osu_allreduce 8 B over 4 nodes of 8 ranks, against the bar's
+# reference: the MPI's own allreduce over 4 processes on TCP plus shmpi's
+# 8-rank allreduce on one node (shmrun). The summary is the median of
+# each, and of each round's ratio.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/lib.sh
@@ -38,6 +40,7 @@ log() { [ "$JSON" = 1 ] || echo "$@"; }
 CC=$(command -v "$MPICC") CGO_CFLAGS="-O2 -g -DSHMPI_MPICC=$(command -v "$MPICC")" go build -tags mpi -o "$tmp/shmnode" ./cmd/shmnode
 "$MPICC" -O2 -o "$tmp/ref_latency" benchmarks/ref/osu_latency.c
 "$MPICC" -O2 -o "$tmp/ref_bw" benchmarks/ref/osu_bw.c
+"$MPICC" -O2 -o "$tmp/ref_coll" benchmarks/ref/osu_coll.c
 cores=$(( $(nproc) / 2 ))
 [ "$cores" -ge 1 ] || cores=1
 mpi=("$MPIRUN" --oversubscribe --mca btl tcp,self -n 2)
@@ -46,7 +49,7 @@ alone() { "${mpi[@]}" "$@" 2>/dev/null; }
 at() { awk -v s="$1" '$1==s {print $2}'; }
 
 log "# across 2 nodes (agents over TCP, 1 rank each, $cores cores a node) vs $(mpi_version) alone over TCP; $ROUNDS rounds"
-log "# round  handoff_ns  lat_us  mpi_lat_us  lat_ratio  bw_MBs  mpi_bw_MBs  bw_ratio"
+log "# round  handoff_ns  lat_us  mpi_lat_us  lat_ratio  bw_MBs  mpi_bw_MBs  bw_ratio  ar4x8_us  mpi_ar4_us  local_ar8_us  ar_ratio"
 : >"$tmp/rounds"
 for round in $(seq "$ROUNDS"); do
 	h=$(handoff)
@@ -54,9 +57,13 @@ for round in $(seq "$ROUNDS"); do
 	mlat=$(alone "$tmp/ref_latency" 8 | at 8)
 	bw=$(nodes bin/osu_bw -m 4194304:4194304 | at 4194304)
 	mbw=$(alone "$tmp/ref_bw" 4194304 4194304 | at 4194304)
+	ar=$("$MPIRUN" --oversubscribe --mca btl tcp,self -n 4 "$tmp/shmnode" -cores 1 -n 8 bin/osu_allreduce -m 8:8 2>/dev/null | at 8)
+	mar=$("$MPIRUN" --oversubscribe --mca btl tcp,self -n 4 "$tmp/ref_coll" allreduce -m 8:8 -i 2000 -x 200 2>/dev/null | at 8)
+	lar=$(bin/shmrun -n 8 bin/osu_allreduce -m 8:8 | at 8)
 	lr=$(awk -v a="$lat" -v b="$mlat" 'BEGIN {printf "%.2f", a / b}')
 	br=$(awk -v a="$bw" -v b="$mbw" 'BEGIN {printf "%.2f", a / b}')
-	echo "$round $h $lat $mlat $lr $bw $mbw $br" >>"$tmp/rounds"
+	arr=$(awk -v a="$ar" -v b="$mar" -v c="$lar" 'BEGIN {printf "%.2f", a / (b + c)}')
+	echo "$round $h $lat $mlat $lr $bw $mbw $br $ar $mar $lar $arr" >>"$tmp/rounds"
 	log "$(tail -1 "$tmp/rounds")"
 done
 med() { awk -v c="$1" '{print $c}' "$tmp/rounds" | median; }
@@ -65,8 +72,11 @@ if [ "$JSON" = 1 ]; then
 	printf ', "nodes": 2, "ranks_per_node": 1, "cores_per_node": %d, "transport": "tcp", "rounds": %d,\n' "$cores" "$ROUNDS"
 	printf ' "handoff_ns": %s, "latency_8B_us": %s, "mpi_latency_8B_us": %s, "latency_ratio": %s,\n' \
 		"$(jnum "$(med 2)")" "$(jnum "$(med 3)")" "$(jnum "$(med 4)")" "$(jnum "$(med 5)")"
-	printf ' "bw_4MiB_MBs": %s, "mpi_bw_4MiB_MBs": %s, "bw_ratio": %s}\n' \
+	printf ' "bw_4MiB_MBs": %s, "mpi_bw_4MiB_MBs": %s, "bw_ratio": %s,\n' \
 		"$(jnum "$(med 6)")" "$(jnum "$(med 7)")" "$(jnum "$(med 8)")"
+	printf ' "allreduce_8B_4x8_us": %s, "mpi_allreduce_8B_4_us": %s, "local_allreduce_8B_8_us": %s, "allreduce_ratio": %s}\n' \
+		"$(jnum "$(med 9)")" "$(jnum "$(med 10)")" "$(jnum "$(med 11)")" "$(jnum "$(med 12)")"
 else
 	echo "# median: handoff $(med 2) ns; latency 8 B $(med 3) us vs $(med 4) us alone (ratio $(med 5), bar <= 1.3); bw 4 MiB $(med 6) vs $(med 7) MB/s (ratio $(med 8), bar >= 0.8)"
+	echo "# median: allreduce 8 B 4x8 $(med 9) us vs $(med 10) + $(med 11) us (ratio $(med 12), bar <= 1.5)"
 fi
