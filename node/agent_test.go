@@ -18,6 +18,7 @@ import (
 	"github.com/shmpi/shmpi/ranks"
 	"github.com/shmpi/shmpi/ranks/launch"
 	"github.com/shmpi/shmpi/ulfm"
+	"github.com/shmpi/shmpi/win"
 )
 
 // The tests run several "nodes" in this process: one agent per node on a
@@ -401,6 +402,9 @@ func init() {
 		}
 		if err := ulfm.Revoke(c); !errors.Is(err, ranks.ErrUnsupported) {
 			return fmt.Errorf("Revoke: %v, want ErrUnsupported", err)
+		}
+		if _, err := win.Create(c, make([]byte, 64), 1); !errors.Is(err, ranks.ErrUnsupported) {
+			return fmt.Errorf("win.Create: %v, want ErrUnsupported", err)
 		}
 		// Self still works.
 		s, err := w.Self()

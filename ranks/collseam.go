@@ -168,7 +168,7 @@ func (c *Comm) collLive(op string) error {
 // point-to-point versions of the common collectives, coll/span.go).
 func (c *Comm) acrossNodes(op string) error {
 	if c.spansNodes {
-		return newErr(ErrUnsupported, op, -1, "communicator %s spans nodes: only point-to-point works across nodes yet", c.label())
+		return newErr(ErrUnsupported, op, -1, "communicator %s spans nodes: this works within one node only, yet", c.label())
 	}
 	return nil
 }

@@ -24,26 +24,28 @@ type Comm struct {
 	posted ilist[request] // receives waiting for a message, in posting order
 	unexp  ilist[umsg]    // messages that arrived before their receive
 
-	freed     bool // the user freed it: no new operations (Free)
-	released  bool // its context slot is given back: nothing of it is left here
-	permanent bool // the world and self: Free refuses
-	revoked   bool // set by revoke, locally or seen in the context slot
-	unusable  bool // freed or revoked: the hot paths check this one flag
-	twin      bool // the collective twin of a user's communicator
-	internal  bool // an intercommunicator's local intracommunicator: freed with it
-	// spansNodes: a member runs on another node (its slot here is a
-	// node agent's proxy). Point-to-point works through the agent; what
-	// needs the members' shared memory (collectives, creation, agree,
-	// windows) is refused with ErrUnsupported (docs/nodes.md).
+	freed     bool         // the user freed it: no new operations (Free)
+	released  bool         // its context slot is given back: nothing of it is left here
+	permanent bool         // the world and self: Free refuses
+	revoked   bool         // set by revoke, locally or seen in the context slot
+	unusable  bool         // freed or revoked: the hot paths check this one flag
+	twin      bool         // the collective twin of a user's communicator
+	internal  bool         // an intercommunicator's local intracommunicator: freed with it
+	owner     *Comm        // internal: the intercommunicator it serves
+	inter     *interComm   // an intercommunicator's groups (intercomm.go); nil for an intracommunicator
+	collDead  bool         // twin: a member failed, so collective traffic is refused (collDeath)
+	rejecting bool         // arrivals may be refused: revoked, or collDead (route)
+	holds     atomic.Int32 // operations of upper packages still running (ext.Hold)
+	ackCount  int          // how many entries of engine.failedOrder FailureAck covered
+	ackNext   int          // the prefix the next FailureAck covers at least (ext.AckNext)
+	ackShown  atomic.Int32 // ackCount, readable without the engine lock (ext.Acked)
+
+	// spansNodes: a member runs on another node (its slot here is a node
+	// agent's proxy). Point-to-point goes through the agents and coll has
+	// point-to-point versions of the common collectives; what needs the
+	// members' shared memory (creation, agree, revoke, windows) is refused
+	// with ErrUnsupported (acrossNodes, docs/nodes.md).
 	spansNodes bool
-	owner      *Comm        // internal: the intercommunicator it serves
-	inter      *interComm   // an intercommunicator's groups (intercomm.go); nil for an intracommunicator
-	collDead   bool         // twin: a member failed, so collective traffic is refused (collDeath)
-	rejecting  bool         // arrivals may be refused: revoked, or collDead (route)
-	holds      atomic.Int32 // operations of upper packages still running (ext.Hold)
-	ackCount   int          // how many entries of engine.failedOrder FailureAck covered
-	ackNext    int          // the prefix the next FailureAck covers at least (ext.AckNext)
-	ackShown   atomic.Int32 // ackCount, readable without the engine lock (ext.Acked)
 
 	// coll is the collectives' matching space: the same group under
 	// context id 2*slot+1, so their traffic never matches a user's

@@ -47,8 +47,10 @@ var (
 	// started.
 	ErrSpawn = errors.New("could not spawn")
 	// ErrUnsupported: the operation exists but cannot be done on this
-	// object here (MPI_ERR_UNSUPPORTED_OPERATION): a collective on a
-	// communicator that spans nodes, for now.
+	// object here (MPI_ERR_UNSUPPORTED_OPERATION): for now, on a
+	// communicator that spans nodes, what needs the members' shared
+	// memory (creation, Agree, Shrink, Revoke, windows, the collectives
+	// coll does not run on messages alone).
 	ErrUnsupported = errors.New("operation not supported")
 )
 

@@ -101,8 +101,8 @@ var (
 	// failure or revoke happened since the last call.
 	Check func(comm any, op string) error
 	// AcrossNodes returns the error of op on comm if comm spans nodes
-	// (a member's slot is a node agent's proxy), where only
-	// point-to-point works yet; nil otherwise.
+	// (a member's slot is a node agent's proxy), for the operations that
+	// need the members' shared memory; nil otherwise.
 	AcrossNodes func(comm any, op string) error
 	// Wait runs comm's progress engine, spinning then sleeping as for a
 	// receive, until done reports true; it returns Check's error instead
