@@ -751,3 +751,73 @@ func init() {
 func TestSsendAcrossNodes(t *testing.T) {
 	runNodes(t, nodesOpts{Counts: []int{1, 2}, Body: "ssend"}).check(t)
 }
+
+// A collective across nodes when a member on another node has died: every
+// survivor's Allreduce, Bcast and Barrier returns ErrProcFailed; none
+// hangs on a live member that gave up.
+func init() {
+	bodies["coll-fail"] = func(w *ranks.World, c *ranks.Comm) error {
+		victim := c.Size() - 2
+		if c.Rank() == victim {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+		// Wait until this rank knows of the death, so that every survivor
+		// enters the collectives after it.
+		var v [1]byte
+		if _, err := ranks.Recv(c, v[:], victim, 0); !errors.Is(err, ranks.ErrProcFailed) {
+			return fmt.Errorf("Recv from the dead rank: %v", err)
+		}
+		x := []int{c.Rank()}
+		if err := coll.Allreduce(c, nil, x, coll.Sum); !errors.Is(err, ranks.ErrProcFailed) {
+			return fmt.Errorf("Allreduce: %v, want ErrProcFailed", err)
+		}
+		if err := coll.Bcast(c, x, 0); !errors.Is(err, ranks.ErrProcFailed) {
+			return fmt.Errorf("Bcast: %v, want ErrProcFailed", err)
+		}
+		if err := coll.Barrier(c); !errors.Is(err, ranks.ErrProcFailed) {
+			return fmt.Errorf("Barrier: %v, want ErrProcFailed", err)
+		}
+		return nil
+	}
+}
+
+func TestCollectiveFailureAcrossNodes(t *testing.T) {
+	runNodes(t, nodesOpts{Counts: []int{3, 3}, Body: "coll-fail", FT: true, Timeout: 30 * time.Second}).check(t, 4)
+}
+
+// A member on another node dies between collectives while the others are
+// in a loop of them: every survivor's loop ends with ErrProcFailed, none
+// hangs waiting for a live member that has given up.
+func init() {
+	bodies["coll-fail-during"] = func(w *ranks.World, c *ranks.Comm) error {
+		victim := c.Size() - 2
+		for i := range 300 {
+			if c.Rank() == victim && i == 100 {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {}
+			}
+			x := []int{c.Rank()}
+			var err error
+			switch i % 3 {
+			case 0:
+				err = coll.Allreduce(c, nil, x, coll.Sum)
+			case 1:
+				err = coll.Bcast(c, x, i%c.Size())
+			case 2:
+				err = coll.Barrier(c)
+			}
+			if errors.Is(err, ranks.ErrProcFailed) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("iteration %d: %v", i, err)
+			}
+		}
+		return errors.New("every collective succeeded after the death")
+	}
+}
+
+func TestCollectiveFailureDuringLoopAcrossNodes(t *testing.T) {
+	runNodes(t, nodesOpts{Counts: []int{3, 3}, Body: "coll-fail-during", FT: true, Timeout: 30 * time.Second}).check(t, 4)
+}

@@ -175,6 +175,20 @@ func TestMPIRankFailure(t *testing.T) {
 	}
 }
 
+// Collectives across nodes when a member dies during a loop of them:
+// every survivor's loop ends with ErrProcFailed, none hangs.
+func TestMPICollectiveFailure(t *testing.T) {
+	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 3, Body: "coll-fail-during", Flags: []string{"-ft"}})
+	if err == nil || !strings.Contains(out, "rank 4 killed by signal 9") {
+		t.Fatalf("want the agent of rank 4 to report its death and fail: %v\n%s", err, out)
+	}
+	for _, r := range []int{0, 1, 2, 3, 5} {
+		if strings.Contains(out, fmt.Sprintf("rank %d:", r)) {
+			t.Fatalf("survivor %d failed:\n%s", r, out)
+		}
+	}
+}
+
 // Without -ft a rank's death ends the job everywhere.
 func TestMPIRankFailureEndsJob(t *testing.T) {
 	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 2, Body: "fail"})
