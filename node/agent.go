@@ -61,6 +61,9 @@ type Config struct {
 	// Timeout, if not zero, ends the node's ranks once it has passed,
 	// and Run's error then says which rank is stuck in which operation.
 	Timeout time.Duration
+	// IdleSpin is how long the agent polls after the last traffic before
+	// it sleeps between polls; 0 means DefaultIdleSpin, negative never.
+	IdleSpin time.Duration
 	// Started, if set, is called with the node's job once its ranks are
 	// started (tests use it to kill a rank).
 	Started func(j *launch.Job, first, world int)
@@ -91,7 +94,13 @@ func Run(cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("node: allgather of rank counts: %w", err)
 	}
 	a := &agent{cfg: cfg, net: net, me: net.Rank(), offsets: make([]int, len(counts)+1), over: make([]bool, len(counts)),
-		acks: map[uint64]func(){}}
+		acks: map[uint64]func(){}, spin: cfg.IdleSpin}
+	switch {
+	case a.spin == 0:
+		a.spin = DefaultIdleSpin
+	case a.spin < 0:
+		a.spin = 0
+	}
 	for k, n := range counts {
 		if n <= 0 {
 			return nil, fmt.Errorf("node: agent %d has %d ranks", k, n)
@@ -153,6 +162,7 @@ type agent struct {
 	proxies      []*proxyState // by world rank; nil for the ranks of this node
 	res          *Result
 
+	spin     time.Duration     // Config.IdleSpin, resolved
 	finals   []int             // local ranks that finalized, to announce after a drain
 	acks     map[uint64]func() // synchronous messages sent on, by id: their senders' acknowledgements
 	ackSeq   uint64
@@ -313,10 +323,10 @@ func (a *agent) loop() error {
 // idle waits when nothing moved. For a while after the last traffic it
 // polls, yielding the CPU between rounds: a message in flight is then
 // forwarded within a round, and ranks or another agent that share the
-// core run first (sched_yield). After idleSpin of quiet it sleeps,
+// core run first (sched_yield). After Config.IdleSpin of quiet it sleeps,
 // growing to 1 ms, so that an idle job costs its node next to nothing.
 func (a *agent) idle(quiet time.Duration) {
-	if quiet < idleSpin {
+	if quiet < a.spin {
 		shm.Yield()
 		return
 	}
@@ -324,9 +334,9 @@ func (a *agent) idle(quiet time.Duration) {
 	time.Sleep(min(quiet/16, time.Millisecond))
 }
 
-// idleSpin is how long an agent polls after the last traffic before it
-// sleeps between rounds.
-const idleSpin = 5 * time.Millisecond
+// DefaultIdleSpin is how long an agent polls after the last traffic
+// before it sleeps between rounds (Config.IdleSpin).
+const DefaultIdleSpin = 5 * time.Millisecond
 
 // localExit handles the exit of one of this node's ranks.
 func (a *agent) localExit(x launch.Exit) {

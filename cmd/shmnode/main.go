@@ -18,6 +18,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -36,9 +37,10 @@ func main() {
 	ft := fs.Bool("ft", false, "tolerate failures: report them to the survivors instead of ending the job")
 	bind := fs.Bool("bind", false, "bind each rank to a CPU, as shmrun does")
 	timeout := fs.Duration("timeout", 0, "end the job after this long, saying which rank is stuck where")
+	spin := fs.Duration("spin", node.DefaultIdleSpin, "how long the agent polls after the last message before it sleeps between polls")
 	cores := fs.Int("cores", 0, "CPUs this node's ranks and agent run on (default: the machine's; split them when several agents share a machine)")
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: shmnode [-n N] [-cores C] [-ft] [-bind] [-timeout D] program [args...]\n\nOne per node, under mpirun/prterun/srun; flags:\n")
+		fmt.Fprintf(os.Stderr, "usage: shmnode [-n N] [-cores C] [-spin D] [-ft] [-bind] [-timeout D] program [args...]\n\nOne per node, under mpirun/prterun/srun; flags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -48,16 +50,16 @@ func main() {
 		fs.Usage()
 		os.Exit(64)
 	}
-	os.Exit(run(*n, *cores, *ft, *bind, *timeout, fs.Arg(0), fs.Args()[1:]))
+	os.Exit(run(*n, *cores, *ft, *bind, *timeout, *spin, fs.Arg(0), fs.Args()[1:]))
 }
 
-func run(n, cores int, ft, bind bool, timeout time.Duration, prog string, args []string) int {
+func run(n, cores int, ft, bind bool, timeout, spin time.Duration, prog string, args []string) int {
 	net, err := node.NewMPINet()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "shmnode:", err)
 		return 71
 	}
-	res, err := node.Run(node.Config{Net: net, N: n, Path: prog, Args: args, Bind: bind, Cores: cores, FT: ft, Timeout: timeout,
+	res, err := node.Run(node.Config{Net: net, N: n, Path: prog, Args: args, Bind: bind, Cores: cores, FT: ft, Timeout: timeout, IdleSpin: cmp.Or(spin, -1), // -spin 0: never poll
 		Output: func(int) (io.Writer, io.Writer) { return os.Stdout, os.Stderr }})
 	status := 0
 	if err != nil {
