@@ -82,67 +82,58 @@ func spanBcast(st *state, b []byte, root int, op string) error {
 	return nil
 }
 
-// spanReduceTo0 combines every member's mine into acc at rank 0, in rank
-// order: at step k a member whose bit k is set sends what it holds (ranks
-// r to r+2^k-1) to r-2^k, which appends it on the right. acc is a copy of
-// mine at every member; it holds the result at rank 0.
-func spanReduceTo0[T any](st *state, acc []T, op Op[T], name string) error {
-	n, r := st.size, st.rank
-	got := make([]T, len(acc))
-	for mask := 1; mask < n; mask <<= 1 {
-		if r&mask != 0 {
-			return st.fail(st.spanSend(bytesOf(acc), r-mask), name)
-		}
-		if r+mask < n {
-			if err := st.spanRecv(bytesOf(got), r+mask, name); err != nil {
-				return st.fail(err, name)
-			}
-			op(acc, got)
-		}
-	}
-	return nil
-}
-
-func spanReduce[T any](st *state, send, recv []T, op Op[T], root int, name string) error {
+// spanReduceTo0 combines every member's contribution (send, or recv when
+// send is nil: in place) at rank 0, in rank order: at step k a member
+// whose bit k is set sends what it holds (ranks r to r+2^k-1) to r-2^k,
+// which appends it on the right. It returns what the member holds at the
+// end: the result at rank 0.
+func spanReduceTo0[T any](st *state, send, recv []T, op Op[T], name string) ([]T, error) {
 	if op == nil {
-		return errf(ranks.ErrArg, name, "nil op")
+		return nil, errf(ranks.ErrArg, name, "nil op")
 	}
 	mine := send
 	if mine == nil {
 		mine = recv
 	}
 	acc := append([]T(nil), mine...)
-	if err := spanReduceTo0(st, acc, op, name); err != nil {
+	got := make([]T, len(acc))
+	n, r := st.size, st.rank
+	for mask := 1; mask < n; mask <<= 1 {
+		if r&mask != 0 {
+			return acc, st.fail(st.spanSend(bytesOf(acc), r-mask), name)
+		}
+		if r+mask < n {
+			if err := st.spanRecv(bytesOf(got), r+mask, name); err != nil {
+				return nil, st.fail(err, name)
+			}
+			op(acc, got)
+		}
+	}
+	return acc, nil
+}
+
+func spanReduce[T any](st *state, send, recv []T, op Op[T], root int, name string) error {
+	acc, err := spanReduceTo0(st, send, recv, op, name)
+	if err != nil {
 		return err
 	}
-	if root == 0 {
-		if st.rank == 0 {
-			copy(recv, acc)
-		}
-		return nil
-	}
-	switch st.rank {
-	case 0:
+	switch {
+	case st.rank == 0 && root == 0:
+		copy(recv, acc)
+	case st.rank == 0:
 		return st.fail(st.spanSend(bytesOf(acc), root), name)
-	case root:
+	case st.rank == root:
 		return st.fail(st.spanRecv(bytesOf(recv[:len(acc)]), 0, name), name)
 	}
 	return nil
 }
 
 func spanAllreduce[T any](st *state, send, recv []T, op Op[T], name string) error {
-	if op == nil {
-		return errf(ranks.ErrArg, name, "nil op")
-	}
 	if send != nil && len(send) != len(recv) {
 		return errf(ranks.ErrBuffer, name, "send and receive buffers differ in length")
 	}
-	mine := send
-	if mine == nil {
-		mine = recv
-	}
-	acc := append([]T(nil), mine...)
-	if err := spanReduceTo0(st, acc, op, name); err != nil {
+	acc, err := spanReduceTo0(st, send, recv, op, name)
+	if err != nil {
 		return err
 	}
 	if st.rank == 0 {
