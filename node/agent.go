@@ -117,6 +117,7 @@ func Run(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	a.job = j
+	a.failSent = make([]bool, cfg.N)
 	a.res = &Result{First: a.first, World: a.world}
 	a.proxies = make([]*proxyState, a.world)
 	for r := range a.world {
@@ -163,6 +164,8 @@ type agent struct {
 	res          *Result
 
 	spin     time.Duration     // Config.IdleSpin, resolved
+	epoch    uint64            // the failure table's epoch last looked at
+	failSent []bool            // by local rank: its failure was announced
 	finals   []int             // local ranks that finalized, to announce after a drain
 	acks     map[uint64]func() // synchronous messages sent on, by id: their senders' acknowledgements
 	ackSeq   uint64
@@ -233,6 +236,13 @@ func (a *agent) loop() error {
 			default:
 				break exitsLoop
 			}
+		}
+		if ep := a.job.Epoch(); ep != a.epoch {
+			// A local rank's failure is declared in the table by a
+			// surviving rank's watcher (robust futex) before the launcher
+			// reaps the dead process: announce it from there.
+			a.epoch = ep
+			busy = a.localFailures() || busy
 		}
 		select {
 		case <-deadline:
@@ -323,16 +333,24 @@ func (a *agent) loop() error {
 // idle waits when nothing moved. For a while after the last traffic it
 // polls, yielding the CPU between rounds: a message in flight is then
 // forwarded within a round, and ranks or another agent that share the
-// core run first (sched_yield). After Config.IdleSpin of quiet it sleeps,
-// growing to 1 ms, so that an idle job costs its node next to nothing.
+// core run first (sched_yield). After Config.IdleSpin of quiet it sleeps
+// between polls, growing to idleSleepMax, so that an idle job costs its
+// node little; a local rank's failure or Finalize wakes it at once (the
+// failure table's epoch), so that the other nodes hear of it without
+// waiting for the next poll.
 func (a *agent) idle(quiet time.Duration) {
 	if quiet < a.spin {
 		shm.Yield()
 		return
 	}
 	a.net.Idle()
-	time.Sleep(min(quiet/16, time.Millisecond))
+	a.job.WaitEpoch(a.epoch, min(quiet/16, idleSleepMax))
 }
+
+// idleSleepMax is the longest an idle agent sleeps between polls of the
+// other agents and of its proxies: what a message after a quiet spell can
+// wait, at most, on each node it crosses.
+const idleSleepMax = 250 * time.Microsecond
 
 // DefaultIdleSpin is how long an agent polls after the last traffic
 // before it sleeps between rounds (Config.IdleSpin).
@@ -351,7 +369,7 @@ func (a *agent) localExit(x launch.Exit) {
 	}
 	switch {
 	case x.Failed() || x.NoInit && x.Abnormal():
-		a.broadcast(frame{kind: frameFail, src: x.Rank})
+		a.announceFail(x.Rank)
 		if !a.cfg.FT && !a.ending {
 			a.ending = true
 			a.res.Ended = fmt.Sprintf("rank %d %s", x.Rank, x.How())
@@ -360,6 +378,28 @@ func (a *agent) localExit(x launch.Exit) {
 	case !x.NoInit:
 		a.finals = append(a.finals, x.Rank)
 	}
+}
+
+// announceFail tells the other agents that local rank r failed, once.
+func (a *agent) announceFail(r int) {
+	if !a.failSent[r-a.first] {
+		a.failSent[r-a.first] = true
+		a.broadcast(frame{kind: frameFail, src: r})
+	}
+}
+
+// localFailures announces the local ranks that the failure table says
+// failed; it reports whether there was one. Without FT the job ends at
+// the exit, as for a failure seen there.
+func (a *agent) localFailures() bool {
+	found := false
+	for _, f := range a.job.Fates() {
+		if f.Rank >= a.first && f.Rank < a.first+a.cfg.N && f.State == ranks.StateFailed && !a.failSent[f.Rank-a.first] {
+			a.announceFail(f.Rank)
+			found = true
+		}
+	}
+	return found
 }
 
 // handle acts on a frame from agent from.

@@ -987,6 +987,31 @@ func (p *Proxy) Send(ctx uint32, dst, tag int, data []byte, sync bool) (*ranks.R
 // before has been handed to this node's ranks.
 func (p *Proxy) Finalize() { ext.ProxyFinalize(p.p) }
 
+// Epoch is the failure table's epoch: it moves whenever a rank's state
+// changes (a failure declared, a Finalize), so a watcher reads Fates only
+// when it moved. It is valid until Wait returns.
+func (j *Job) Epoch() uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.seg == nil {
+		return 0
+	}
+	return j.m.Epoch.Load()
+}
+
+// WaitEpoch sleeps until the failure table's epoch is no longer seen (a
+// rank failed or finalized since the caller read it), or timeout passes.
+func (j *Job) WaitEpoch(seen uint64, timeout time.Duration) {
+	j.mu.Lock()
+	m := j.m
+	closed := j.seg == nil
+	j.mu.Unlock()
+	if closed {
+		return
+	}
+	shm.FutexWait(m.EpochWord(), uint32(seen), timeout)
+}
+
 // DeclareFailed records in this node's failure table that world rank r,
 // which runs on another node, has failed: every rank here sees it as it
 // sees a local rank's death.
