@@ -138,7 +138,7 @@ func TestMPIAnySource(t *testing.T) {
 }
 
 func TestMPICollectives(t *testing.T) {
-	for _, c := range []struct{ k, n int }{{2, 4}, {4, 2}} {
+	for _, c := range []struct{ k, n int }{{2, 4}, {3, 3}, {4, 2}} {
 		t.Run(fmt.Sprintf("%dx%d", c.k, c.n), func(t *testing.T) {
 			out, err := mpirun(t, mpirunOpts{Counts: c.k, Ranks: c.n, Body: "collectives"})
 			if err != nil {
