@@ -231,6 +231,22 @@ func TestMPINodeKilled(t *testing.T) {
 	t.Logf("%v\n%s", err, out)
 }
 
+// The launcher's own death (mpirun SIGKILLed mid-job, as when a batch
+// system cancels it): the MPI's runtime takes the agents down, their
+// ranks die with them, and nothing is left.
+func TestMPILauncherKilled(t *testing.T) {
+	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 2, Body: "wait-forever", Kill: func(t *testing.T, mpirun *exec.Cmd) {
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) && len(pgrep(os.Args[0])) < 4+2 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		mpirun.Process.Signal(syscall.SIGKILL)
+	}})
+	if err == nil {
+		t.Fatalf("the job succeeded:\n%s", out)
+	}
+}
+
 func init() {
 	bodies["wait-forever"] = func(w *ranks.World, c *ranks.Comm) error {
 		var v [1]byte
