@@ -115,10 +115,15 @@ func nothingLeft(t *testing.T, bin string) {
 	t.Errorf("processes left after the job:\n%s", out)
 }
 
-func TestMPIPointToPoint(t *testing.T) {
-	for _, c := range []struct{ k, n int }{{2, 4}, {3, 3}} {
+// shape is a job's shape: k agents of n ranks each.
+type shape struct{ k, n int }
+
+// mustPass runs body at each shape, as a subtest, and fails unless the
+// job succeeds.
+func mustPass(t *testing.T, body string, shapes ...shape) {
+	for _, c := range shapes {
 		t.Run(fmt.Sprintf("%dx%d", c.k, c.n), func(t *testing.T) {
-			out, err := mpirun(t, mpirunOpts{Counts: c.k, Ranks: c.n, Body: "alltoall-p2p"})
+			out, err := mpirun(t, mpirunOpts{Counts: c.k, Ranks: c.n, Body: body})
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
@@ -126,41 +131,13 @@ func TestMPIPointToPoint(t *testing.T) {
 	}
 }
 
-func TestMPIAnySource(t *testing.T) {
-	for _, c := range []struct{ k, n int }{{2, 4}, {4, 16}} {
-		t.Run(fmt.Sprintf("%dx%d", c.k, c.n), func(t *testing.T) {
-			out, err := mpirun(t, mpirunOpts{Counts: c.k, Ranks: c.n, Body: "anysource"})
-			if err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-		})
-	}
-}
-
+func TestMPIPointToPoint(t *testing.T) { mustPass(t, "alltoall-p2p", shape{2, 4}, shape{3, 3}) }
+func TestMPIAnySource(t *testing.T)    { mustPass(t, "anysource", shape{2, 4}, shape{4, 16}) }
 func TestMPICollectives(t *testing.T) {
-	for _, c := range []struct{ k, n int }{{2, 4}, {3, 3}, {4, 2}} {
-		t.Run(fmt.Sprintf("%dx%d", c.k, c.n), func(t *testing.T) {
-			out, err := mpirun(t, mpirunOpts{Counts: c.k, Ranks: c.n, Body: "collectives"})
-			if err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-		})
-	}
+	mustPass(t, "collectives", shape{2, 4}, shape{3, 3}, shape{4, 2})
 }
-
-func TestMPISsend(t *testing.T) {
-	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 2, Body: "ssend"})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-}
-
-func TestMPIRefused(t *testing.T) {
-	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 2, Body: "refused"})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-}
+func TestMPISsend(t *testing.T)   { mustPass(t, "ssend", shape{2, 2}) }
+func TestMPIRefused(t *testing.T) { mustPass(t, "refused", shape{2, 2}) }
 
 // A rank's SIGKILL with -ft: every survivor on every node sees
 // ErrProcFailed naming it and goes on; the agent of its node reports it
