@@ -187,6 +187,9 @@ func Open(c *ranks.Comm, name string, amode int, info *ranks.Info) (*File, error
 	} else if name == "" {
 		local = errf(ErrBadFile, op, -1, "empty file name")
 	}
+	if err := ext.AcrossNodes(c, op); err != nil {
+		return nil, err // a file's shared state lives in the node's segment
+	}
 	d, err := c.Dup()
 	if err != nil {
 		return nil, relabel(err, op)

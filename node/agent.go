@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -341,6 +342,10 @@ func (a *agent) loop() error {
 func (a *agent) idle(quiet time.Duration) {
 	if quiet < a.spin {
 		shm.Yield()
+		// Agents that share a process (Loopback) are goroutines: a raw
+		// sched_yield keeps this one's P, and the Go scheduler would let
+		// a third agent wait for its 10 ms preemption.
+		runtime.Gosched()
 		return
 	}
 	a.net.Idle()

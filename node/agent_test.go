@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -110,7 +111,8 @@ func runNodes(t *testing.T, o nodesOpts) *nodeRun {
 	for i := range nr.outs {
 		nr.outs[i] = &syncBuffer{}
 	}
-	env := append(append(os.Environ(), envBody+"="+o.Body), o.Env...)
+	counts := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(o.Counts)), ","), "[]")
+	env := append(append(os.Environ(), envBody+"="+o.Body, "SHMPI_NODE_TEST_COUNTS="+counts), o.Env...)
 	nets := Loopback(len(o.Counts))
 	var wg sync.WaitGroup
 	for k, n := range o.Counts {
@@ -388,20 +390,14 @@ func init() {
 		if err := coll.Scan(c, v[:], v[:], coll.Sum); !errors.Is(err, ranks.ErrUnsupported) {
 			return fmt.Errorf("Scan: %v, want ErrUnsupported", err)
 		}
-		if _, err := c.Split(0, 0); !errors.Is(err, ranks.ErrUnsupported) {
-			return fmt.Errorf("Split: %v, want ErrUnsupported", err)
-		}
-		if _, err := c.Dup(); !errors.Is(err, ranks.ErrUnsupported) {
-			return fmt.Errorf("Dup: %v, want ErrUnsupported", err)
+		if _, err := ranks.IntercommCreate(c, 0, c, 0, 0); !errors.Is(err, ranks.ErrUnsupported) {
+			return fmt.Errorf("IntercommCreate: %v, want ErrUnsupported", err)
 		}
 		if _, err := ulfm.Agree(c, 1); !errors.Is(err, ranks.ErrUnsupported) {
 			return fmt.Errorf("Agree: %v, want ErrUnsupported", err)
 		}
 		if _, err := ulfm.Shrink(c); !errors.Is(err, ranks.ErrUnsupported) {
 			return fmt.Errorf("Shrink: %v, want ErrUnsupported", err)
-		}
-		if err := ulfm.Revoke(c); !errors.Is(err, ranks.ErrUnsupported) {
-			return fmt.Errorf("Revoke: %v, want ErrUnsupported", err)
 		}
 		if _, err := win.Create(c, make([]byte, 64), 1); !errors.Is(err, ranks.ErrUnsupported) {
 			return fmt.Errorf("win.Create: %v, want ErrUnsupported", err)
@@ -420,6 +416,303 @@ func init() {
 
 func TestRefusedAcrossNodes(t *testing.T) {
 	runNodes(t, nodesOpts{Counts: []int{2, 2}, Body: "refused"}).check(t)
+}
+
+// Communicators across nodes: Dup, Split, Create, SplitType, Idup and a
+// Cartesian topology give each member the right rank and size; their
+// traffic stays apart from the world's; the common collectives on them
+// give the right values; and creating and freeing more communicators
+// than a node has context slots leaks none.
+func init() {
+	bodies["create"] = func(w *ranks.World, c *ranks.Comm) error {
+		me, n := c.Rank(), c.Size()
+		// The same tag on the world and on its duplicate, received in
+		// the other order: each message stays in its communicator.
+		d, err := c.Dup()
+		if err != nil {
+			return fmt.Errorf("Dup: %w", err)
+		}
+		if d.Rank() != me || d.Size() != n {
+			return fmt.Errorf("Dup: rank %d of %d, want %d of %d", d.Rank(), d.Size(), me, n)
+		}
+		next, prev := (me+1)%n, (me+n-1)%n
+		for _, m := range []int{8, 1000, 70000} {
+			q1, err := ranks.Isend(c, pattern(me, next, 1, m), next, 7)
+			if err != nil {
+				return err
+			}
+			q2, err := ranks.Isend(d, pattern(me, next, 2, m), next, 7)
+			if err != nil {
+				return err
+			}
+			got := make([]byte, m)
+			if _, err := ranks.Recv(d, got, prev, 7); err != nil {
+				return fmt.Errorf("Recv on the duplicate: %w", err)
+			}
+			if !bytes.Equal(got, pattern(prev, me, 2, m)) {
+				return fmt.Errorf("the duplicate's %d-byte message from %d is not its own", m, prev)
+			}
+			if _, err := ranks.Recv(c, got, prev, 7); err != nil {
+				return err
+			}
+			if !bytes.Equal(got, pattern(prev, me, 1, m)) {
+				return fmt.Errorf("the world's %d-byte message from %d is not its own", m, prev)
+			}
+			if err := ranks.WaitAll([]*ranks.Request{q1, q2}, nil); err != nil {
+				return err
+			}
+		}
+		if err := sumCheck(d, "Dup", identity(n)); err != nil {
+			return err
+		}
+		// Split in two, ranks reversed: every node has members of both.
+		s, err := c.Split(me%2, -me)
+		if err != nil {
+			return fmt.Errorf("Split: %w", err)
+		}
+		var half []int
+		for r := n - 1; r >= 0; r-- {
+			if r%2 == me%2 {
+				half = append(half, r)
+			}
+		}
+		if err := sumCheck(s, "Split", half); err != nil {
+			return err
+		}
+		// A split of the split: a communicator created on one that
+		// spans nodes, by a leader that need not be its rank 0's.
+		ss, err := s.Split(0, me)
+		if err != nil {
+			return fmt.Errorf("Split of a split: %w", err)
+		}
+		sorted := slices.Clone(half)
+		slices.Sort(sorted)
+		if err := sumCheck(ss, "Split of a split", sorted); err != nil {
+			return err
+		}
+		// Create from a group without rank 0; rank 0 gets nil.
+		g, err := c.Group()
+		if err != nil {
+			return err
+		}
+		sub, err := g.Excl([]int{0})
+		if err != nil {
+			return err
+		}
+		cr, err := c.Create(sub)
+		if err != nil {
+			return fmt.Errorf("Create: %w", err)
+		}
+		if (me == 0) != (cr == nil) {
+			return fmt.Errorf("Create: rank %d got %v", me, cr)
+		}
+		if cr != nil {
+			if err := sumCheck(cr, "Create", identity(n)[1:]); err != nil {
+				return err
+			}
+		}
+		// SplitType(TypeShared): this node's ranks, in world order.
+		sh, err := c.SplitType(ranks.TypeShared, 0)
+		if err != nil {
+			return fmt.Errorf("SplitType: %w", err)
+		}
+		var node []int
+		at := 0
+		for _, k := range strings.Split(os.Getenv("SHMPI_NODE_TEST_COUNTS"), ",") {
+			var count int
+			fmt.Sscan(k, &count)
+			if me >= at && me < at+count {
+				node = identity(at + count)[at:]
+			}
+			at += count
+		}
+		if err := sumCheck(sh, "SplitType", node); err != nil {
+			return err
+		}
+		// Idup, and a ring on a Cartesian topology.
+		var id *ranks.Comm
+		q, err := c.Idup(&id)
+		if err != nil {
+			return fmt.Errorf("Idup: %w", err)
+		}
+		if _, err := q.Wait(); err != nil {
+			return fmt.Errorf("Idup: %w", err)
+		}
+		if err := sumCheck(id, "Idup", identity(n)); err != nil {
+			return err
+		}
+		cart, err := c.CartCreate([]int{n}, []bool{true}, false)
+		if err != nil {
+			return fmt.Errorf("CartCreate: %w", err)
+		}
+		src, dst, err := cart.CartShift(0, 1)
+		if err != nil {
+			return err
+		}
+		got := []int{-1}
+		if _, err := ranks.Sendrecv(cart, []int{me}, dst, 0, got, src, 0); err != nil {
+			return fmt.Errorf("Sendrecv on the ring: %w", err)
+		}
+		if got[0] != prev {
+			return fmt.Errorf("ring: got %d, want %d", got[0], prev)
+		}
+		for _, x := range []*ranks.Comm{d, s, ss, cr, sh, id, cart} {
+			if x != nil {
+				if err := x.Free(); err != nil {
+					return err
+				}
+			}
+		}
+		// More creations than a node has slots: each is freed, so none
+		// may run out.
+		for i := range 1100 {
+			x, err := c.Dup()
+			if err != nil {
+				return fmt.Errorf("Dup %d: %w", i, err)
+			}
+			if i%100 == 0 {
+				if err := sumCheck(x, "Dup", identity(n)); err != nil {
+					return err
+				}
+			}
+			if err := x.Free(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func identity(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// sumCheck checks that x's members are the world ranks of want, in
+// order, by the rank and size each sees and by an Allreduce, a Bcast and
+// an Allgather of their world ranks.
+func sumCheck(x *ranks.Comm, what string, want []int) error {
+	if x == nil {
+		return fmt.Errorf("%s: no communicator", what)
+	}
+	me := x.WorldRank(x.Rank())
+	i := slices.Index(want, me)
+	if x.Size() != len(want) || x.Rank() != i {
+		return fmt.Errorf("%s: world rank %d has rank %d of %d, want %d of %d", what, me, x.Rank(), x.Size(), i, len(want))
+	}
+	all := make([]int, len(want))
+	if err := coll.Allgather(x, []int{me}, all); err != nil {
+		return fmt.Errorf("%s: Allgather: %w", what, err)
+	}
+	if !slices.Equal(all, want) {
+		return fmt.Errorf("%s: Allgather of world ranks gave %v, want %v", what, all, want)
+	}
+	sum := []int{me}
+	if err := coll.Allreduce(x, nil, sum, coll.Sum); err != nil {
+		return fmt.Errorf("%s: Allreduce: %w", what, err)
+	}
+	wantSum := 0
+	for _, r := range want {
+		wantSum += r
+	}
+	if sum[0] != wantSum {
+		return fmt.Errorf("%s: Allreduce gave %d, want %d", what, sum[0], wantSum)
+	}
+	b := []int{me}
+	if err := coll.Bcast(x, b, len(want)-1); err != nil {
+		return fmt.Errorf("%s: Bcast: %w", what, err)
+	}
+	if b[0] != want[len(want)-1] {
+		return fmt.Errorf("%s: Bcast gave %d, want %d", what, b[0], want[len(want)-1])
+	}
+	return nil
+}
+
+// Revoke across nodes: the last rank revokes a duplicate of the world
+// while every other rank, on every node, waits in a receive on it; each
+// gets ErrRevoked and sees it revoked, and the world still works. Then
+// rank 0 revokes the world itself, the others waiting in a receive on
+// it, and every rank still finalizes.
+func init() {
+	bodies["revoke"] = func(w *ranks.World, c *ranks.Comm) error {
+		me, n := c.Rank(), c.Size()
+		d, err := c.Dup()
+		if err != nil {
+			return err
+		}
+		if err := coll.Barrier(d); err != nil {
+			return err
+		}
+		// The revoker waits until every rank has left the barrier.
+		ready := func(root int) error {
+			var b [1]int
+			if me != root {
+				return ranks.Send(c, b[:], root, 1)
+			}
+			for range n - 1 {
+				if _, err := ranks.Recv(c, b[:], ranks.AnySource, 1); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if err := ready(n - 1); err != nil {
+			return err
+		}
+		var v [1]int
+		if me == n-1 {
+			if err := ulfm.Revoke(d); err != nil {
+				return fmt.Errorf("Revoke: %w", err)
+			}
+			if err := ranks.Send(d, v[:], 0, 0); !errors.Is(err, ranks.ErrRevoked) {
+				return fmt.Errorf("Send after Revoke: %v, want ErrRevoked", err)
+			}
+		} else if _, err := ranks.Recv(d, v[:], ranks.AnySource, 0); !errors.Is(err, ranks.ErrRevoked) {
+			return fmt.Errorf("Recv on the revoked duplicate: %v, want ErrRevoked", err)
+		}
+		if !ulfm.IsRevoked(d) {
+			return fmt.Errorf("the duplicate is not revoked here")
+		}
+		if err := sumCheck(c, "the world after the revoke", identity(n)); err != nil {
+			return err
+		}
+		if err := d.Free(); err != nil {
+			return err
+		}
+		if err := ready(0); err != nil {
+			return err
+		}
+		if me == 0 {
+			if err := ulfm.Revoke(c); err != nil {
+				return fmt.Errorf("Revoke of the world: %w", err)
+			}
+		} else if _, err := ranks.Recv(c, v[:], ranks.AnySource, 0); !errors.Is(err, ranks.ErrRevoked) {
+			return fmt.Errorf("Recv on the revoked world: %v, want ErrRevoked", err)
+		}
+		if err := coll.Barrier(c); !errors.Is(err, ranks.ErrRevoked) {
+			return fmt.Errorf("Barrier on the revoked world: %v, want ErrRevoked", err)
+		}
+		return nil
+	}
+}
+
+func TestRevokeAcrossNodes(t *testing.T) {
+	for _, counts := range [][]int{{2, 2}, {3, 1, 2}} {
+		t.Run(fmt.Sprint(counts), func(t *testing.T) {
+			runNodes(t, nodesOpts{Counts: counts, Body: "revoke", FT: true}).check(t)
+		})
+	}
+}
+
+func TestCommunicatorsAcrossNodes(t *testing.T) {
+	for _, counts := range [][]int{{2, 2}, {3, 1, 2}} {
+		t.Run(fmt.Sprint(counts), func(t *testing.T) {
+			runNodes(t, nodesOpts{Counts: counts, Body: "create"}).check(t)
+		})
+	}
 }
 
 // A rank's failure: rank 1 (node 0) dies by SIGKILL while every other

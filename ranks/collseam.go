@@ -162,10 +162,11 @@ func (c *Comm) collLive(op string) error {
 	return nil
 }
 
-// acrossNodes refuses op on a communicator that spans nodes: creation,
-// agreement, revoke and windows work through the members' shared memory,
-// which members on another node do not share (docs/nodes.md; coll has
-// point-to-point versions of the common collectives, coll/span.go).
+// acrossNodes refuses op on a communicator that spans nodes: agreement,
+// revoke, windows and intercommunicators work through the members' shared
+// memory, which members on another node do not share (docs/nodes.md;
+// creation has createSpanning, and coll point-to-point versions of the
+// common collectives, coll/span.go).
 func (c *Comm) acrossNodes(op string) error {
 	if c.spansNodes {
 		return newErr(ErrUnsupported, op, -1, "communicator %s spans nodes: this works within one node only, yet", c.label())

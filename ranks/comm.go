@@ -41,11 +41,17 @@ type Comm struct {
 	ackShown  atomic.Int32 // ackCount, readable without the engine lock (ext.Acked)
 
 	// spansNodes: a member runs on another node (its slot here is a node
-	// agent's proxy). Point-to-point goes through the agents and coll has
-	// point-to-point versions of the common collectives; what needs the
-	// members' shared memory (creation, agree, revoke, windows) is refused
+	// agent's proxy). Point-to-point and creation go through the agents
+	// and coll has point-to-point versions of the common collectives; what
+	// needs the members' shared memory (agree, revoke, windows) is refused
 	// with ErrUnsupported (acrossNodes, docs/nodes.md).
 	spansNodes bool
+	// peerCtx, when the communicator spans nodes: by world rank, the wire
+	// context of the member's own node. Each node gives a communicator a
+	// slot of its own segment (create), so a message to a member on
+	// another node carries that node's context; the agents forward it
+	// unchanged. Nil otherwise: every member reads ctx.
+	peerCtx []uint32
 
 	// coll is the collectives' matching space: the same group under
 	// context id 2*slot+1, so their traffic never matches a user's
@@ -164,6 +170,14 @@ func (e *engine) newMatching(id, slot, gen uint32, group []int, name string) *Co
 		delete(e.early, k)
 	}
 	return c
+}
+
+// wire is the wire context of c's messages to world rank w.
+func (c *Comm) wire(w int) uint32 {
+	if c.peerCtx == nil {
+		return c.ctx
+	}
+	return c.peerCtx[w]
 }
 
 // id is c's context id: its index in engine.comms.

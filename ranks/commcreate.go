@@ -42,8 +42,10 @@ const (
 	tagSplitTable = tagCreateBase + 2 // rank 0 → member: every color and key
 	tagCreateUser = tagCreateBase + 8 // + CreateGroup's tag
 	tagAck        = 1 << 29           // | the creation's tag: member → leader, adopted
+	tagSpanSlot   = 1 << 28           // | the creation's tag: member → leader, its node's slot (createSpanning)
+	tagSpanTable  = 1 << 27           // | the creation's tag: leader → member, every member's slot
 	// MaxCreateTag bounds CreateGroup's tag.
-	MaxCreateTag = tagAck - 9
+	MaxCreateTag = tagSpanTable - 9
 )
 
 // Dup returns a communicator with the same group and topology as c and a
@@ -200,16 +202,18 @@ func (c *Comm) create(members []int, tag int, op string) (*Comm, error) {
 	e := c.e
 	e.lock()
 	err := c.collLive(op)
-	if err == nil {
-		err = c.acrossNodes(op)
-	}
 	e.unlock()
 	if err != nil {
 		return nil, err
 	}
 	world := make([]int, len(members))
+	remote := false
 	for i, m := range members {
 		world[i] = c.group[m]
+		remote = remote || e.lay.Remote(world[i])
+	}
+	if remote {
+		return c.createSpanning(members, world, tag, op)
 	}
 	leader := members[0]
 	var msg [2]uint32 // slot, generation; generation 0: no slot was free
@@ -265,6 +269,137 @@ func (c *Comm) create(members []int, tag int, op string) (*Comm, error) {
 			// communicator is made; its next operations report it.
 			_ = err
 		}
+	}
+	return nc, nil
+}
+
+// createSpanning is create for members on several nodes. Each node has
+// its own segment, so each gives the communicator a slot of its own: the
+// node's first member (in the new order) allocates it for the node's
+// members and sends it to them, as create's leader does. Then every
+// member sends its node's slot to the leader (members[0]), which sends
+// the table of all of them back; a member adopts its own node's slot and
+// keeps the others' wire contexts (Comm.peerCtx), which its messages to
+// those members carry. The leader then waits for every member's
+// acknowledgement, as in create.
+//
+// A failure ends the creation with an error at every member that learns
+// of it: the leader sends a table that says so (or dies, which its
+// members see), and each member gives up its hold on its node's slot.
+func (c *Comm) createSpanning(members, world []int, tag int, op string) (*Comm, error) {
+	const (
+		spanOK     = 0
+		spanNoSlot = 1 // a node had no free slot
+		spanFailed = 2 // a member failed
+	)
+	e := c.e
+	var local []int // ranks of c of this node's members, in the new order
+	var localWorld []int
+	for i, m := range members {
+		if !e.lay.Remote(world[i]) {
+			local = append(local, m)
+			localWorld = append(localWorld, world[i])
+		}
+	}
+	var mine [2]uint32 // this node's slot and generation (0: none was free)
+	if sub := local[0]; c.rank == sub {
+		if slot, gen, ok := e.t.AllocContext(e.me, localWorld); ok {
+			mine = [2]uint32{slot, gen}
+		}
+		var reqs []*Request
+		for _, m := range local[1:] {
+			rq, err := Isend(c.coll, mine[:], m, tag)
+			if err != nil {
+				return nil, c.abandon(mine, err, op)
+			}
+			reqs = append(reqs, rq)
+		}
+		if err := WaitAll(reqs, nil); err != nil {
+			return nil, c.abandon(mine, err, op)
+		}
+	} else if _, err := Recv(c.coll, mine[:], sub, tag); err != nil {
+		e.lock()
+		e.t.ReleaseOrphans(e.me, c.group[sub], e.holdsLocally)
+		e.unlock()
+		return nil, relabel(err, op)
+	}
+	// From here this rank holds mine until it adopts it: abandon gives
+	// the hold up on every error.
+	leader := members[0]
+	table := make([]uint32, 2+2*len(members)) // status, pad, then slot and generation by member
+	if c.rank == leader {
+		copy(table[2:], mine[:])
+		var failed error
+		for i, m := range members[1:] {
+			if _, err := Recv(c.coll, table[2+2*(i+1):2+2*(i+2)], m, tag|tagSpanSlot); err != nil && failed == nil {
+				failed = err
+			}
+		}
+		if failed != nil {
+			table[0] = spanFailed
+		} else {
+			for i := range members {
+				if table[3+2*i] == 0 {
+					table[0] = spanNoSlot
+				}
+			}
+		}
+		var reqs []*Request
+		for _, m := range members[1:] {
+			if rq, err := Isend(c.coll, table, m, tag|tagSpanTable); err == nil {
+				reqs = append(reqs, rq)
+			} else if failed == nil {
+				failed = err
+			}
+		}
+		if err := WaitAll(reqs, nil); err != nil && failed == nil {
+			failed = err
+		}
+		if failed != nil {
+			return nil, c.abandon(mine, failed, op)
+		}
+	} else {
+		if err := Send(c.coll, mine[:], leader, tag|tagSpanSlot); err != nil {
+			return nil, c.abandon(mine, err, op)
+		}
+		if _, err := Recv(c.coll, table, leader, tag|tagSpanTable); err != nil {
+			return nil, c.abandon(mine, err, op)
+		}
+	}
+	switch table[0] {
+	case spanNoSlot:
+		return nil, c.abandon(mine, newErr(ErrNoMem, op, -1, "a node of the communicator had none of its %d context slots free", job.MaxContexts), op)
+	case spanFailed:
+		return nil, c.abandon(mine, newErr(ErrProcFailed, op, -1, "a member failed during the creation (its leader says)"), op)
+	}
+	if c.rank == leader {
+		var ack [1]uint32
+		for _, m := range members[1:] {
+			if _, err := Recv(c.coll, ack[:], m, tag|tagAck); err != nil {
+				// The live members have the communicator; this rank
+				// reports the failure, as create's leader does.
+				return nil, c.abandon(mine, err, op)
+			}
+		}
+	}
+	e.lock()
+	if !e.t.Adoptable(e.me, mine[0], mine[1]) {
+		e.unlock()
+		return nil, newErr(ErrProcFailed, op, -1, "the communicator's creator on this node failed before this rank adopted it")
+	}
+	nc := e.newComm(mine[0], mine[1], world, "")
+	peer := make([]uint32, e.n)
+	twin := make([]uint32, e.n)
+	for i, w := range world {
+		s, g := table[2+2*i], table[3+2*i]
+		peer[w], twin[w] = wireCtx(2*s, g), wireCtx(2*s+1, g)
+	}
+	nc.peerCtx, nc.coll.peerCtx = peer, twin
+	e.unlock()
+	if c.rank != leader {
+		// An error means the leader died after sending the table: the
+		// communicator is made; its next operations report it.
+		_ = Send(c.coll, []uint32{1}, leader, tag|tagAck)
 	}
 	return nc, nil
 }

@@ -69,6 +69,9 @@ type engine struct {
 	lay job.Layout
 	me  int
 	n   int
+	// proxy: the engine of a node agent's proxy (proxy.go). It forwards
+	// what comes for a revoked communicator too: the receivers refuse it.
+	proxy bool
 
 	prods []*ring.Producer // our producer handle on every rank's inbox
 	inbox *ring.Consumer   // ours

@@ -141,7 +141,7 @@ func (e *engine) sendFrags(r *request) bool {
 			}
 			*(*uint64)(unsafe.Add(d, dData+8)) = uint64(r.nbytes)
 		}
-		writeDesc(d, r.c.ctx, r.tag, kFrag, flags, 0, r.gen)
+		writeDesc(d, r.c.wire(r.wpeer), r.tag, kFrag, flags, 0, r.gen)
 		(*desc)(d).len = uint32(m)
 		*(*uint32)(unsafe.Add(d, dData)) = uint32(k)
 		cl.PublishFence()

@@ -83,7 +83,8 @@ func (c *Comm) SplitType(kind, key int) (*Comm, error) { return c.SplitTypeInfo(
 // communicator ranks are ordered by key, then by their rank in c. It is
 // collective over c; a rank that passes Undefined as the kind gets nil.
 //
-//   - TypeShared: one communicator of every rank (they all share memory).
+//   - TypeShared: one communicator of every rank of a node (they share
+//     memory; across node agents, one per node).
 //   - TypeHWGuided: ranks that share one resource of the type
 //     info[HWResourceKey] names: "HWThread" (or "PU"), "Core",
 //     "L1Cache", "L2Cache", "L3Cache", "NUMANode", "Package" (or
@@ -124,13 +125,22 @@ func (c *Comm) SplitTypeInfo(kind, key int, info *Info) (*Comm, error) {
 	}
 	row := make([]int64, rowHead+numLevels)
 	row[0], row[1], row[2] = int64(kind), int64(key), int64(level)
+	// A resource is named by its node (the node's first world rank: 0 on
+	// one node) and its number there, so that ranks of different nodes
+	// never share one.
+	node := int64(c.e.lay.First) << 32
 	if (kind == TypeHWGuided || kind == TypeHWUnguided) && level != lvMachine {
 		for l, id := range resourcesOf(affinity()) {
-			row[rowHead+l] = int64(id)
+			if id >= 0 {
+				row[rowHead+l] = node | int64(id)
+			} else {
+				row[rowHead+l] = -1
+			}
 		}
 	}
-	// Every rank runs on the machine: no need to read the hardware.
-	row[rowHead+lvMachine] = 0
+	// Every rank of a node runs on its machine: no need to read the
+	// hardware.
+	row[rowHead+lvMachine] = node
 	var nc *Comm
 	var err error
 	c.inOrder(func() {

@@ -346,6 +346,9 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 	if localLeader < 0 || localLeader >= local.size {
 		return nil, newErr(ErrRank, op, -1, "local leader %d in a communicator of %d", localLeader, local.size)
 	}
+	if err := local.acrossNodes(op); err != nil {
+		return nil, err
+	}
 	e := local.e
 	mine := local.group
 	var nc *Comm
@@ -413,6 +416,10 @@ func (e *engine) leaderSlots(peer *Comm, remoteLeader, tag int, mine []int, op s
 		if slices.Contains(mine, remote[i]) {
 			return interSlots{}, newErr(ErrArg, op, -1, "the groups overlap (world rank %d is in both)", remote[i])
 		}
+	}
+	// Both leaders see the groups; each refuses if they span nodes.
+	if slices.ContainsFunc(remote, e.lay.Remote) {
+		return interSlots{}, newErr(ErrUnsupported, op, -1, "the remote group has members on another node: intercommunicators work within one node only, yet")
 	}
 	low := e.me < peer.group[remoteLeader]
 	s := interSlots{low: low, remote: remote}

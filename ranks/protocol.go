@@ -151,7 +151,7 @@ func (e *engine) trySend(r *request) bool {
 		if !ok {
 			return false
 		}
-		writeShort(cl.Payload(), r.c.ctx, r.tag, r.buf, n)
+		writeShort(cl.Payload(), r.c.wire(w), r.tag, r.buf, n)
 		if e.fenceSends.Load() {
 			cl.PublishFence()
 		} else {
@@ -183,7 +183,7 @@ func (e *engine) trySend(r *request) bool {
 	case r.sync && kind != kRndv:
 		flags = fSync
 	}
-	writeDesc(d, r.c.ctx, r.tag, kind, flags, max(hs, 0), gen)
+	writeDesc(d, r.c.wire(w), r.tag, kind, flags, max(hs, 0), gen)
 	clearGuards(d, double)
 	var hi uint64
 	switch kind {
@@ -381,7 +381,7 @@ func (e *engine) sendInline(c *Comm, w int, p unsafe.Pointer, n, tag int) bool {
 				return false
 			}
 		}
-		writeShort(cl.Payload(), c.ctx, tag, p, n)
+		writeShort(cl.Payload(), c.wire(w), tag, p, n)
 		cl.Publish() // the caller's unlock fences (ringAfterUnlock)
 		e.tx++
 		e.txBytes += uint64(n)
@@ -394,7 +394,7 @@ func (e *engine) sendInline(c *Comm, w int, p unsafe.Pointer, n, tag int) bool {
 		}
 	}
 	d := cl.Payload()
-	writeDesc(d, c.ctx, tag, kInline, 0, 0, 0)
+	writeDesc(d, c.wire(w), tag, kInline, 0, 0, 0)
 	(*desc)(d).len = uint32(n)
 	clearGuards(d, false)
 	copySmall(unsafe.Add(d, dData), p, n)

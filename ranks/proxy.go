@@ -27,15 +27,21 @@ import (
 // returns the acknowledgement as a function, which the agent calls once
 // the remote proxy's synchronous send to the receiver has completed. A
 // synchronous message large enough for the rendezvous still completes
-// when the proxy has copied it. Communicators other than the world do not
-// cross nodes yet (creation needs context ids agreed across nodes;
-// Comm.spansNodes refuses it).
+// when the proxy has copied it.
+//
+// Other communicators than the world have a slot of their own on each
+// node (createSpanning), and a rank's message to a member on another
+// node carries the wire context of that member's node. A proxy knows no
+// such communicator: what arrives for one waits among the engine's early
+// messages, from which take takes it as well, and send sends on a loose
+// communicator of that wire context whose group is the world's.
 
 // proxy is the engine of one proxied slot and the communicators whose
 // messages it forwards.
 type proxy struct {
 	e     *engine
-	comms []*Comm // the world and its collective twin
+	comms []*Comm          // the world and its collective twin
+	loose map[uint32]*Comm // by context id: the last wire context sent or taken on it (looseComm)
 }
 
 func init() {
@@ -63,9 +69,10 @@ func newProxy(seg *shm.Segment, slot int) (*proxy, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.proxy = true
 	w := e.newComm(0, job.WorldGen, identityGroup(lay.WorldSize()), "MPI_COMM_WORLD")
 	w.permanent = true
-	return &proxy{e: e, comms: []*Comm{w, w.coll}}, nil
+	return &proxy{e: e, comms: []*Comm{w, w.coll}, loose: map[uint32]*Comm{}}, nil
 }
 
 // take receives the oldest message waiting in the proxy's inbox, if any,
@@ -82,6 +89,19 @@ func (p *proxy) take() (ctx uint32, src, tag int, data []byte, ack func(), ok bo
 	for _, cc := range p.comms {
 		if m = cc.unexp.head; m != nil {
 			c = cc
+			c.unexp.remove(m)
+			break
+		}
+	}
+	if m == nil {
+		// Messages of other communicators, each context's in order.
+		for ctx, l := range e.early {
+			m = l.head
+			l.remove(m)
+			if l.head == nil {
+				delete(e.early, ctx)
+			}
+			c = p.looseComm(ctx)
 			break
 		}
 	}
@@ -98,7 +118,6 @@ func (p *proxy) take() (ctx uint32, src, tag int, data []byte, ack func(), ok bo
 			e.unlock()
 		}
 	}
-	c.unexp.remove(m)
 	e.p2p.held.push(m)
 	h := e.newMessage()
 	*h = Message{c: c, m: m, state: msgHeld}
@@ -121,12 +140,20 @@ func (p *proxy) send(ctx uint32, dst, tag int, data []byte, sync bool) (*Request
 	defer e.unlock()
 	c := e.comm(ctx)
 	if c == nil {
-		return nil, newErr(ErrComm, "Proxy", -1, "no communicator with wire context %#x", ctx)
+		c = p.looseComm(ctx)
 	}
 	if dst < 0 || dst >= c.size {
 		return nil, newErr(ErrRank, "Proxy", -1, "rank %d in a communicator of %d", dst, c.size)
 	}
 	r, h := e.newRequest()
+	if tag == tagRevoke && ctx&1 == 1 {
+		// A member on the sender's node revoked the communicator: revoke
+		// it here, for this node's members (revokeRemote).
+		e.t.RevokeOwner((ctx&ctxIDMask)>>1, ctx>>ctxIDBits, ownerBits)
+		c.newOp(r, true, false, nil, 0, 1, ProcNull, tag, "Proxy")
+		e.startSend(r)
+		return h, nil
+	}
 	c.newOp(r, true, sync, unsafe.Pointer(unsafe.SliceData(data)), len(data), 1, dst, tag, "Proxy")
 	e.startSend(r)
 	return h, nil
@@ -141,4 +168,19 @@ func (p *proxy) finalize() {
 	defer e.unlock()
 	e.t.CB(e.me).State.CompareAndSwap(job.StAlive, job.StFinalized)
 	e.t.Bump()
+}
+
+// looseComm is a communicator of wire context ctx over the world's group,
+// not registered with the engine: what a proxy sends and takes on for a
+// communicator of which it knows only the wire context. Arrivals for it
+// stay early messages (take), since the engine never finds it.
+func (p *proxy) looseComm(ctx uint32) *Comm {
+	id := ctx & ctxIDMask
+	if c := p.loose[id]; c != nil && c.ctx == ctx {
+		return c
+	}
+	w := p.comms[0]
+	c := &Comm{e: p.e, ctx: ctx, slot: id >> 1, rank: w.rank, size: w.size, group: w.group, toComm: w.toComm, twin: id&1 == 1}
+	p.loose[id] = c
+	return c
 }

@@ -64,20 +64,53 @@ func (c *Comm) revoke() error {
 	if c.freed {
 		return newErr(ErrComm, "Revoke", -1, "communicator %s was freed", c.label())
 	}
-	if err := c.acrossNodes("Revoke"); err != nil {
-		return err
-	}
 	if c.coll == nil {
 		return newErr(ErrComm, "Revoke", -1, "not a user communicator")
 	}
+	if c.inter != nil && c.spansNodes {
+		return c.acrossNodes("Revoke")
+	}
 	e.t.RevokeContext(c.slot, c.gen)
 	e.revokeLocal(c)
+	if c.spansNodes {
+		e.revokeRemote(c)
+	}
 	return nil
+}
+
+// tagRevoke marks a revoke notice on a collective twin: a message that
+// no rank receives. The proxy of a member on another node takes it like
+// any message, and the proxy that sends it on there revokes the
+// communicator's slot of that node instead (proxy.send), which the
+// node's members then see as if one of them had revoked it.
+const tagRevoke = tagCreateBase + 7
+
+// revokeRemote sends a revoke notice for c to each of its live members on
+// other nodes: they are reached through their proxies here, one notice
+// each, since this rank cannot tell which of them share a node. Later
+// notices find the slot revoked and change nothing. Called under the
+// engine lock, after c was revoked here.
+func (e *engine) revokeRemote(c *Comm) {
+	// The twin is revoked: a copy that is not carries the notices.
+	n := &Comm{e: e, ctx: c.coll.ctx, slot: c.slot, gen: c.gen, peerCtx: c.coll.peerCtx,
+		group: c.group, toComm: c.toComm, rank: c.rank, size: c.size, twin: true}
+	for i, w := range c.group {
+		if !e.lay.Remote(w) || e.gone[w] {
+			continue
+		}
+		r := e.reqState()
+		n.newOp(r, true, false, nil, 0, 1, i, tagRevoke, "Revoke")
+		e.startSend(r)
+		e.releaseReq(r)
+	}
 }
 
 // sweepRevoked revokes locally every communicator whose slot another
 // member revoked. It runs on each change of the epoch.
 func (e *engine) sweepRevoked() {
+	if e.proxy {
+		return
+	}
 	for _, c := range e.comms {
 		if c != nil && c.coll != nil && !c.revoked && e.t.ContextRevoked(c.slot, c.gen) {
 			e.revokeLocal(c)

@@ -231,6 +231,9 @@ func CreateDynamic(c *ranks.Comm, opts ...Option) (*Win, error) {
 // bytes in the window's memory, so only the units can differ: not when
 // the hints say they do not, nor in a dynamic window (all 1).
 func newRemote(c *ranks.Comm, op string, dispUnit int, dynamic bool, h *hints) (*Win, error) {
+	if err := ext.AcrossNodes(c, op); err != nil {
+		return nil, err // windows map the members' memory: one node only
+	}
 	d, err := c.Dup()
 	if err != nil {
 		return nil, err

@@ -218,6 +218,9 @@ func allocate(c *ranks.Comm, op string, flavor Flavor, n, dispUnit int, opts []O
 	if err != nil {
 		return nil, err
 	}
+	if err := ext.AcrossNodes(c, op); err != nil {
+		return nil, err // windows map the members' memory: one node only
+	}
 	d, err := c.Dup()
 	if err != nil {
 		return nil, err

@@ -221,6 +221,18 @@ func (m *Map) RevokeContext(s, gen uint32) bool {
 	return true
 }
 
+// RevokeOwner is RevokeContext for a slot known by its owner number
+// (gen/2) modulo 2^bits, as another node's message names it (a revoke
+// that crossed nodes): it revokes the slot's current owner if that is
+// the one named.
+func (m *Map) RevokeOwner(s, owner uint32, bits uint) bool {
+	g := m.ctxRec(s).gen.Load()
+	if g&1 == 0 || (g>>1)&(1<<bits-1) != owner {
+		return false
+	}
+	return m.RevokeContext(s, g)
+}
+
 // Sleepers counts the members asleep on a release word of slot s's
 // communicator: a waiter adds itself before its last check and removes
 // itself after it woke; a releaser stores the word (a full fence on
