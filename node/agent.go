@@ -165,6 +165,7 @@ type agent struct {
 	res          *Result
 
 	spin     time.Duration     // Config.IdleSpin, resolved
+	failing  []int             // local ranks whose failure goes out after the next drain (announceFail)
 	epoch    uint64            // the failure table's epoch last looked at
 	failSent []bool            // by local rank: its failure was announced
 	finals   []int             // local ranks that finalized, to announce after a drain
@@ -275,6 +276,7 @@ func (a *agent) loop() error {
 				a.net.Send(a.nodeOf(ps.p.Rank), f.header(), data)
 			}
 		}
+		a.announceFailures()
 		if len(a.finals) > 0 {
 			// Before a Finalize goes out, the acknowledgements of the
 			// synchronous messages the rank matched: its sender must see
@@ -385,12 +387,25 @@ func (a *agent) localExit(x launch.Exit) {
 	}
 }
 
-// announceFail tells the other agents that local rank r failed, once.
+// announceFail tells the other agents that local rank r failed, once:
+// after the loop's drain of the proxies' inboxes (announceFailures), so
+// that every message r published before it died reaches its receiver
+// before its failure does. A receive from r then ends with the message,
+// as on r's own node (the engine drains its inbox before it judges a
+// receive from a dead peer); agreement across nodes counts on it.
 func (a *agent) announceFail(r int) {
 	if !a.failSent[r-a.first] {
 		a.failSent[r-a.first] = true
+		a.failing = append(a.failing, r)
+	}
+}
+
+// announceFailures sends the failures announceFail queued.
+func (a *agent) announceFailures() {
+	for _, r := range a.failing {
 		a.broadcast(frame{kind: frameFail, src: r})
 	}
+	a.failing = a.failing[:0]
 }
 
 // localFailures announces the local ranks that the failure table says

@@ -65,6 +65,7 @@ func runBody(name string) int {
 type nodesOpts struct {
 	Counts  []int // ranks per node
 	Body    string
+	Path    string // the program to run instead of this test binary's Body
 	FT      bool
 	Timeout time.Duration
 	Env     []string
@@ -119,7 +120,11 @@ func runNodes(t *testing.T, o nodesOpts) *nodeRun {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cfg := Config{Net: nets[k], N: n, Path: os.Args[0], Args: []string{"-test.run=^$"}, Env: env,
+			path, args := os.Args[0], []string{"-test.run=^$"}
+			if o.Path != "" {
+				path, args = o.Path, nil
+			}
+			cfg := Config{Net: nets[k], N: n, Path: path, Args: args, Env: env,
 				Cores: max(1, runtime.NumCPU()/len(o.Counts)),
 				FT:    o.FT, Timeout: o.Timeout,
 				Output: func(r int) (io.Writer, io.Writer) { return nr.outs[r], nr.outs[r] }}
@@ -392,12 +397,6 @@ func init() {
 		}
 		if _, err := ranks.IntercommCreate(c, 0, c, 0, 0); !errors.Is(err, ranks.ErrUnsupported) {
 			return fmt.Errorf("IntercommCreate: %v, want ErrUnsupported", err)
-		}
-		if _, err := ulfm.Agree(c, 1); !errors.Is(err, ranks.ErrUnsupported) {
-			return fmt.Errorf("Agree: %v, want ErrUnsupported", err)
-		}
-		if _, err := ulfm.Shrink(c); !errors.Is(err, ranks.ErrUnsupported) {
-			return fmt.Errorf("Shrink: %v, want ErrUnsupported", err)
 		}
 		if _, err := win.Create(c, make([]byte, 64), 1); !errors.Is(err, ranks.ErrUnsupported) {
 			return fmt.Errorf("win.Create: %v, want ErrUnsupported", err)
@@ -703,6 +702,112 @@ func TestRevokeAcrossNodes(t *testing.T) {
 	for _, counts := range [][]int{{2, 2}, {3, 1, 2}} {
 		t.Run(fmt.Sprint(counts), func(t *testing.T) {
 			runNodes(t, nodesOpts{Counts: counts, Body: "revoke", FT: true}).check(t)
+		})
+	}
+}
+
+// Agree and Shrink across nodes, first without a failure; then the
+// usual recovery loop: the members of a duplicate of the world sum their
+// world ranks with Allreduce, the victim dies by SIGKILL at the fourth
+// iteration, and every survivor revokes, shrinks, agrees on the
+// iteration to resume from and goes on. Every sum is checked; at the end
+// the communicator has every survivor and no victim, and an Agree on the
+// world reports the failure until it is acknowledged.
+func init() {
+	bodies["ft"] = func(w *ranks.World, c *ranks.Comm) error {
+		me, n := c.Rank(), c.Size()
+		victim, _ := nodeEnvInt("SHMPI_NODE_TEST_VICTIM")
+		v, err := ulfm.Agree(c, ^(1 << me))
+		if err != nil {
+			return fmt.Errorf("Agree: %w", err)
+		}
+		if want := ^(1<<n - 1); v != want {
+			return fmt.Errorf("Agree: %b, want %b", v, want)
+		}
+		s0, err := ulfm.Shrink(c)
+		if err != nil {
+			return fmt.Errorf("Shrink without a failure: %w", err)
+		}
+		if err := sumCheck(s0, "Shrink without a failure", identity(n)); err != nil {
+			return err
+		}
+		if err := s0.Free(); err != nil {
+			return err
+		}
+		comm, err := c.Dup()
+		if err != nil {
+			return err
+		}
+		for it := 0; it < 6; it++ {
+			if me == victim && it == 3 {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {}
+			}
+			x := []int{me}
+			err := coll.Allreduce(comm, nil, x, coll.Sum)
+			if err == nil {
+				want := 0
+				for r := range comm.Size() {
+					want += comm.WorldRank(r)
+				}
+				if x[0] != want {
+					return fmt.Errorf("iteration %d: sum %d, want %d", it, x[0], want)
+				}
+				continue
+			}
+			if !errors.Is(err, ranks.ErrProcFailed) && !errors.Is(err, ranks.ErrRevoked) {
+				return fmt.Errorf("iteration %d: %w", it, err)
+			}
+			if err := ulfm.Revoke(comm); err != nil {
+				return fmt.Errorf("Revoke: %w", err)
+			}
+			nc, err := ulfm.Shrink(comm)
+			if err != nil {
+				return fmt.Errorf("Shrink: %w", err)
+			}
+			comm.Free()
+			comm = nc
+			// Some survivors may have finished this iteration: resume
+			// from the earliest.
+			at := []int{it}
+			if err := coll.Allreduce(comm, nil, at, coll.Min[int]); err != nil {
+				return fmt.Errorf("Allreduce after Shrink: %w", err)
+			}
+			it = at[0] - 1
+		}
+		var survivors []int
+		for r := range n {
+			if r != victim {
+				survivors = append(survivors, r)
+			}
+		}
+		if err := sumCheck(comm, "the shrunk communicator", survivors); err != nil {
+			return err
+		}
+		if _, err := ulfm.Agree(comm, 1); err != nil {
+			return fmt.Errorf("Agree on the shrunk communicator: %w", err)
+		}
+		if _, err := ulfm.Agree(c, 1); !errors.Is(err, ranks.ErrProcFailed) {
+			return fmt.Errorf("Agree on the world before the acknowledgement: %v, want ErrProcFailed", err)
+		}
+		if err := c.FailureAck(); err != nil {
+			return err
+		}
+		if _, err := ulfm.Agree(c, 1); err != nil {
+			return fmt.Errorf("Agree on the world after the acknowledgement: %w", err)
+		}
+		return nil
+	}
+}
+
+func TestAgreeShrinkAcrossNodes(t *testing.T) {
+	for _, tc := range []struct {
+		counts []int
+		victim int
+	}{{[]int{2, 2}, 0}, {[]int{2, 2}, 3}, {[]int{3, 1, 2}, 0}, {[]int{3, 1, 2}, 3}, {[]int{3, 1, 2}, 5}} {
+		t.Run(fmt.Sprint(tc.counts, tc.victim), func(t *testing.T) {
+			runNodes(t, nodesOpts{Counts: tc.counts, Body: "ft", FT: true,
+				Env: []string{fmt.Sprintf("SHMPI_NODE_TEST_VICTIM=%d", tc.victim)}}).check(t, tc.victim)
 		})
 	}
 }

@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shmpi/shmpi/coll"
 	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/ulfm"
 )
 
 // The same bodies as agent_test.go, across "nodes" that are agents
@@ -123,7 +125,7 @@ type shape struct{ k, n int }
 func mustPass(t *testing.T, body string, shapes ...shape) {
 	for _, c := range shapes {
 		t.Run(fmt.Sprintf("%dx%d", c.k, c.n), func(t *testing.T) {
-			out, err := mpirun(t, mpirunOpts{Counts: c.k, Ranks: c.n, Body: body})
+			out, err := mpirun(t, mpirunOpts{Counts: c.k, Ranks: c.n, Body: body, Env: []string{countsEnv(c)}})
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
@@ -138,6 +140,42 @@ func TestMPICollectives(t *testing.T) {
 }
 func TestMPISsend(t *testing.T)   { mustPass(t, "ssend", shape{2, 2}) }
 func TestMPIRefused(t *testing.T) { mustPass(t, "refused", shape{2, 2}) }
+func TestMPICommunicators(t *testing.T) {
+	mustPass(t, "create", shape{2, 4}, shape{3, 3})
+}
+func TestMPIRevoke(t *testing.T) { mustPass(t, "revoke", shape{2, 2}, shape{3, 2}) }
+
+// countsEnv tells the bodies the job's shape (agent_test.go's runNodes
+// does the same).
+func countsEnv(c shape) string {
+	counts := make([]string, c.k)
+	for i := range counts {
+		counts[i] = fmt.Sprint(c.n)
+	}
+	return "SHMPI_NODE_TEST_COUNTS=" + strings.Join(counts, ",")
+}
+
+// The recovery loop of agent_test.go's "ft" body (Agree, Shrink, a
+// member's SIGKILL in a loop of Allreduce, Revoke, Shrink, resume) under
+// mpirun: the victim on node 1, then rank 0 (every agreement's first
+// coordinator). Every survivor ends well; the victim's agent reports it.
+func TestMPIAgreeShrink(t *testing.T) {
+	for _, victim := range []int{3, 0} {
+		t.Run(fmt.Sprint(victim), func(t *testing.T) {
+			c := shape{3, 2}
+			out, err := mpirun(t, mpirunOpts{Counts: c.k, Ranks: c.n, Body: "ft", Flags: []string{"-ft"},
+				Env: []string{countsEnv(c), fmt.Sprintf("SHMPI_NODE_TEST_VICTIM=%d", victim)}})
+			if err == nil || !strings.Contains(out, fmt.Sprintf("rank %d killed by signal 9", victim)) {
+				t.Fatalf("want the agent of rank %d to report its death and fail: %v\n%s", victim, err, out)
+			}
+			for r := range c.k * c.n {
+				if r != victim && strings.Contains(out, fmt.Sprintf("rank %d:", r)) {
+					t.Fatalf("survivor %d failed:\n%s", r, out)
+				}
+			}
+		})
+	}
+}
 
 // A rank's SIGKILL with -ft: every survivor on every node sees
 // ErrProcFailed naming it and goes on; the agent of its node reports it
@@ -264,6 +302,65 @@ func TestMPINodeFailureULFM(t *testing.T) {
 		if !strings.Contains(out, fmt.Sprintf("survivor %d ok", r)) {
 			t.Errorf("rank %d did not survive as expected:\n%s", r, out)
 		}
+	}
+}
+
+// A node's death and the recovery: rank 2 kills its agent (node 1 of 3,
+// ranks 2 and 3), and the survivors, in a loop of Allreduce on a
+// duplicate of the world, revoke it, shrink it to ranks 0, 1, 4 and 5
+// and go on.
+func TestMPINodeFailureShrinkULFM(t *testing.T) {
+	if !ulfmMPI() {
+		t.Skip("the MPI has no ULFM (node/test-mpi.sh runs this with Open MPI 5)")
+	}
+	out, _ := mpirun(t, mpirunOpts{Counts: 3, Ranks: 2, Body: "node-death-shrink", Flags: []string{"-ft"}})
+	for _, r := range []int{0, 1, 4, 5} {
+		if !strings.Contains(out, fmt.Sprintf("survivor %d ok", r)) {
+			t.Errorf("rank %d did not survive as expected:\n%s", r, out)
+		}
+	}
+}
+
+func init() {
+	bodies["node-death-shrink"] = func(w *ranks.World, c *ranks.Comm) error {
+		me := c.Rank()
+		comm, err := c.Dup()
+		if err != nil {
+			return err
+		}
+		for it := 0; it < 6; it++ {
+			if it == 3 && me >= 2 && me < 4 {
+				if me == 2 {
+					syscall.Kill(os.Getppid(), syscall.SIGKILL)
+				}
+				select {} // dies with its agent
+			}
+			x := []int{me}
+			err := coll.Allreduce(comm, nil, x, coll.Sum)
+			if err == nil {
+				continue
+			}
+			if !errors.Is(err, ranks.ErrProcFailed) && !errors.Is(err, ranks.ErrRevoked) {
+				return fmt.Errorf("iteration %d: %w", it, err)
+			}
+			ulfm.Revoke(comm)
+			nc, err := ulfm.Shrink(comm)
+			if err != nil {
+				return fmt.Errorf("Shrink: %w", err)
+			}
+			comm.Free()
+			comm = nc
+			at := []int{it}
+			if err := coll.Allreduce(comm, nil, at, coll.Min[int]); err != nil {
+				return fmt.Errorf("Allreduce after Shrink: %w", err)
+			}
+			it = at[0] - 1
+		}
+		if err := sumCheck(comm, "the shrunk communicator", []int{0, 1, 4, 5}); err != nil {
+			return err
+		}
+		fmt.Printf("survivor %d ok\n", me)
+		return nil
 	}
 }
 

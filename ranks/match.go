@@ -30,6 +30,9 @@ func (e *engine) refusal(c *Comm, ctx uint32, tag int) uint8 {
 		}
 	case !c.rejecting:
 	case c.revoked:
+		if ftTag(tag) {
+			return 0 // agreement across nodes runs on a revoked communicator (ftchan.go)
+		}
 		return rejRevoked
 	case tag < tagCreateBase:
 		return rejCollDead

@@ -32,7 +32,7 @@ func (e *engine) startSend(r *request) {
 		return
 	}
 	e.refresh()
-	if r.c.revoked {
+	if r.c.revoked && !ftTag(r.tag) {
 		e.complete(r, revokedErr(r.c, r.op))
 		return
 	}

@@ -125,13 +125,22 @@ func (e *engine) revokeLocal(c *Comm) {
 			continue
 		}
 		m.revoked, m.unusable, m.rejecting = true, true, true
-		for r := m.posted.head; r != nil; r = m.posted.head {
-			m.posted.remove(r)
-			e.complete(r, revokedErr(m, r.op))
+		// The FT channel's traffic goes on (ftchan.go).
+		for r := m.posted.head; r != nil; {
+			next := r.next
+			if !ftTag(r.tag) {
+				m.posted.remove(r)
+				e.complete(r, revokedErr(m, r.op))
+			}
+			r = next
 		}
-		for u := m.unexp.head; u != nil; u = m.unexp.head {
-			m.unexp.remove(u)
-			e.dropUmsg(u, rejRevoked)
+		for u := m.unexp.head; u != nil; {
+			next := u.next
+			if !ftTag(u.tag) {
+				m.unexp.remove(u)
+				e.dropUmsg(u, rejRevoked)
+			}
+			u = next
 		}
 	}
 	e.dropHeld(c, rejRevoked) // and those matched probes took (mprobe.go)
@@ -139,7 +148,7 @@ func (e *engine) revokeLocal(c *Comm) {
 		l := &e.sendq[w]
 		for r := l.head; r != nil; {
 			next := r.next
-			if r.c == c || r.c == c.coll {
+			if (r.c == c || r.c == c.coll) && !ftTag(r.tag) {
 				l.remove(r)
 				e.dropSend(r, revokedErr(r.c, r.op))
 			}

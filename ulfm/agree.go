@@ -88,6 +88,10 @@ import (
 // an exact set). After an error every member acknowledges a prefix of
 // the failure log that covers every non-contributor.
 
+// forceSpan, set only by tests, makes every agreement run by messages
+// (span.go), as across nodes.
+var forceSpan bool
+
 // stageHook, set only by tests, runs at named points of a round so that a
 // test can kill the member there.
 var stageHook func(stage string)
@@ -144,6 +148,7 @@ func init() {
 		n, me := ext.Membership(comm)
 		st := &state{c: c, size: n, rank: me, base: ext.AgreeArea(comm)}
 		st.inter, st.lowSize, st.meLow = ext.Sides(comm)
+		st.span = ext.AcrossNodes(comm, "") != nil
 		st.agreeDone = st.roundComplete
 		ext.SlotsOf(comm)[ext.SlotULFM] = st
 	})
@@ -162,6 +167,7 @@ type state struct {
 	base  unsafe.Pointer
 	round uint64
 	q     queue // Iagree, Ishrink
+	span  bool  // members on other nodes: agreement by messages (span.go)
 	freed atomic.Bool
 
 	waitRound uint64      // the Agree round being waited for
@@ -194,20 +200,6 @@ func stateOf(c *ranks.Comm, op string) (*state, error) {
 		// Iagree and Ishrink started before the free still run (they
 		// call st's methods, not this).
 		return nil, &ranks.Error{Class: ranks.ErrComm, Op: op, Rank: -1, Detail: "the communicator was freed"}
-	}
-	return st, nil
-}
-
-// collectiveStateOf is stateOf for the collective operations (Agree,
-// Shrink), which run in the members' shared memory and so are refused on
-// a communicator that spans nodes.
-func collectiveStateOf(c *ranks.Comm, op string) (*state, error) {
-	st, err := stateOf(c, op)
-	if err != nil {
-		return nil, err
-	}
-	if err := ext.AcrossNodes(c, op); err != nil {
-		return nil, err
 	}
 	return st, nil
 }
@@ -532,7 +524,7 @@ func (st *state) write(round uint64, dec *decision) {
 // c.FailureAck acknowledges the failure of every member that did not
 // contribute, even one this rank had not yet been told of.
 func Agree(c *ranks.Comm, flag int) (int, error) {
-	st, err := collectiveStateOf(c, "Agree")
+	st, err := stateOf(c, "Agree")
 	if err != nil {
 		return 0, err
 	}
@@ -541,6 +533,9 @@ func Agree(c *ranks.Comm, flag int) (int, error) {
 
 func (st *state) agreeValue(flag int) (int, error) {
 	c := st.c
+	if st.span || forceSpan {
+		return st.spanAgree(flag)
+	}
 	out, err := st.agreeLocal(uint64(int64(flag)), "Agree")
 	if err != nil {
 		return 0, err
@@ -574,7 +569,7 @@ func AgreeBool(c *ranks.Comm, flag bool) (bool, error) {
 // Iagree is the nonblocking Agree: the value is in *flag when the request
 // completes. It runs on a goroutine of its own, in the order started.
 func Iagree(c *ranks.Comm, flag *int) (*ranks.Request, error) {
-	st, err := collectiveStateOf(c, "Iagree")
+	st, err := stateOf(c, "Iagree")
 	if err != nil {
 		return nil, err
 	}

@@ -11,3 +11,7 @@ func DieAt(stage string) {
 		}
 	}
 }
+
+// ByMessages makes this process's Agree and Shrink run the agreement by
+// messages that communicators spanning nodes use (span.go), on one node.
+func ByMessages() { forceSpan = true }

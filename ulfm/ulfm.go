@@ -38,7 +38,7 @@ func IsRevoked(c *ranks.Comm) bool {
 // is consistent; later failures surface in later operations), and never
 // returns ErrProcFailed or ErrRevoked.
 func Shrink(c *ranks.Comm) (*ranks.Comm, error) {
-	st, err := collectiveStateOf(c, "Shrink")
+	st, err := stateOf(c, "Shrink")
 	if err != nil {
 		return nil, err
 	}
@@ -47,6 +47,9 @@ func Shrink(c *ranks.Comm) (*ranks.Comm, error) {
 
 func (st *state) shrink() (*ranks.Comm, error) {
 	c := st.c
+	if st.span || forceSpan {
+		return st.spanShrink()
+	}
 	out, err := st.agree(0, "Shrink")
 	if err != nil {
 		return nil, err
@@ -77,7 +80,7 @@ func (st *state) shrink() (*ranks.Comm, error) {
 // Ishrink is the nonblocking Shrink: *out holds the new communicator when
 // the request completes.
 func Ishrink(c *ranks.Comm, out **ranks.Comm) (*ranks.Request, error) {
-	st, err := collectiveStateOf(c, "Ishrink")
+	st, err := stateOf(c, "Ishrink")
 	if err != nil {
 		return nil, err
 	}

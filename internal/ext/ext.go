@@ -248,7 +248,23 @@ var (
 	// Adopt makes this rank's communicator of members in slot s of
 	// generation gen (allocated by Alloc at any member).
 	Adopt func(comm any, s, gen uint32, members []int, name string) (any, error)
+
+	// Agreement across nodes (ulfm's span.go) runs on messages that a
+	// revoke does not stop. FTSend sends b to member dst of comm on
+	// fault-tolerant tag ftTag (0..FTTags-1), revoked or not; FTRecv
+	// receives into b from member src: it ends with the message, or with
+	// ErrProcFailed once src is known to have failed. n is the size.
+	FTSend func(comm any, b []byte, dst, ftTag int) error
+	FTRecv func(comm any, b []byte, src, ftTag int) (n int, err error)
+	// FTCreate makes the communicator of members (ranks of comm, in
+	// order, this rank among them) that spans nodes, exchanging the
+	// nodes' slots by FTSend and FTRecv on tags ftTag to ftTag+3
+	// (Shrink across nodes).
+	FTCreate func(comm any, members []int, ftTag int) (any, error)
 )
+
+// FTTags is the number of fault-tolerant tags (FTSend).
+const FTTags = 1 << 24
 
 // Register installs h for message kind k. It panics on a kind out of
 // range or already taken: a programming error found at init.
