@@ -439,6 +439,12 @@ func reduceAtRoot[T any](st *state, mine, acc []T, op Op[T], name string) error 
 
 func allreduce[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 	const name = "Allreduce"
+	if h, err := hierOf(c); err != nil || h != nil {
+		if err != nil {
+			return err
+		}
+		return hierAllreduce(c, h, send, recv, op)
+	}
 	st, _, err := start[T](c, name, noRoot)
 	if err != nil {
 		return err

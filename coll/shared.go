@@ -132,6 +132,10 @@ func init() {
 	ext.OnFree(func(comm any) {
 		if st, _ := ext.SlotsOf(comm)[ext.SlotColl].(*state); st != nil {
 			st.freed.Store(true)
+			if h := st.hier; h != nil && h.local != nil {
+				// Called under the engine lock, which Free takes.
+				go h.local.Free()
+			}
 		}
 	})
 	ext.OnFinalize(func(comm any) {
@@ -189,6 +193,7 @@ type state struct {
 	per    int              // its bytes per member
 	spin   bool             // members spin: dissemination barrier (else the counter)
 	span   bool             // a member is on another node: point-to-point only (span.go)
+	hier   *hier            // when span: the node-local communicator and the leaders (hier.go)
 	rounds int              // of the dissemination barrier: ceil(log2 size)
 	stride uint64           // seq values per phase: rounds+1
 	oneWay bool             // the last phase was bcastOneWay's

@@ -24,6 +24,14 @@ func init() {
 		return c.collCheck(op)
 	}
 	ext.AcrossNodes = func(comm any, op string) error { return comm.(*Comm).acrossNodes(op) }
+	ext.FailWith = func(comm, parent any) {
+		c, p := comm.(*Comm), parent.(*Comm)
+		c.e.lock()
+		defer c.e.unlock()
+		c.owner, c.coll.owner = p, p // failScope
+		c.checkedEpoch = 0           // collCheck judges again
+		c.okEpoch.Store(0)
+	}
 	ext.Wait = func(comm any, op string, word *atomic.Uint32, done func() bool) error {
 		return comm.(*Comm).collWait(op, word, done, nil)
 	}

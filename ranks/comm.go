@@ -31,7 +31,7 @@ type Comm struct {
 	unusable  bool         // freed or revoked: the hot paths check this one flag
 	twin      bool         // the collective twin of a user's communicator
 	internal  bool         // an intercommunicator's local intracommunicator: freed with it
-	owner     *Comm        // internal: the intercommunicator it serves
+	owner     *Comm        // internal: the intercommunicator it serves; or the communicator whose failures it shares (ext.FailWith)
 	inter     *interComm   // an intercommunicator's groups (intercomm.go); nil for an intracommunicator
 	collDead  bool         // twin: a member failed, so collective traffic is refused (collDeath)
 	rejecting bool         // arrivals may be refused: revoked, or collDead (route)

@@ -13,12 +13,24 @@
 // phase's own duration, and the total from the declaration to the end of
 // the first allreduce on the shrunk communicator. Times are wall-clock
 // (time.Now().UnixNano(): one clock for every process of the machine).
+//
+// Across nodes (cmd/shmnode), where a failure is declared on each node
+// when its agent hears of it, the benchmark kills a rank itself and
+// times from the kill, as benchmarks/ref/ulfm_recovery.c does for an MPI
+// with ULFM: with -victim R -after D, rank R writes the time to the file
+// -stamp names and kills itself with SIGKILL after D (with -node, it
+// kills its node's agent, its parent, and dies with it); rank 0 of the
+// survivors then also prints "done=<ns>", when the last survivor ended
+// the first allreduce on the shrunk communicator.
 package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"log"
+	"os"
+	"syscall"
 	"time"
 
 	"github.com/shmpi/shmpi/coll"
@@ -27,12 +39,29 @@ import (
 )
 
 func main() {
+	victim := flag.Int("victim", -1, "the rank to kill (default: none; shmrun --kill does it)")
+	after := flag.Duration("after", 300*time.Millisecond, "when the victim dies")
+	node := flag.Bool("node", false, "the victim kills its node's agent (its parent), and dies with it")
+	stamp := flag.String("stamp", "", "the file where the victim writes the time of its kill")
+	flag.Parse()
 	w, err := ranks.Init()
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer w.Finalize()
 	c := w.Comm()
+	if c.Rank() == *victim {
+		time.AfterFunc(*after, func() {
+			if *stamp != "" {
+				os.WriteFile(*stamp, []byte(fmt.Sprint(time.Now().UnixNano())), 0o644)
+			}
+			pid := os.Getpid()
+			if *node {
+				pid = os.Getppid()
+			}
+			syscall.Kill(pid, syscall.SIGKILL)
+		})
+	}
 	var tErr int64
 	for {
 		_, err := coll.AllreduceValue(c, 1.0, coll.Sum[float64])
@@ -64,7 +93,7 @@ func main() {
 		}
 	}
 	// The slowest survivor's phases: gather the durations with a max.
-	ph := []int64{tErr - failedAt, tRevoke - tErr, tAgree - tRevoke, tShrink - tAgree, tDone - tShrink, tDone - failedAt}
+	ph := []int64{tErr - failedAt, tRevoke - tErr, tAgree - tRevoke, tShrink - tAgree, tDone - tShrink, tDone - failedAt, tDone}
 	if err := coll.Allreduce(s, nil, ph, coll.Max[int64]); err != nil {
 		log.Fatal(err)
 	}
@@ -73,6 +102,9 @@ func main() {
 		fmt.Printf("# ranks  error_us  revoke_us  agree_us  shrink_us  allreduce_us  total_us\n")
 		fmt.Printf("%-7d  %8.1f  %9.1f  %8.1f  %9.1f  %12.1f  %8.1f\n", c.Size(),
 			us(ph[0]), us(ph[1]), us(ph[2]), us(ph[3]), us(ph[4]), us(ph[5]))
+		if *victim >= 0 {
+			fmt.Printf("done=%d\n", ph[6])
+		}
 	}
 	s.Free()
 }

@@ -100,6 +100,11 @@ var (
 	// (ErrProcFailed, at once and every time after). It is cheap when no
 	// failure or revoke happened since the last call.
 	Check func(comm any, op string) error
+	// FailWith makes comm's collectives fail as parent's do: when any
+	// member of parent fails (coll's node-local communicators of a
+	// hierarchy, whose members must not wait for one that left a
+	// collective of parent).
+	FailWith func(comm, parent any)
 	// AcrossNodes returns the error of op on comm if comm spans nodes
 	// (a member's slot is a node agent's proxy), for the operations that
 	// need the members' shared memory; nil otherwise.

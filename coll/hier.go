@@ -1,0 +1,192 @@
+package coll
+
+import (
+	"unsafe"
+
+	"github.com/shmpi/shmpi/internal/ext"
+	"github.com/shmpi/shmpi/ranks"
+)
+
+// Hierarchical collectives across nodes (issue 27): a node-local phase in
+// shared memory, one phase among the nodes' leaders by messages, and a
+// node-local phase again, as Open MPI's HAN composes them. At the first
+// such collective on a communicator that spans nodes, its members make
+// the communicator of their node's members (SplitType, in the
+// communicator's order) and learn, by one Allgather, where every node's
+// block of ranks starts. The composition keeps MPI's rank order for
+// operations that do not commute only if every node's members are
+// consecutive ranks (the world's are): otherwise the point-to-point
+// versions (span.go) stay in use.
+//
+// Failures. The leaders' phase runs on the communicator's own collective
+// twin, so a member's failure anywhere ends its waits (collDeath), and
+// the node's communicator fails as the whole one does (ext.FailWith): a
+// member that saw a failure first and left may be missing from a local
+// phase, whose other members must not wait for it. A leader whose phase
+// failed for another reason says so in a status word of the local
+// broadcast.
+
+// hier is a spanning communicator's hierarchy, made once (hierOf).
+type hier struct {
+	local   *ranks.Comm // this node's members, in the communicator's order
+	leaders []int       // every node's first member (a rank of the communicator), in order
+	me      int         // this rank's index in leaders, or -1
+	err     error       // making it failed: every later collective fails so
+}
+
+// hierOf returns c's hierarchy, making it at the first call, or nil if
+// c does not span nodes or its nodes' blocks are not consecutive.
+// Collective over c.
+func hierOf(c *ranks.Comm) (*hier, error) {
+	st, _ := spanState(c)
+	if st == nil {
+		return nil, nil
+	}
+	if st.hier == nil {
+		st.hier = makeHier(c)
+	}
+	h := st.hier
+	if h.err != nil {
+		return nil, h.err
+	}
+	if h.local == nil {
+		return nil, nil
+	}
+	return h, nil
+}
+
+// spanState returns c's collective state if c spans nodes.
+func spanState(c *ranks.Comm) (*state, bool) {
+	if c == nil {
+		return nil, false
+	}
+	if st, _ := ext.SlotsOf(c)[ext.SlotColl].(*state); st != nil && st.span && st.ic == nil {
+		return st, true
+	}
+	return nil, false
+}
+
+func makeHier(c *ranks.Comm) *hier {
+	h := &hier{me: -1}
+	local, err := c.SplitType(ranks.TypeShared, c.Rank())
+	if err != nil {
+		h.err = err
+		return h
+	}
+	// A member's failure anywhere ends the node's waits too, this
+	// Allgather's first: a member may have left the collective of c on
+	// seeing it, before its part on the node.
+	ext.FailWith(local, c)
+	mine := make([]int, local.Size())
+	if err := Allgather(local, []int{c.Rank()}, mine); err != nil {
+		h.err = err
+		local.Free()
+		return h
+	}
+	consecutive := 0
+	if mine[len(mine)-1]-mine[0]+1 == len(mine) {
+		consecutive = 1
+	}
+	all := make([]int, 2*c.Size())
+	if err := Allgather(c, []int{mine[0], consecutive}, all); err != nil {
+		h.err = err
+		local.Free()
+		return h
+	}
+	for r := range c.Size() {
+		if all[2*r+1] == 0 {
+			local.Free() // a node's members interleave with others'
+			return h
+		}
+		if all[2*r] == r {
+			if r == c.Rank() {
+				h.me = len(h.leaders)
+			}
+			h.leaders = append(h.leaders, r)
+		}
+	}
+	h.local = local
+	return h
+}
+
+// hierAllreduce: Reduce on the node, an allreduce among the leaders (a
+// binomial reduce to the first, which holds ranks in order, and its
+// binomial broadcast), and Bcast on the node of the status and result.
+func hierAllreduce[T any](c *ranks.Comm, h *hier, send, recv []T, op Op[T]) error {
+	const name = "Allreduce"
+	st, _, err := start[T](c, name, noRoot)
+	if err != nil {
+		return err
+	}
+	switch {
+	case op == nil:
+		return errf(ranks.ErrArg, name, "nil op")
+	case send != nil && len(send) != len(recv):
+		return errf(ranks.ErrBuffer, name, "send and receive buffers differ in length")
+	}
+	mine := send
+	if mine == nil {
+		mine = append([]T(nil), recv...)
+	}
+	if err := Reduce(h.local, mine, recv, op, 0); err != nil {
+		return err
+	}
+	n := len(bytesOf(recv))
+	buf := make([]byte, 8+n)
+	if h.me >= 0 {
+		var status uint64
+		if err := leadersAllreduce(st, h, recv, op, name); err != nil {
+			status = 1
+		}
+		*(*uint64)(unsafe.Pointer(&buf[0])) = status
+		copy(buf[8:], bytesOf(recv))
+	}
+	if err := Bcast(h.local, buf, 0); err != nil {
+		return err
+	}
+	if *(*uint64)(unsafe.Pointer(&buf[0])) != 0 {
+		return errf(ranks.ErrProcFailed, name, "a member failed (the node's leader says)")
+	}
+	copy(bytesOf(recv), buf[8:])
+	return nil
+}
+
+// leadersAllreduce combines the leaders' partial results in acc, in
+// order, at every leader, by messages on the communicator's twin.
+func leadersAllreduce[T any](st *state, h *hier, acc []T, op Op[T], name string) error {
+	n, r := len(h.leaders), h.me
+	got := make([]T, len(acc))
+	for mask := 1; mask < n; mask <<= 1 {
+		if r&mask != 0 {
+			if err := st.spanSend(bytesOf(acc), h.leaders[r-mask]); err != nil {
+				return st.fail(err, name)
+			}
+			break
+		}
+		if r+mask < n {
+			if err := st.spanRecv(bytesOf(got), h.leaders[r+mask], name); err != nil {
+				return st.fail(err, name)
+			}
+			op(acc, got)
+		}
+	}
+	// Binomial broadcast from leader 0.
+	mask := 1
+	for mask < n {
+		if r&mask != 0 {
+			if err := st.spanRecv(bytesOf(acc), h.leaders[r-mask], name); err != nil {
+				return st.fail(err, name)
+			}
+			break
+		}
+		mask <<= 1
+	}
+	for mask >>= 1; mask > 0; mask >>= 1 {
+		if r+mask < n {
+			if err := st.spanSend(bytesOf(acc), h.leaders[r+mask]); err != nil {
+				return st.fail(err, name)
+			}
+		}
+	}
+	return nil
+}
