@@ -26,6 +26,13 @@ import (
 // failed for another reason says so in a status word of the local
 // broadcast.
 
+// hierAfter is how many collectives a communicator runs flat before it
+// makes its hierarchy: making it costs a creation and two Allgathers
+// across nodes, more than a few flat Allreduces, which a communicator
+// used once or twice (a shrunk one that a recovery checks) would pay
+// for nothing.
+const hierAfter = 4
+
 // hier is a spanning communicator's hierarchy, made once (hierOf).
 type hier struct {
 	local   *ranks.Comm // this node's members, in the communicator's order
@@ -43,6 +50,9 @@ func hierOf(c *ranks.Comm) (*hier, error) {
 		return nil, nil
 	}
 	if st.hier == nil {
+		if st.k < hierAfter {
+			return nil, nil // every member counts the same collectives
+		}
 		st.hier = makeHier(c)
 	}
 	h := st.hier

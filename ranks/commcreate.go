@@ -370,25 +370,36 @@ func (c *Comm) createSpanning(members, world []int, tr transport, op string) (*C
 			}
 		}
 	}
+	nc, err := c.adoptSpanning(world, mine, table[2:], op)
+	if err != nil {
+		return nil, err
+	}
+	if c.rank != leader {
+		// An error means the leader died after sending the table: the
+		// communicator is made; its next operations report it.
+		_ = tr.send([]uint32{1}, leader, tr.ok)
+	}
+	return nc, nil
+}
+
+// adoptSpanning makes this rank's communicator of world (world ranks, in
+// order) in its node's slot mine (slot, generation), with the slot and
+// generation of every member's node in table (two words a member).
+func (c *Comm) adoptSpanning(world []int, mine [2]uint32, table []uint32, op string) (*Comm, error) {
+	e := c.e
 	e.lock()
+	defer e.unlock()
 	if !e.t.Adoptable(e.me, mine[0], mine[1]) {
-		e.unlock()
 		return nil, newErr(ErrProcFailed, op, -1, "the communicator's creator on this node failed before this rank adopted it")
 	}
 	nc := e.newComm(mine[0], mine[1], world, "")
 	peer := make([]uint32, e.n)
 	twin := make([]uint32, e.n)
 	for i, w := range world {
-		s, g := table[2+2*i], table[3+2*i]
+		s, g := table[2*i], table[2*i+1]
 		peer[w], twin[w] = wireCtx(2*s, g), wireCtx(2*s+1, g)
 	}
 	nc.peerCtx, nc.coll.peerCtx = peer, twin
-	e.unlock()
-	if c.rank != leader {
-		// An error means the leader died after sending the table: the
-		// communicator is made; its next operations report it.
-		_ = tr.send([]uint32{1}, leader, tr.ok)
-	}
 	return nc, nil
 }
 

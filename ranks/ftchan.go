@@ -1,6 +1,8 @@
 package ranks
 
 import (
+	"errors"
+	"slices"
 	"unsafe"
 
 	"github.com/shmpi/shmpi/internal/ext"
@@ -30,17 +32,28 @@ func init() {
 	ext.FTRecv = func(comm any, b []byte, src, ftTag int) (int, error) {
 		return comm.(*Comm).ftRecv(b, src, tagFT+ftTag)
 	}
-	ext.FTCreate = func(comm any, members []int, ftTag int) (any, error) {
+	ext.FTNodeSlot = func(comm any, ftTag int) (slot, gen, node uint32, err error) {
+		c := comm.(*Comm)
+		slot, gen, err = c.ftNodeSlot(tagFT + ftTag)
+		return slot, gen, uint32(c.e.lay.First), err
+	}
+	ext.FTAdopt = func(comm any, members []int, slot, gen uint32, table []uint32) (any, error) {
 		c := comm.(*Comm)
 		world := make([]int, len(members))
 		for i, m := range members {
 			world[i] = c.group[m]
 		}
-		nc, err := c.createSpanning(members, world, ftTransport(c, tagFT+ftTag), "Shrink")
-		if nc == nil {
+		nc, err := c.adoptSpanning(world, [2]uint32{slot, gen}, table, "Shrink")
+		if err != nil {
 			return nil, err
 		}
-		return nc, err
+		return nc, nil
+	}
+	ext.FTRelease = func(comm any, slot uint32) {
+		c := comm.(*Comm)
+		c.e.lock()
+		c.e.t.ReleaseContext(c.e.me, slot)
+		c.e.unlock()
 	}
 }
 
@@ -89,9 +102,8 @@ func (c *Comm) ftRecv(b []byte, src, tag int) (int, error) {
 	return n, err
 }
 
-// transport is how a creation exchanges its messages: by default
-// point-to-point on the parent's twin (createTransport), for Shrink the
-// FT channel (ftTransport); each step has its tag.
+// transport is how a creation exchanges its messages: point-to-point on
+// the parent's twin (createTransport); each step has its tag.
 type transport struct {
 	send                    func(b []uint32, dst, tag int) error
 	recv                    func(b []uint32, src, tag int) error
@@ -102,18 +114,60 @@ func u32bytes(b []uint32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b))), 4*len(b))
 }
 
-func ftTransport(c *Comm, tag int) transport {
-	return transport{
-		send: func(b []uint32, dst, tag int) error { return c.ftSend(u32bytes(b), dst, tag) },
-		recv: func(b []uint32, src, tag int) error { _, err := c.ftRecv(u32bytes(b), src, tag); return err },
-		slot: tag, gather: tag + 1, table: tag + 2, ok: tag + 3,
-	}
-}
-
 func createTransport(c *Comm, tag int) transport {
 	return transport{
 		send: func(b []uint32, dst, tag int) error { return Send(c.coll, b, dst, tag) },
 		recv: func(b []uint32, src, tag int) error { _, err := Recv(c.coll, b, src, tag); return err },
 		slot: tag, gather: tag | tagSpanSlot, table: tag | tagSpanTable, ok: tag | tagAck,
 	}
+}
+
+// ftNodeSlot gives the members of c on this node that have not failed a
+// context slot of the node for a communicator to come (Shrink across
+// nodes): the first of them allocates it and sends it to the others on
+// tag. A member that waits for one that failed takes what it sent
+// before, or moves to the next. Every member then holds the slot it
+// returns (generation 0: none was free) until it adopts or releases it.
+// (A member that took a slot from an allocator that died keeps its hold
+// on the next allocator's slot, which it never hears of, until it ends.)
+func (c *Comm) ftNodeSlot(tag int) (slot, gen uint32, err error) {
+	e := c.e
+	for k, w := range c.group {
+		if e.lay.Remote(w) {
+			continue
+		}
+		if k != c.rank {
+			var msg [2]uint32
+			if _, err := c.ftRecv(u32bytes(msg[:]), k, tag); err == nil {
+				return msg[0], msg[1], nil
+			} else if !errors.Is(err, ErrProcFailed) {
+				return 0, 0, err
+			}
+			continue
+		}
+		// Every member before this one on the node has failed.
+		e.lock()
+		e.refresh()
+		var live, liveWorld []int
+		for m := k; m < c.size; m++ {
+			if w := c.group[m]; !e.lay.Remote(w) && !e.failed[w] {
+				live, liveWorld = append(live, m), append(liveWorld, w)
+			}
+		}
+		var msg [2]uint32
+		if s, g, ok := e.t.AllocContext(e.me, liveWorld); ok {
+			msg = [2]uint32{s, g}
+		}
+		e.unlock()
+		// Highest rank first: the next in line gets it last, so if this
+		// rank dies midway, either that one has it (and so has every
+		// other) or it has not returned and allocates again (and a node
+		// whose members then hold two slots makes Shrink start over).
+		for _, m := range slices.Backward(live[1:]) {
+			_ = c.ftSend(u32bytes(msg[:]), m, tag) // a failed member needs none
+			testStage(e, "slot sent")
+		}
+		return msg[0], msg[1], nil
+	}
+	return 0, 0, newErr(ErrOther, "Shrink", -1, "this rank is not on its node")
 }

@@ -88,10 +88,6 @@ import (
 // an exact set). After an error every member acknowledges a prefix of
 // the failure log that covers every non-contributor.
 
-// forceSpan, set only by tests, makes every agreement run by messages
-// (span.go), as across nodes.
-var forceSpan bool
-
 // stageHook, set only by tests, runs at named points of a round so that a
 // test can kill the member there.
 var stageHook func(stage string)
@@ -533,7 +529,7 @@ func Agree(c *ranks.Comm, flag int) (int, error) {
 
 func (st *state) agreeValue(flag int) (int, error) {
 	c := st.c
-	if st.span || forceSpan {
+	if st.span || ext.AgreeByMessages {
 		return st.spanAgree(flag)
 	}
 	out, err := st.agreeLocal(uint64(int64(flag)), "Agree")

@@ -1,6 +1,10 @@
 package ulfm
 
-import "syscall"
+import (
+	"syscall"
+
+	"github.com/shmpi/shmpi/internal/ext"
+)
 
 // DieAt makes this rank SIGKILL itself when it reaches stage of a round.
 func DieAt(stage string) {
@@ -14,4 +18,4 @@ func DieAt(stage string) {
 
 // ByMessages makes this process's Agree and Shrink run the agreement by
 // messages that communicators spanning nodes use (span.go), on one node.
-func ByMessages() { forceSpan = true }
+func ByMessages() { ext.AgreeByMessages = true }

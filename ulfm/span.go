@@ -66,7 +66,10 @@ type spanOutcome struct {
 	value    uint64
 	err      bool
 	excluded []uint64
+	table    []uint64 // Shrink: every contributor's extra words, spanExtra a member
 }
+
+const spanExtra = 3
 
 func (o spanOutcome) has(q int) bool { return o.excluded[q/64]&(1<<(q%64)) != 0 }
 
@@ -87,7 +90,12 @@ type spanMemberState struct {
 	held   spanOutcome
 	acked  []uint64 // failures it acknowledged
 	known  []uint64 // failures it knew of when it entered
+	extra  [spanExtra]uint64
 }
+
+// spanExtra is the words of a member's contribution that Shrink's round
+// gathers into the decision (spanOutcome.table): its node's context
+// slot, its generation, and the node.
 
 func (st *state) words() int { return (st.size + 63) / 64 }
 
@@ -98,12 +106,12 @@ func (st *state) tag(round uint64, kind int) int {
 // spanRound runs one agreement round with this member's flag across
 // nodes. shrink: the excluded members also include every failure a
 // contributor knew of (Shrink excludes at least those).
-func (st *state) spanRound(flag uint64, shrink bool) (spanOutcome, error) {
+func (st *state) spanRound(flag uint64, shrink bool, extra [spanExtra]uint64) (spanOutcome, error) {
 	c := st.c
 	st.round++
 	round := st.round
 	w := st.words()
-	me := spanMemberState{flag: flag, ballot: -1, acked: make([]uint64, w), known: make([]uint64, w)}
+	me := spanMemberState{flag: flag, ballot: -1, acked: make([]uint64, w), known: make([]uint64, w), extra: extra}
 	acked := ext.Acked(c)
 	for q := range st.size {
 		if i := ext.MemberLogIndex(c, q); i >= 0 && i < acked {
@@ -226,6 +234,9 @@ func (st *state) decideSpan(states map[int]spanMemberState, shrink bool) spanOut
 		}
 	}
 	out := spanOutcome{value: ^uint64(0), excluded: make([]uint64, st.words())}
+	if shrink {
+		out.table = make([]uint64, spanExtra*st.size)
+	}
 	for q := range st.size {
 		s, ok := states[q]
 		if !ok {
@@ -237,6 +248,7 @@ func (st *state) decideSpan(states map[int]spanMemberState, shrink bool) spanOut
 			for i := range out.excluded {
 				out.excluded[i] |= s.known[i]
 			}
+			copy(out.table[spanExtra*q:], s.extra[:])
 		}
 	}
 	for q := range st.size {
@@ -265,7 +277,7 @@ func (st *state) spanSend(msg []uint64, to, tag int) error {
 // spanRecv receives the next message of round from member q on tag,
 // dropping any of another round.
 func (st *state) spanRecv(round uint64, q, tag int) ([]uint64, error) {
-	b := make([]byte, 8*(8+3*st.words()))
+	b := make([]byte, 8*(8+spanExtra+3*st.words()+spanExtra*st.size))
 	for {
 		n, err := ext.FTRecv(st.c, b, q, tag)
 		if err != nil {
@@ -294,35 +306,46 @@ func (st *state) encodeState(round uint64, s spanMemberState) []uint64 {
 		msg = append(msg, st.encodeOutcome(spanOutcome{excluded: make([]uint64, st.words())})...)
 	}
 	msg = append(msg, s.acked...)
-	return append(msg, s.known...)
+	msg = append(msg, s.known...)
+	return append(msg, s.extra[:]...)
 }
 
 func (st *state) decodeState(m []uint64) spanMemberState {
 	w := st.words()
 	s := spanMemberState{flag: m[0], ballot: int(m[1]) - 1}
 	s.held = st.decodeOutcome(m[2:])
-	m = m[2+2+w:]
+	m = m[2+st.outcomeWords(m[2:]):]
 	s.acked, s.known = m[:w], m[w:2*w]
+	copy(s.extra[:], m[2*w:])
 	return s
 }
 
-// An outcome on the wire: value, error, the excluded bitmap.
+// An outcome on the wire: value, error, whether a table follows, the
+// excluded bitmap, then the table if any.
 func (st *state) encodeOutcome(o spanOutcome) []uint64 {
 	e := uint64(0)
 	if o.err {
 		e = 1
 	}
-	return append([]uint64{o.value, e}, o.excluded...)
+	msg := append([]uint64{o.value, e, uint64(len(o.table))}, o.excluded...)
+	return append(msg, o.table...)
 }
 
+func (st *state) outcomeWords(m []uint64) int { return 3 + st.words() + int(m[2]) }
+
 func (st *state) decodeOutcome(m []uint64) spanOutcome {
-	return spanOutcome{value: m[0], err: m[1] != 0, excluded: append([]uint64(nil), m[2:2+st.words()]...)}
+	w := st.words()
+	o := spanOutcome{value: m[0], err: m[1] != 0, excluded: append([]uint64(nil), m[3:3+w]...)}
+	if n := int(m[2]); n > 0 {
+		o.table = append([]uint64(nil), m[3+w:3+w+n]...)
+	}
+	return o
 }
 
 // spanAgree is Agree across nodes: agreeValue's outcome from spanRound.
 func (st *state) spanAgree(flag int) (int, error) {
 	c := st.c
-	out, err := st.spanRound(uint64(int64(flag)), false)
+	out, err := st.spanRound(uint64(int64(flag)), false, [spanExtra]uint64{})
 	if err != nil {
 		return 0, err
 	}
@@ -342,15 +365,28 @@ func (st *state) spanAgree(flag int) (int, error) {
 		Detail: "a member failed without contributing, unacknowledged"}
 }
 
-// spanShrink is Shrink across nodes: agree on the members to exclude,
-// create the communicator of the others (each node gives it a slot, by
-// the FT channel), and agree that every member got it; if one did not (a
-// member failed meanwhile), free it and start again.
+// spanShrink is Shrink across nodes in one round. First each node's
+// first live member allocates a context slot of the node for the node's
+// live members and sends it to them (ext.FTNodeSlot: no message leaves
+// the node). Then a round agrees on the members to exclude and gathers
+// every contributor's node slot into the decision, so that every
+// survivor adopts the same table. If a node's members got different
+// slots (its allocator died after sending to some, and the next one
+// allocated again), every survivor gives its slot back and the round is
+// run again; if a node had none free, every survivor returns ErrNoMem.
 func (st *state) spanShrink() (*ranks.Comm, error) {
 	c := st.c
 	for {
-		out, err := st.spanRound(0, true)
+		slot, gen, node, err := ext.FTNodeSlot(c, st.tag(st.round+1, spanCreate))
 		if err != nil {
+			return nil, err
+		}
+		testStage("created")
+		out, err := st.spanRound(0, true, [spanExtra]uint64{uint64(slot), uint64(gen), uint64(node)})
+		if err != nil {
+			if gen != 0 {
+				ext.FTRelease(c, slot)
+			}
 			return nil, err
 		}
 		var members []int
@@ -359,33 +395,32 @@ func (st *state) spanShrink() (*ranks.Comm, error) {
 				members = append(members, q)
 			}
 		}
-		nc, createErr := ext.FTCreate(c, members, st.tag(st.round, spanCreate))
-		var made *ranks.Comm
-		if createErr == nil {
-			made = nc.(*ranks.Comm)
-		} else if !failed(createErr) && !errors.Is(createErr, ranks.ErrNoMem) {
-			return nil, createErr
-		}
-		ok := uint64(0)
-		if made != nil {
-			ok = 1
-		}
-		testStage("created")
-		check, err := st.spanRound(ok, false)
-		if err != nil {
-			if made != nil {
-				made.Free()
+		table := make([]uint32, 2*len(members))
+		consistent, noSlot := true, false
+		nodeSlot := map[uint64][2]uint64{}
+		for i, q := range members {
+			x := out.table[spanExtra*q : spanExtra*q+spanExtra]
+			if x[1] == 0 {
+				noSlot = true
 			}
-			return nil, err
+			if prev, ok := nodeSlot[x[2]]; ok && prev != [2]uint64{x[0], x[1]} {
+				consistent = false
+			}
+			nodeSlot[x[2]] = [2]uint64{x[0], x[1]}
+			table[2*i], table[2*i+1] = uint32(x[0]), uint32(x[1])
 		}
-		if check.value == 1 {
-			return made, nil
+		if consistent && !noSlot {
+			nc, err := ext.FTAdopt(c, members, slot, gen, table)
+			if err != nil {
+				return nil, err
+			}
+			return nc.(*ranks.Comm), nil
 		}
-		if made != nil {
-			made.Free()
+		if gen != 0 {
+			ext.FTRelease(c, slot)
 		}
-		if errors.Is(createErr, ranks.ErrNoMem) {
-			return nil, createErr // the leader told every member
+		if noSlot {
+			return nil, &ranks.Error{Class: ranks.ErrNoMem, Op: "Shrink", Rank: -1, Detail: "a node had no free context slot"}
 		}
 	}
 }

@@ -47,7 +47,7 @@ func Shrink(c *ranks.Comm) (*ranks.Comm, error) {
 
 func (st *state) shrink() (*ranks.Comm, error) {
 	c := st.c
-	if st.span || forceSpan {
+	if st.span || ext.AgreeByMessages {
 		return st.spanShrink()
 	}
 	out, err := st.agree(0, "Shrink")

@@ -261,12 +261,23 @@ var (
 	// ErrProcFailed once src is known to have failed. n is the size.
 	FTSend func(comm any, b []byte, dst, ftTag int) error
 	FTRecv func(comm any, b []byte, src, ftTag int) (n int, err error)
-	// FTCreate makes the communicator of members (ranks of comm, in
-	// order, this rank among them) that spans nodes, exchanging the
-	// nodes' slots by FTSend and FTRecv on tags ftTag to ftTag+3
-	// (Shrink across nodes).
-	FTCreate func(comm any, members []int, ftTag int) (any, error)
+	// FTNodeSlot gives this rank a context slot of its node shared with
+	// the node's other live members of comm, exchanged on ftTag (Shrink
+	// across nodes), and names the node. Gen 0: none was free. The rank
+	// holds the slot until FTAdopt or FTRelease.
+	FTNodeSlot func(comm any, ftTag int) (slot, gen, node uint32, err error)
+	// FTAdopt makes the communicator of members (ranks of comm, in order)
+	// in this rank's node slot, with table the slot and generation of
+	// each member's node (two words a member).
+	FTAdopt func(comm any, members []int, slot, gen uint32, table []uint32) (any, error)
+	// FTRelease gives up this rank's hold on a slot of FTNodeSlot.
+	FTRelease func(comm any, slot uint32)
 )
+
+// AgreeByMessages, set only by tests, makes ulfm's Agree and Shrink run
+// the agreement by messages that communicators spanning nodes use, on
+// one node, so that tests can kill members at its points.
+var AgreeByMessages bool
 
 // FTTags is the number of fault-tolerant tags (FTSend).
 const FTTags = 1 << 24
