@@ -734,46 +734,14 @@ func init() {
 		if err := s0.Free(); err != nil {
 			return err
 		}
-		comm, err := c.Dup()
-		if err != nil {
-			return err
-		}
-		for it := 0; it < 6; it++ {
+		comm, err := recoveryLoop(c, func(it int) {
 			if me == victim && it == 3 {
 				syscall.Kill(os.Getpid(), syscall.SIGKILL)
 				select {}
 			}
-			x := []int{me}
-			err := coll.Allreduce(comm, nil, x, coll.Sum)
-			if err == nil {
-				want := 0
-				for r := range comm.Size() {
-					want += comm.WorldRank(r)
-				}
-				if x[0] != want {
-					return fmt.Errorf("iteration %d: sum %d, want %d", it, x[0], want)
-				}
-				continue
-			}
-			if !errors.Is(err, ranks.ErrProcFailed) && !errors.Is(err, ranks.ErrRevoked) {
-				return fmt.Errorf("iteration %d: %w", it, err)
-			}
-			if err := ulfm.Revoke(comm); err != nil {
-				return fmt.Errorf("Revoke: %w", err)
-			}
-			nc, err := ulfm.Shrink(comm)
-			if err != nil {
-				return fmt.Errorf("Shrink: %w", err)
-			}
-			comm.Free()
-			comm = nc
-			// Some survivors may have finished this iteration: resume
-			// from the earliest.
-			at := []int{it}
-			if err := coll.Allreduce(comm, nil, at, coll.Min[int]); err != nil {
-				return fmt.Errorf("Allreduce after Shrink: %w", err)
-			}
-			it = at[0] - 1
+		})
+		if err != nil {
+			return err
 		}
 		var survivors []int
 		for r := range n {
@@ -798,6 +766,54 @@ func init() {
 		}
 		return nil
 	}
+}
+
+// recoveryLoop is the usual recovery loop, on a duplicate of c: six
+// iterations of an Allreduce of the members' world ranks, each sum
+// checked. before(it) runs before iteration it (where a victim dies); on
+// an error every survivor revokes, shrinks, and resumes from the
+// earliest iteration a survivor had not finished. It returns the
+// communicator it ended on.
+func recoveryLoop(c *ranks.Comm, before func(it int)) (*ranks.Comm, error) {
+	comm, err := c.Dup()
+	if err != nil {
+		return nil, err
+	}
+	for it := 0; it < 6; it++ {
+		before(it)
+		x := []int{c.Rank()}
+		err := coll.Allreduce(comm, nil, x, coll.Sum)
+		if err == nil {
+			want := 0
+			for r := range comm.Size() {
+				want += comm.WorldRank(r)
+			}
+			if x[0] != want {
+				return nil, fmt.Errorf("iteration %d: sum %d, want %d", it, x[0], want)
+			}
+			continue
+		}
+		if !errors.Is(err, ranks.ErrProcFailed) && !errors.Is(err, ranks.ErrRevoked) {
+			return nil, fmt.Errorf("iteration %d: %w", it, err)
+		}
+		if err := ulfm.Revoke(comm); err != nil {
+			return nil, fmt.Errorf("Revoke: %w", err)
+		}
+		nc, err := ulfm.Shrink(comm)
+		if err != nil {
+			return nil, fmt.Errorf("Shrink: %w", err)
+		}
+		comm.Free()
+		comm = nc
+		// Some survivors may have finished this iteration: resume from
+		// the earliest.
+		at := []int{it}
+		if err := coll.Allreduce(comm, nil, at, coll.Min[int]); err != nil {
+			return nil, fmt.Errorf("Allreduce after Shrink: %w", err)
+		}
+		it = at[0] - 1
+	}
+	return comm, nil
 }
 
 func TestAgreeShrinkAcrossNodes(t *testing.T) {

@@ -15,9 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shmpi/shmpi/coll"
 	"github.com/shmpi/shmpi/ranks"
-	"github.com/shmpi/shmpi/ulfm"
 )
 
 // The same bodies as agent_test.go, across "nodes" that are agents
@@ -324,37 +322,16 @@ func TestMPINodeFailureShrinkULFM(t *testing.T) {
 func init() {
 	bodies["node-death-shrink"] = func(w *ranks.World, c *ranks.Comm) error {
 		me := c.Rank()
-		comm, err := c.Dup()
-		if err != nil {
-			return err
-		}
-		for it := 0; it < 6; it++ {
-			if it == 3 && me >= 2 && me < 4 {
+		comm, err := recoveryLoop(c, func(it int) {
+			if it == 3 && (me == 2 || me == 3) {
 				if me == 2 {
 					syscall.Kill(os.Getppid(), syscall.SIGKILL)
 				}
 				select {} // dies with its agent
 			}
-			x := []int{me}
-			err := coll.Allreduce(comm, nil, x, coll.Sum)
-			if err == nil {
-				continue
-			}
-			if !errors.Is(err, ranks.ErrProcFailed) && !errors.Is(err, ranks.ErrRevoked) {
-				return fmt.Errorf("iteration %d: %w", it, err)
-			}
-			ulfm.Revoke(comm)
-			nc, err := ulfm.Shrink(comm)
-			if err != nil {
-				return fmt.Errorf("Shrink: %w", err)
-			}
-			comm.Free()
-			comm = nc
-			at := []int{it}
-			if err := coll.Allreduce(comm, nil, at, coll.Min[int]); err != nil {
-				return fmt.Errorf("Allreduce after Shrink: %w", err)
-			}
-			it = at[0] - 1
+		})
+		if err != nil {
+			return err
 		}
 		if err := sumCheck(comm, "the shrunk communicator", []int{0, 1, 4, 5}); err != nil {
 			return err

@@ -213,7 +213,7 @@ func (c *Comm) create(members []int, tag int, op string) (*Comm, error) {
 		remote = remote || e.lay.Remote(world[i])
 	}
 	if remote {
-		return c.createSpanning(members, world, createTransport(c, tag), op)
+		return c.createSpanning(members, world, tag, op)
 	}
 	leader := members[0]
 	var msg [2]uint32 // slot, generation; generation 0: no slot was free
@@ -286,7 +286,7 @@ func (c *Comm) create(members []int, tag int, op string) (*Comm, error) {
 // A failure ends the creation with an error at every member that learns
 // of it: the leader sends a table that says so (or dies, which its
 // members see), and each member gives up its hold on its node's slot.
-func (c *Comm) createSpanning(members, world []int, tr transport, op string) (*Comm, error) {
+func (c *Comm) createSpanning(members, world []int, tag int, op string) (*Comm, error) {
 	const (
 		spanOK     = 0
 		spanNoSlot = 1 // a node had no free slot
@@ -309,9 +309,9 @@ func (c *Comm) createSpanning(members, world []int, tr transport, op string) (*C
 		// Every live member must hear: a failed one is the leader's to
 		// find (its gather), which then tells every member.
 		for _, m := range local[1:] {
-			_ = tr.send(mine[:], m, tr.slot)
+			_ = Send(c.coll, mine[:], m, tag)
 		}
-	} else if err := tr.recv(mine[:], sub, tr.slot); err != nil {
+	} else if _, err := Recv(c.coll, mine[:], sub, tag); err != nil {
 		e.lock()
 		e.t.ReleaseOrphans(e.me, c.group[sub], e.holdsLocally)
 		e.unlock()
@@ -325,7 +325,7 @@ func (c *Comm) createSpanning(members, world []int, tr transport, op string) (*C
 		copy(table[2:], mine[:])
 		var failed error
 		for i, m := range members[1:] {
-			if err := tr.recv(table[2+2*(i+1):2+2*(i+2)], m, tr.gather); err != nil && failed == nil {
+			if _, err := Recv(c.coll, table[2+2*(i+1):2+2*(i+2)], m, tag|tagSpanSlot); err != nil && failed == nil {
 				failed = err
 			}
 		}
@@ -339,7 +339,7 @@ func (c *Comm) createSpanning(members, world []int, tr transport, op string) (*C
 			}
 		}
 		for _, m := range members[1:] {
-			if err := tr.send(table, m, tr.table); err != nil && failed == nil {
+			if err := Send(c.coll, table, m, tag|tagSpanTable); err != nil && failed == nil {
 				failed = err
 			}
 		}
@@ -347,10 +347,10 @@ func (c *Comm) createSpanning(members, world []int, tr transport, op string) (*C
 			return nil, c.abandon(mine, failed, op)
 		}
 	} else {
-		if err := tr.send(mine[:], leader, tr.gather); err != nil {
+		if err := Send(c.coll, mine[:], leader, tag|tagSpanSlot); err != nil {
 			return nil, c.abandon(mine, err, op)
 		}
-		if err := tr.recv(table, leader, tr.table); err != nil {
+		if _, err := Recv(c.coll, table, leader, tag|tagSpanTable); err != nil {
 			return nil, c.abandon(mine, err, op)
 		}
 	}
@@ -363,7 +363,7 @@ func (c *Comm) createSpanning(members, world []int, tr transport, op string) (*C
 	if c.rank == leader {
 		var ack [1]uint32
 		for _, m := range members[1:] {
-			if err := tr.recv(ack[:], m, tr.ok); err != nil {
+			if _, err := Recv(c.coll, ack[:], m, tag|tagAck); err != nil {
 				// The live members have the communicator; this rank
 				// reports the failure, as create's leader does.
 				return nil, c.abandon(mine, err, op)
@@ -377,7 +377,7 @@ func (c *Comm) createSpanning(members, world []int, tr transport, op string) (*C
 	if c.rank != leader {
 		// An error means the leader died after sending the table: the
 		// communicator is made; its next operations report it.
-		_ = tr.send([]uint32{1}, leader, tr.ok)
+		_ = Send(c.coll, []uint32{1}, leader, tag|tagAck)
 	}
 	return nc, nil
 }

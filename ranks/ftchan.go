@@ -102,24 +102,8 @@ func (c *Comm) ftRecv(b []byte, src, tag int) (int, error) {
 	return n, err
 }
 
-// transport is how a creation exchanges its messages: point-to-point on
-// the parent's twin (createTransport); each step has its tag.
-type transport struct {
-	send                    func(b []uint32, dst, tag int) error
-	recv                    func(b []uint32, src, tag int) error
-	slot, gather, table, ok int // tags: the node's slot, to the leader, the table, the acknowledgement
-}
-
 func u32bytes(b []uint32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b))), 4*len(b))
-}
-
-func createTransport(c *Comm, tag int) transport {
-	return transport{
-		send: func(b []uint32, dst, tag int) error { return Send(c.coll, b, dst, tag) },
-		recv: func(b []uint32, src, tag int) error { _, err := Recv(c.coll, b, src, tag); return err },
-		slot: tag, gather: tag | tagSpanSlot, table: tag | tagSpanTable, ok: tag | tagAck,
-	}
 }
 
 // ftNodeSlot gives the members of c on this node that have not failed a

@@ -53,7 +53,7 @@ const (
 	spanState   = 0 // member → coordinator: its state
 	spanDecide  = 1 // coordinator → member: a proposal or the commit
 	spanAck     = 2 // member → coordinator: holds the proposal
-	spanCreate  = 4 // Shrink's creation, 4 tags (ext.FTCreate)
+	spanCreate  = 4 // Shrink: the node slot's tag (ext.FTNodeSlot)
 	spanKinds   = 8
 	spanPropose = 1 // spanDecide's kinds
 	spanCommit  = 2
