@@ -69,9 +69,6 @@ type engine struct {
 	lay job.Layout
 	me  int
 	n   int
-	// proxy: the engine of a node agent's proxy (proxy.go). It forwards
-	// what comes for a revoked communicator too: the receivers refuse it.
-	proxy bool
 
 	prods []*ring.Producer // our producer handle on every rank's inbox
 	inbox *ring.Consumer   // ours
@@ -180,6 +177,9 @@ type engine struct {
 	spawnKill string // fault injection: die at this point of a spawn (spawn.go)
 	ports     *Comm  // the ports' communicator, made at the first use of a port (ports.go)
 	calls     int64  // entries so far, counted only when killAt is set
+	// proxy: the engine of a node agent's proxy (proxy.go). It forwards
+	// what comes for a revoked communicator too: the receivers refuse it.
+	proxy bool
 
 	// Last, so that the hot fields above keep their offsets.
 	p2p  p2pState     // matched probes' messages and buffered mode (mprobe.go, bsend.go)
