@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -50,6 +51,9 @@ type mpirunOpts struct {
 	Flags   []string // shmnode flags
 	Timeout time.Duration
 	Env     []string
+	// Prog is the program each agent runs, with its arguments; by
+	// default this test binary, which runs Body.
+	Prog []string
 	// Kill, if set, runs once the job is started; it returns when done.
 	Kill func(t *testing.T, mpirun *exec.Cmd)
 }
@@ -73,7 +77,10 @@ func mpirun(t *testing.T, o mpirunOpts) (string, error) {
 	args = append(args, bin, "-cores", fmt.Sprint(cores), "-n", fmt.Sprint(o.Ranks),
 		"-timeout", (o.Timeout - 10*time.Second).String())
 	args = append(args, o.Flags...)
-	args = append(args, os.Args[0], "-test.run=^$")
+	if o.Prog == nil {
+		o.Prog = []string{os.Args[0], "-test.run=^$"}
+	}
+	args = append(args, o.Prog...)
 	cmd := exec.Command("mpirun", args...)
 	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -95,23 +102,24 @@ func mpirun(t *testing.T, o mpirunOpts) (string, error) {
 		<-done
 		t.Fatalf("mpirun still running after %v:\n%s", o.Timeout, out.String())
 	}
-	nothingLeft(t, bin)
+	nothingLeft(t, bin, o.Prog[0])
 	return out.String(), err
 }
 
-// nothingLeft fails if a segment file or a process of the job is left.
-func nothingLeft(t *testing.T, bin string) {
+// nothingLeft fails if a segment file or a process of the job (the
+// agent bin, or the ranks' program prog) is left.
+func nothingLeft(t *testing.T, bin, prog string) {
 	t.Helper()
 	leftovers(t)
 	// Processes go a moment after mpirun returns (they are being reaped
 	// by their parents, which are gone): look for a while.
 	for range 100 {
-		if len(pgrep(bin)) == 0 && len(pgrep(os.Args[0])) == 0 {
+		if len(pgrep(bin)) == 0 && len(pgrep(prog)) == 0 {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	out, _ := exec.Command("pgrep", "-a", "-f", bin+"|"+os.Args[0]).Output()
+	out, _ := exec.Command("pgrep", "-a", "-f", bin+"|"+prog).Output()
 	t.Errorf("processes left after the job:\n%s", out)
 }
 
@@ -365,5 +373,81 @@ func init() {
 		}
 		fmt.Printf("survivor %d ok\n", me)
 		return nil
+	}
+}
+
+// The spec's examples of section 15.5 (examples/ft_*), unchanged, on 3
+// agents of 3 ranks under mpirun: with rank 4 (node 1) SIGKILLed at its
+// 40th entry into the runtime, and, under an MPI with ULFM, with node 1's
+// agent SIGKILLed once every rank runs (its ranks die with it). Every
+// rank of the other nodes must end well, and the reporter must say ok.
+func TestMPISpecExamples(t *testing.T) {
+	dir := t.TempDir()
+	for _, ex := range []string{"ft_failed_group_agree", "ft_failed_group_shrink", "ft_iterative", "ft_master_worker", "ft_split"} {
+		bin := filepath.Join(dir, ex)
+		if out, err := exec.Command("go", "build", "-o", bin, "github.com/shmpi/shmpi/examples/"+ex).CombinedOutput(); err != nil {
+			t.Fatalf("building %s: %v\n%s", ex, err, out)
+		}
+		t.Run(ex+"/rank", func(t *testing.T) {
+			out, _ := mpirun(t, mpirunOpts{Counts: 3, Ranks: 3, Prog: []string{bin}, Flags: []string{"-ft"},
+				Env: []string{"SHMPI_KILL=4@op=40"}})
+			examplesOK(t, out, 4)
+		})
+		t.Run(ex+"/node", func(t *testing.T) {
+			if !ulfmMPI() {
+				t.Skip("the MPI has no ULFM (node/test-mpi.sh runs this with Open MPI 5)")
+			}
+			out, _ := mpirun(t, mpirunOpts{Counts: 3, Ranks: 3, Prog: []string{bin}, Flags: []string{"-ft"},
+				Kill: func(t *testing.T, mpirun *exec.Cmd) {
+					deadline := time.Now().Add(60 * time.Second)
+					for time.Now().Before(deadline) && len(pgrep(bin)) < 9+3 { // 9 ranks and 3 agents name it
+						time.Sleep(time.Millisecond)
+					}
+					if a := agentOf(bin, 4); a > 0 {
+						syscall.Kill(a, syscall.SIGKILL)
+					} else {
+						t.Errorf("no agent found for rank 4")
+					}
+				}})
+			examplesOK(t, out, 3, 4, 5)
+		})
+	}
+}
+
+// agentOf is the pid of the agent (the parent) of world rank r, a
+// process running prog, or 0.
+func agentOf(prog string, r int) int {
+	for _, pid := range pgrep(prog) {
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil || !slices.Contains(strings.Split(string(env), "\x00"), fmt.Sprintf("SHMPI_RANK=%d", r)) {
+			continue
+		}
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces; it ends at the last ')'.
+		f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:]))
+		var ppid int
+		if len(f) > 1 {
+			fmt.Sscan(f[1], &ppid)
+		}
+		return ppid
+	}
+	return 0
+}
+
+// examplesOK fails unless the example's reporter said ok, naming dead
+// (the victim, or the ranks of the dead node) as lost, and no other rank
+// reported an error.
+func examplesOK(t *testing.T, out string, dead ...int) {
+	t.Helper()
+	if !strings.Contains(out, ": ok\n") || strings.Contains(out, "WRONG") || !strings.Contains(out, fmt.Sprint(dead)) {
+		t.Fatalf("the reporter did not say ok with %v lost:\n%s", dead, out)
+	}
+	for r := range 9 {
+		if !slices.Contains(dead, r) && strings.Contains(out, fmt.Sprintf(": rank %d: ", r)) {
+			t.Fatalf("rank %d failed:\n%s", r, out)
+		}
 	}
 }

@@ -69,6 +69,9 @@ type spanOutcome struct {
 	table    []uint64 // Shrink: every contributor's extra words, spanExtra a member
 }
 
+// spanExtra is the words of a member's contribution that Shrink's round
+// gathers into the decision (spanOutcome.table): its node's context
+// slot, its generation, and the node.
 const spanExtra = 3
 
 func (o spanOutcome) has(q int) bool { return o.excluded[q/64]&(1<<(q%64)) != 0 }
@@ -92,10 +95,6 @@ type spanMemberState struct {
 	known  []uint64 // failures it knew of when it entered
 	extra  [spanExtra]uint64
 }
-
-// spanExtra is the words of a member's contribution that Shrink's round
-// gathers into the decision (spanOutcome.table): its node's context
-// slot, its generation, and the node.
 
 func (st *state) words() int { return (st.size + 63) / 64 }
 
