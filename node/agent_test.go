@@ -706,11 +706,11 @@ func TestRevokeAcrossNodes(t *testing.T) {
 	}
 }
 
-// Agree and Shrink across nodes, first without a failure; then the
-// usual recovery loop: the members of a duplicate of the world sum their
-// world ranks with Allreduce, the victim dies by SIGKILL at the fourth
-// iteration, and every survivor revokes, shrinks, agrees on the
-// iteration to resume from and goes on. Every sum is checked; at the end
+// Agree and Shrink across nodes (and Iagree, Ishrink), first without a
+// failure; then the usual recovery loop: the members of a duplicate of
+// the world sum their world ranks with Allreduce, the victim dies by
+// SIGKILL at the fourth iteration, and every survivor revokes, shrinks,
+// agrees on the iteration to resume from and goes on. Every sum is checked; at the end
 // the communicator has every survivor and no victim, and an Agree on the
 // world reports the failure until it is acknowledged.
 func init() {
@@ -732,6 +732,31 @@ func init() {
 			return err
 		}
 		if err := s0.Free(); err != nil {
+			return err
+		}
+		// The nonblocking forms.
+		flag := ^(1 << me)
+		q, err := ulfm.Iagree(c, &flag)
+		if err != nil {
+			return fmt.Errorf("Iagree: %w", err)
+		}
+		if _, err := q.Wait(); err != nil {
+			return fmt.Errorf("Iagree: %w", err)
+		}
+		if want := ^(1<<n - 1); flag != want {
+			return fmt.Errorf("Iagree: %b, want %b", flag, want)
+		}
+		var s1 *ranks.Comm
+		if q, err = ulfm.Ishrink(c, &s1); err != nil {
+			return fmt.Errorf("Ishrink: %w", err)
+		}
+		if _, err := q.Wait(); err != nil {
+			return fmt.Errorf("Ishrink: %w", err)
+		}
+		if err := sumCheck(s1, "Ishrink without a failure", identity(n)); err != nil {
+			return err
+		}
+		if err := s1.Free(); err != nil {
 			return err
 		}
 		comm, err := recoveryLoop(c, func(it int) {
