@@ -13,7 +13,10 @@
 # benchmarks/ref/ulfm_recovery.c over 4 processes of the MPI on the same
 # transport, one of them SIGKILLed. Both time from the victim's clock just
 # before the kill to the end of the last survivor's first allreduce after
-# Shrink.
+# Shrink. For a node's kill it also prints when the killed agent's process
+# was torn down (bin/agent_teardown: its pidfd readable), before which no
+# MPI can report the death, and the recovery after that point against
+# the MPI's whole recovery.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/lib.sh
@@ -34,15 +37,27 @@ mpicc=$MPI_PREFIX/bin/mpicc
 CC=$mpicc CGO_CFLAGS="-O2 -g -DSHMPI_MPICC=$mpicc" go build -tags mpi -o "$tmp/shmnode" ./cmd/shmnode
 "$mpicc" -O2 -o "$tmp/ref_recovery" benchmarks/ref/ulfm_recovery.c
 mpirun=("$MPI_PREFIX/bin/mpirun" --with-ft ulfm --oversubscribe --mca btl tcp,self -n 4)
-# ours VICTIM [-node]: microseconds from the kill to the end of recovery.
+# ours VICTIM [-node]: microseconds from the kill to the end of recovery;
+# with -node, then also to the killed agent's teardown.
 ours() {
-	rm -f "$tmp/stamp"
-	local out
+	rm -f "$tmp/stamp" "$tmp/teardown"
+	local out watcher=
+	if [ -n "${2:-}" ]; then
+		bin/agent_teardown bin/ulfm_recovery "$1" >"$tmp/teardown" 2>/dev/null &
+		watcher=$!
+	fi
 	out=$("${mpirun[@]}" "$tmp/shmnode" -ft -cores 1 -n 2 -timeout 60s bin/ulfm_recovery -victim "$1" -after 300ms -stamp "$tmp/stamp" ${2:-} 2>/dev/null || true)
-	local done killed
+	[ -z "$watcher" ] || wait "$watcher" || true
+	local done killed td
 	done=$(echo "$out" | sed -n 's/^done=//p')
 	killed=$(cat "$tmp/stamp" 2>/dev/null || true)
-	if [ -n "$done" ] && [ -n "$killed" ]; then echo $(((done - killed) / 1000)); else echo -; fi
+	td=$(cat "$tmp/teardown" 2>/dev/null || true)
+	if [ -n "$done" ] && [ -n "$killed" ]; then echo -n $(((done - killed) / 1000)); else echo -n -; fi
+	if [ -n "${2:-}" ]; then
+		if [ -n "$td" ] && [ -n "$killed" ]; then echo " $(((td - killed) / 1000))"; else echo " -"; fi
+	else
+		echo
+	fi
 }
 ref() {
 	local out
@@ -53,16 +68,17 @@ ref() {
 	if [ -n "$done" ] && [ -n "$killed" ]; then echo $(((done - killed) / 1000)); else echo -; fi
 }
 log "# recovery across 4 nodes x 2 ranks (agents over TCP, 1 core a node) vs $(MPIRUN=$MPI_PREFIX/bin/mpirun mpi_version) over 4 processes; $ROUNDS rounds"
-log "# round  handoff_ns  mpi_us  rank_kill_us  rank_ratio  node_kill_us  node_ratio"
+log "# round  handoff_ns  mpi_us  rank_kill_us  rank_ratio  node_kill_us  node_ratio  teardown_us  after_teardown_ratio"
 : >"$tmp/rounds"
 for round in $(seq "$ROUNDS"); do
 	h=$(handoff)
 	m=$(ref)
 	r=$(ours 3)
-	n=$(ours 2 -node)
+	read -r n td <<<"$(ours 2 -node)"
 	rr=$(awk -v a="$r" -v b="$m" 'BEGIN {if (a == "-" || b == "-") print "-"; else printf "%.2f", a / b}')
 	nr=$(awk -v a="$n" -v b="$m" 'BEGIN {if (a == "-" || b == "-") print "-"; else printf "%.2f", a / b}')
-	echo "$round $h $m $r $rr $n $nr" >>"$tmp/rounds"
+	ar=$(awk -v a="$n" -v t="$td" -v b="$m" 'BEGIN {if (a == "-" || t == "-" || b == "-") print "-"; else printf "%.2f", (a - t) / b}')
+	echo "$round $h $m $r $rr $n $nr $td $ar" >>"$tmp/rounds"
 	log "$(tail -1 "$tmp/rounds")"
 done
 med() { awk -v c="$1" '$c != "-" {print $c}' "$tmp/rounds" | median; }
@@ -72,8 +88,10 @@ if [ "$JSON" = 1 ]; then
 	printf ', "nodes": 4, "ranks_per_node": 2, "transport": "tcp", "rounds": %d, "handoff_ns": %s,\n' "$ROUNDS" "$(jnum "$(med 2)")"
 	printf ' "mpi_recovery_4_us": %s, "rank_kill_recovery_us": %s, "rank_kill_ratio": %s, "rank_kill_worst_us": %s,\n' \
 		"$(jnum "$(med 3)")" "$(jnum "$(med 4)")" "$(jnum "$(med 5)")" "$(jnum "$(worst 4)")"
-	printf ' "node_kill_recovery_us": %s, "node_kill_ratio": %s, "node_kill_worst_us": %s}\n' \
+	printf ' "node_kill_recovery_us": %s, "node_kill_ratio": %s, "node_kill_worst_us": %s,\n' \
 		"$(jnum "$(med 6)")" "$(jnum "$(med 7)")" "$(jnum "$(worst 6)")"
+	printf ' "agent_teardown_us": %s, "after_teardown_ratio": %s}\n' "$(jnum "$(med 8)")" "$(jnum "$(med 9)")"
 else
 	echo "# median: Open MPI alone $(med 3) us; a rank's SIGKILL $(med 4) us (ratio $(med 5), worst $(worst 4) us); a node's SIGKILL $(med 6) us (ratio $(med 7), worst $(worst 6) us); bar: ratio <= 2 and <= 20000 us"
+	echo "# median: the killed agent's teardown $(med 8) us after the kill; the node's recovery after it against the MPI's whole recovery: ratio $(med 9)"
 fi
