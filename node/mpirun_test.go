@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shmpi/shmpi/internal/procs"
 	"github.com/shmpi/shmpi/ranks"
 )
 
@@ -403,7 +404,7 @@ func TestMPISpecExamples(t *testing.T) {
 					for time.Now().Before(deadline) && len(pgrep(bin)) < 9+3 { // 9 ranks and 3 agents name it
 						time.Sleep(time.Millisecond)
 					}
-					if a := agentOf(bin, 4); a > 0 {
+					if a := procs.ParentOfRank(bin, 4); a > 0 {
 						syscall.Kill(a, syscall.SIGKILL)
 					} else {
 						t.Errorf("no agent found for rank 4")
@@ -412,29 +413,6 @@ func TestMPISpecExamples(t *testing.T) {
 			examplesOK(t, out, 3, 4, 5)
 		})
 	}
-}
-
-// agentOf is the pid of the agent (the parent) of world rank r, a
-// process running prog, or 0.
-func agentOf(prog string, r int) int {
-	for _, pid := range pgrep(prog) {
-		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		if err != nil || !slices.Contains(strings.Split(string(env), "\x00"), fmt.Sprintf("SHMPI_RANK=%d", r)) {
-			continue
-		}
-		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces; it ends at the last ')'.
-		f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:]))
-		var ppid int
-		if len(f) > 1 {
-			fmt.Sscan(f[1], &ppid)
-		}
-		return ppid
-	}
-	return 0
 }
 
 // examplesOK fails unless the example's reporter said ok, naming dead

@@ -12,29 +12,33 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"log"
 	"os"
-	"os/exec"
-	"strings"
+	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/shmpi/shmpi/internal/procs"
 )
 
 func main() {
 	if len(os.Args) != 3 {
 		log.Fatal("usage: agent_teardown PROG RANK")
 	}
-	prog, rank := os.Args[1], os.Args[2]
+	prog := os.Args[1]
+	rank, err := strconv.Atoi(os.Args[2])
+	if err != nil {
+		log.Fatalf("rank %q: %v", os.Args[2], err)
+	}
 	agent := 0
 	deadline := time.Now().Add(60 * time.Second)
 	for agent == 0 {
 		if time.Now().After(deadline) {
-			log.Fatalf("no process of %s with rank %s", prog, rank)
+			log.Fatalf("no process of %s with rank %d", prog, rank)
 		}
-		agent = parentOf(prog, rank)
+		agent = procs.ParentOfRank(prog, rank)
 		time.Sleep(time.Millisecond) // polling for a process to appear
 	}
 	fd, err := unix.PidfdOpen(agent, 0)
@@ -48,28 +52,4 @@ func main() {
 		}
 	}
 	fmt.Println(time.Now().UnixNano())
-}
-
-// parentOf is the parent pid of the process running prog with
-// SHMPI_RANK=rank, or 0.
-func parentOf(prog, rank string) int {
-	out, _ := exec.Command("pgrep", "-f", prog).Output()
-	for _, f := range strings.Fields(string(out)) {
-		env, err := os.ReadFile("/proc/" + f + "/environ")
-		if err != nil || !bytes.Contains(env, []byte("SHMPI_RANK="+rank+"\x00")) {
-			continue
-		}
-		st, err := os.ReadFile("/proc/" + f + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces.
-		fs := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:]))
-		var ppid int
-		if len(fs) > 1 {
-			fmt.Sscan(fs[1], &ppid)
-		}
-		return ppid
-	}
-	return 0
 }
