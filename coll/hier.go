@@ -161,10 +161,19 @@ func hierAllreduce[T any](c *ranks.Comm, h *hier, send, recv []T, op Op[T]) erro
 	return nil
 }
 
+// leadersExchangeMax is the largest partial result the leaders exchange
+// all at once rather than by the binomial trees: between nodes each hop
+// crosses two agents, so for small data one hop of n-1 messages a leader
+// beats the trees' 2·log2(n) sequential hops (4 nodes × 8 ranks: docs/nodes.md).
+const leadersExchangeMax = 16 << 10
+
 // leadersAllreduce combines the leaders' partial results in acc, in
 // order, at every leader, by messages on the communicator's twin.
 func leadersAllreduce[T any](st *state, h *hier, acc []T, op Op[T], name string) error {
 	n, r := len(h.leaders), h.me
+	if b := len(bytesOf(acc)); n > 2 && b <= leadersExchangeMax {
+		return leadersExchange(st, h, acc, op, name)
+	}
 	got := make([]T, len(acc))
 	for mask := 1; mask < n; mask <<= 1 {
 		if r&mask != 0 {
@@ -197,6 +206,45 @@ func leadersAllreduce[T any](st *state, h *hier, acc []T, op Op[T], name string)
 				return st.fail(err, name)
 			}
 		}
+	}
+	return nil
+}
+
+// leadersExchange: every leader sends its partial result to every other
+// one, and each combines all of them in leader order, so every leader
+// gets the same result (the order also keeps operations that do not
+// commute right).
+func leadersExchange[T any](st *state, h *hier, acc []T, op Op[T], name string) error {
+	n, me, m := len(h.leaders), h.me, len(acc)
+	parts := make([]T, n*m)
+	copy(parts[me*m:], acc)
+	reqs := make([]*ranks.Request, 0, 2*(n-1))
+	for i := range n {
+		if i == me {
+			continue
+		}
+		q, err := ranks.Irecv(st.cc, bytesOf(parts[i*m:(i+1)*m]), h.leaders[i], st.tag())
+		if err != nil {
+			return st.fail(err, name)
+		}
+		reqs = append(reqs, q)
+	}
+	for i := range n {
+		if i == me {
+			continue
+		}
+		q, err := ranks.Isend(st.cc, bytesOf(acc), h.leaders[i], st.tag())
+		if err != nil {
+			return st.fail(err, name)
+		}
+		reqs = append(reqs, q)
+	}
+	if err := ranks.WaitAll(reqs, nil); err != nil {
+		return st.fail(err, name)
+	}
+	copy(acc, parts[:m])
+	for i := 1; i < n; i++ {
+		op(acc, parts[i*m:(i+1)*m])
 	}
 	return nil
 }
