@@ -259,13 +259,14 @@ func (a *agent) loop() error {
 			if ps == nil {
 				continue
 			}
-			for {
-				ctx, src, tag, data, ack, ok, err := ps.p.Take()
+			for a.net.Backlog() < backlogMax {
+				ctx, src, tag, data, ack, ok, err := ps.p.Take(bufs.get)
 				if !ok {
 					break
 				}
 				busy = true
 				if err != nil {
+					bufs.put(data)
 					continue // the sender failed during the copy: the message is lost with it
 				}
 				f := frame{kind: frameMsg, ctx: ctx, src: src, dst: ps.p.Rank, tag: tag, data: data}
@@ -360,6 +361,11 @@ func (a *agent) idle(quiet time.Duration) {
 	a.net.Idle()
 	a.job.WaitEpoch(a.epoch, min(quiet/16, idleSleepMax))
 }
+
+// backlogMax is how many bytes an agent lets its Net hold unsent before
+// it takes no more from its proxies: beyond it, taking more only copies
+// ahead while the Net makes no progress, and fills bufs.
+const backlogMax = 8 << 20
 
 // agentsHere counts the agents running in this process (several under
 // Loopback, in tests).
@@ -532,6 +538,7 @@ func (a *agent) advance(ps *proxyState) bool {
 	for _, s := range ps.pending {
 		if _, done, _ := s.req.Test(); done {
 			moved = true
+			bufs.put(s.frame)
 			if s.sync {
 				// Matched, or failed: either way its sender must not
 				// wait any longer.

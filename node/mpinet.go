@@ -132,12 +132,14 @@ import (
 type MPINet struct {
 	rank, size int
 	sends      []mpiSend
+	inflight   int    // bytes of sends not yet complete (Backlog)
 	gone       []bool // agents known failed
 }
 
 type mpiSend struct {
 	req C.MPI_Request
 	pin *runtime.Pinner // the frame stays where it is until the send completes
+	b   []byte          // what is sent, back to bufs when done
 }
 
 // errAgentFailed is an MPI error of a ULFM failure class: some agent died.
@@ -188,7 +190,9 @@ func (n *MPINet) Allgather(v int) ([]int, error) {
 
 func (n *MPINet) Send(to int, header, data []byte) error {
 	if len(header)+len(data) <= mpiBig {
-		return n.isend(to, 0, append(header, data...))
+		b := append(header, data...)
+		bufs.put(data)
+		return n.isend(to, 0, b)
 	}
 	// The header alone, marked, then the bytes, from where they are.
 	header[1] = 1
@@ -200,22 +204,29 @@ func (n *MPINet) Send(to int, header, data []byte) error {
 
 func (n *MPINet) isend(to, tag int, b []byte) error {
 	if n.gone[to] {
+		bufs.put(b)
 		return nil // its node is gone, and what was for it with it
 	}
-	n.sends = append(n.sends, mpiSend{pin: new(runtime.Pinner)})
+	n.sends = append(n.sends, mpiSend{pin: new(runtime.Pinner), b: b})
 	s := &n.sends[len(n.sends)-1]
 	p := unsafe.Pointer(unsafe.SliceData(b))
 	s.pin.Pin(p)
 	err := mpiErr("MPI_Isend", C.net_isend_tag(p, C.int(len(b)), C.int(to), C.int(tag), &s.req))
 	if err != nil {
 		s.pin.Unpin()
+		bufs.put(b)
 		n.sends = n.sends[:len(n.sends)-1]
 		if err == errAgentFailed {
 			return nil // Recv reports it
 		}
 	}
+	if err == nil {
+		n.inflight += len(b)
+	}
 	return err
 }
+
+func (n *MPINet) Backlog() int { return n.inflight }
 
 // reap completes the sends that are done, in order; a send to an agent
 // that failed is done.
@@ -229,6 +240,8 @@ func (n *MPINet) reap() error {
 			break
 		}
 		n.sends[k].pin.Unpin()
+		n.inflight -= len(n.sends[k].b)
+		bufs.put(n.sends[k].b)
 		k++
 	}
 	if k > 0 {
@@ -283,7 +296,7 @@ func (n *MPINet) Recv() (int, []byte, bool, error) {
 	if len(b) == frameHeader && b[1] == 1 {
 		// A long frame: its bytes follow with tag 1.
 		ln := binary.LittleEndian.Uint32(b[20:])
-		f := make([]byte, frameHeader+int(ln))
+		f := bufs.get(frameHeader + int(ln))
 		copy(f, b)
 		f[1] = 0
 		err := mpiErr("MPI_Recv", C.net_recv(unsafe.Pointer(&f[frameHeader]), C.int(ln), from))

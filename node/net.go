@@ -20,8 +20,11 @@ type Net interface {
 	Allgather(v int) ([]int, error)
 	// Send queues a frame for agent to: its header (frameHeader bytes)
 	// and the bytes that follow it, which arrive as one frame. It may
-	// hold on to both until the frame has left.
+	// hold on to both until the frame has left; data is then the Net's,
+	// which gives it back to bufs.
 	Send(to int, header, data []byte) error
+	// Backlog is how many bytes the Net holds that have not left yet.
+	Backlog() int
 	// Recv returns the next frame that has arrived, if any, without
 	// waiting.
 	Recv() (from int, frame []byte, ok bool, err error)
@@ -171,6 +174,7 @@ func (n *loopNet) Send(to int, header, data []byte) error {
 		return errors.New("node: send on a closed net")
 	}
 	frame := append(append(make([]byte, 0, len(header)+len(data)), header...), data...)
+	bufs.put(data)
 	b := &n.l.boxes[to]
 	b.mu.Lock()
 	b.q = append(b.q, loopFrame{n.me, frame})
@@ -196,5 +200,7 @@ func (n *loopNet) Recv() (int, []byte, bool, error) {
 }
 
 func (n *loopNet) Idle() {}
+
+func (n *loopNet) Backlog() int { return 0 }
 
 func (n *loopNet) Close() error { n.closed = true; return nil }

@@ -46,8 +46,8 @@ type proxy struct {
 
 func init() {
 	ext.NewProxy = func(seg *shm.Segment, slot int) (any, error) { return newProxy(seg, slot) }
-	ext.ProxyTake = func(p any) (ctx uint32, src, tag int, data []byte, ack func(), ok bool, err error) {
-		return p.(*proxy).take()
+	ext.ProxyTake = func(p any, alloc func(n int) []byte) (ctx uint32, src, tag int, data []byte, ack func(), ok bool, err error) {
+		return p.(*proxy).take(alloc)
 	}
 	ext.ProxySend = func(p any, ctx uint32, dst, tag int, data []byte, sync bool) (any, error) {
 		return p.(*proxy).send(ctx, dst, tag, data, sync)
@@ -77,10 +77,10 @@ func newProxy(seg *shm.Segment, slot int) (*proxy, error) {
 
 // take receives the oldest message waiting in the proxy's inbox, if any,
 // in whole: its wire context, its source and tag (world ranks and the
-// tag as sent), and its bytes. For a synchronous eager message, ack is
+// tag as sent), and its bytes, in a buffer from alloc. For a synchronous eager message, ack is
 // the acknowledgement of its match, to call once the receiver's match is
 // known; nil otherwise.
-func (p *proxy) take() (ctx uint32, src, tag int, data []byte, ack func(), ok bool, err error) {
+func (p *proxy) take(alloc func(n int) []byte) (ctx uint32, src, tag int, data []byte, ack func(), ok bool, err error) {
 	e := p.e
 	e.lock()
 	e.progress()
@@ -124,7 +124,7 @@ func (p *proxy) take() (ctx uint32, src, tag int, data []byte, ack func(), ok bo
 	m.h = h
 	src, tag, n := m.src, m.tag, m.n
 	e.unlock()
-	data = make([]byte, n)
+	data = alloc(n)
 	_, err = h.recv(unsafe.Pointer(unsafe.SliceData(data)), n, 1, "Proxy")
 	return c.ctx, src, tag, data, ack, true, err
 }

@@ -67,14 +67,15 @@ var (
 	// NewProxy claims rank slot slot of segment seg, a rank of another
 	// node, for this process, a node agent (ranks/proxy.go); the proxy is
 	// typed any here. ProxyTake receives the oldest message its inbox
-	// holds, if any: wire context, source and tag as sent, its bytes, and
+	// holds, if any: wire context, source and tag as sent, its bytes (in a
+	// buffer from alloc), and
 	// for a synchronous message the acknowledgement of its match, to call
 	// once the receiver matched it. ProxySend starts sending, as the
 	// proxied rank, a message that came from its node (synchronously if
 	// sync), and returns its *ranks.Request. ProxyFinalize marks the
 	// proxied rank finalized here.
 	NewProxy      func(seg *shm.Segment, slot int) (any, error)
-	ProxyTake     func(p any) (ctx uint32, src, tag int, data []byte, ack func(), ok bool, err error)
+	ProxyTake     func(p any, alloc func(n int) []byte) (ctx uint32, src, tag int, data []byte, ack func(), ok bool, err error)
 	ProxySend     func(p any, ctx uint32, dst, tag int, data []byte, sync bool) (any, error)
 	ProxyFinalize func(p any)
 

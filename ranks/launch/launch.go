@@ -961,13 +961,16 @@ func (j *Job) Proxy(r int) (*Proxy, error) {
 
 // Take receives the oldest message this node's ranks sent to the proxied
 // rank, if there is one (ok), in whole: its wire context, source (a
-// world rank), tag and bytes. For a synchronous send (Ssend) that has not
+// world rank), tag and bytes (in a buffer alloc returns; nil: make). For a synchronous send (Ssend) that has not
 // completed, ack is not nil: call it once the proxied rank's node says
 // that the receive matched, and the sender completes. err is the
 // receive's error (a sender that failed during a large message's copy);
 // the message is gone then.
-func (p *Proxy) Take() (ctx uint32, src, tag int, data []byte, ack func(), ok bool, err error) {
-	return ext.ProxyTake(p.p)
+func (p *Proxy) Take(alloc func(n int) []byte) (ctx uint32, src, tag int, data []byte, ack func(), ok bool, err error) {
+	if alloc == nil {
+		alloc = func(n int) []byte { return make([]byte, n) }
+	}
+	return ext.ProxyTake(p.p, alloc)
 }
 
 // Send starts sending, as the proxied rank, a message it sent from its
