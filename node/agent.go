@@ -224,7 +224,7 @@ func (a *agent) loop() error {
 	var runErr error
 	var lastBusy time.Time // when the loop last found nothing to do after some work
 	for {
-		busy := false
+		busy, delivered := false, false
 		// Local exits first: a rank that finalized has put everything it
 		// sent into the proxies' inboxes, which the drain below empties
 		// before its Finalize is announced.
@@ -313,6 +313,7 @@ func (a *agent) loop() error {
 			if err := a.handle(from, b); err != nil {
 				return err
 			}
+			delivered = true
 		}
 		for _, ps := range a.proxies {
 			if ps != nil && (len(ps.pending) > 0 || ps.finalWanted) {
@@ -328,6 +329,13 @@ func (a *agent) loop() error {
 		}
 		if busy {
 			lastBusy = time.Time{}
+			if delivered {
+				// Let the ranks that share this CPU take what arrived
+				// now, not after another round of polling the MPI:
+				// cross-node osu_latency 8 B, 6 interleaved runs, median
+				// 15.3 against 16.0 µs (2026-11-26).
+				shm.Yield()
+			}
 			continue
 		}
 		if lastBusy.IsZero() {
