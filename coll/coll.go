@@ -357,7 +357,7 @@ func reduce[T any](c *ranks.Comm, send, recv []T, op Op[T], root int) error {
 	case st.rank == root && len(recv) < n:
 		bad = st.argErr(errf(ranks.ErrBuffer, name, "receive buffer shorter than the contribution"))
 	}
-	if b := bytesOf(mine); len(b) <= inlineMax {
+	if b := bytesOf(mine); len(b) <= inlineMax && !st.span {
 		if err := st.publish(name, b); err != nil {
 			return err
 		}
@@ -1172,7 +1172,7 @@ func prefix[T any](c *ranks.Comm, send, recv []T, op Op[T], exclusive bool, name
 	if exclusive {
 		upto = me
 	}
-	if b := bytesOf(mine); len(b) <= inlineMax {
+	if b := bytesOf(mine); len(b) <= inlineMax && !st.span {
 		if err := st.publish(name, b); err != nil {
 			return err
 		}

@@ -265,6 +265,10 @@ func regionBytes(indeg int) int {
 // memory, or it would be too large, every member uses messages.
 func (nb *nbState) setup(op string) error {
 	st := nb.st
+	if st.span {
+		nb.mode = nbMsg // the mailboxes would be in one node's memory
+		return nil
+	}
 	var w [8]byte
 	binary.LittleEndian.PutUint32(w[:], uint32(len(nb.src)))
 	if err := st.publish(op, w[:4]); err != nil {

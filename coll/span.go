@@ -15,25 +15,18 @@ import (
 // dissemination barrier, binomial trees for Bcast and Reduce (a subtree
 // covers consecutive ranks, so contributions combine in rank order, as
 // MPI requires of operations that do not commute), and direct messages
-// for the rooted and all-to-all patterns. They are correct, not tuned:
-// the node-local phases in shared memory that Open MPI's HAN composes
-// with an inter-node phase need communicators of each node's members,
-// and creation does not cross nodes yet. The other collectives return
-// ranks.ErrUnsupported there.
-
-// spanOps are the collectives that run across nodes, by the name begin
-// gets.
-var spanOps = map[string]bool{
-	"Barrier": true, "Bcast": true, "Reduce": true, "Allreduce": true,
-	"Gather": true, "Scatter": true, "Allgather": true, "Alltoall": true,
-}
+// for the rooted and all-to-all patterns. Allreduce composes node-local
+// phases with one among the nodes' leaders (hier.go). The v-forms,
+// Alltoallw, ReduceScatter(Block), the neighbourhood collectives and, past
+// the inline size, Scan and Exscan are point-to-point everywhere: they run
+// across nodes as they are. Scan and Exscan take their chain at every
+// size there, and the neighbourhood collectives their messages, not the
+// mailboxes. An argument error of one member reaches the members of its
+// node as on one node (the verdict word is in the node's segment); the
+// others see its empty blocks (ErrCount) where they needed its data.
 
 // spansNodes reports whether c has a member on another node.
 func spansNodes(c *ranks.Comm) bool { return ext.AcrossNodes(c, "") != nil }
-
-func spanRefuse(op string) error {
-	return errf(ranks.ErrUnsupported, op, "not yet on a communicator that spans nodes (only Barrier, Bcast, Reduce, Allreduce, Gather, Scatter, Allgather and Alltoall are)")
-}
 
 // spanSend and spanRecv move one message of the current collective.
 func (st *state) spanSend(b []byte, to int) error { return ranks.Send(st.cc, b, to, st.tag()) }

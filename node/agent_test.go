@@ -394,15 +394,11 @@ func TestAnySourceAcrossNodes(t *testing.T) {
 	runNodes(t, nodesOpts{Counts: []int{2, 3, 2}, Body: "anysource"}).check(t)
 }
 
-// What needs the members' shared memory, and the collectives without a
-// point-to-point version, are refused on a communicator that spans nodes,
-// with ErrUnsupported, at every rank: no hang.
+// What needs the members' shared memory is refused on a communicator that
+// spans nodes, with ErrUnsupported, at every rank: no hang.
 func init() {
 	bodies["refused"] = func(w *ranks.World, c *ranks.Comm) error {
 		var v [1]int
-		if err := coll.Scan(c, v[:], v[:], coll.Sum); !errors.Is(err, ranks.ErrUnsupported) {
-			return fmt.Errorf("Scan: %v, want ErrUnsupported", err)
-		}
 		if _, err := ranks.IntercommCreate(c, 0, c, 0, 0); !errors.Is(err, ranks.ErrUnsupported) {
 			return fmt.Errorf("IntercommCreate: %v, want ErrUnsupported", err)
 		}
@@ -1121,6 +1117,234 @@ func TestCollectivesAcrossNodes(t *testing.T) {
 	}
 }
 
+// The other collectives across nodes: the v-forms, Alltoallw, the reduce
+// scatters, Scan and Exscan (an operation that does not commute shows the
+// rank order), the neighbourhood collectives on a ring, and nonblocking
+// and persistent forms, each against values computed here.
+func init() {
+	bodies["collectives-more"] = func(w *ranks.World, c *ranks.Comm) error {
+		me, n := c.Rank(), c.Size()
+		root := n - 1
+		// Rank r contributes r+1 elements r*100+i.
+		counts, displs := make([]int, n), make([]int, n)
+		total := 0
+		for r := range n {
+			counts[r], displs[r] = r+1, total
+			total += r + 1
+		}
+		block := func(r int) []int64 {
+			b := make([]int64, r+1)
+			for i := range b {
+				b[i] = int64(r*100 + i)
+			}
+			return b
+		}
+		checkAll := func(what string, got []int64) error {
+			for r := range n {
+				for i, v := range block(r) {
+					if got[displs[r]+i] != v {
+						return fmt.Errorf("%s: block %d element %d is %d, want %d", what, r, i, got[displs[r]+i], v)
+					}
+				}
+			}
+			return nil
+		}
+		all := make([]int64, total)
+		if err := coll.Gatherv(c, block(me), all, counts, displs, root); err != nil {
+			return fmt.Errorf("Gatherv: %w", err)
+		}
+		if me == root {
+			if err := checkAll("Gatherv", all); err != nil {
+				return err
+			}
+		}
+		mine := make([]int64, me+1)
+		if err := coll.Scatterv(c, all, counts, displs, mine, root); err != nil {
+			return fmt.Errorf("Scatterv: %w", err)
+		}
+		if !slices.Equal(mine, block(me)) {
+			return fmt.Errorf("Scatterv: %v, want %v", mine, block(me))
+		}
+		clear(all)
+		if err := coll.Allgatherv(c, block(me), all, counts, displs); err != nil {
+			return fmt.Errorf("Allgatherv: %w", err)
+		}
+		if err := checkAll("Allgatherv", all); err != nil {
+			return err
+		}
+		// Alltoallv: s sends r a block of (s+r)%3+1 elements s*1000+r*10+i.
+		vlen := func(s, r int) int { return (s+r)%3 + 1 }
+		sc, sd, rc, rd := make([]int, n), make([]int, n), make([]int, n), make([]int, n)
+		var send []int64
+		rtotal := 0
+		for r := range n {
+			sc[r], sd[r] = vlen(me, r), len(send)
+			for i := range sc[r] {
+				send = append(send, int64(me*1000+r*10+i))
+			}
+			rc[r], rd[r] = vlen(r, me), rtotal
+			rtotal += rc[r]
+		}
+		recv := make([]int64, rtotal)
+		if err := coll.Alltoallv(c, send, sc, sd, recv, rc, rd); err != nil {
+			return fmt.Errorf("Alltoallv: %w", err)
+		}
+		for s := range n {
+			for i := range rc[s] {
+				if want := int64(s*1000 + me*10 + i); recv[rd[s]+i] != want {
+					return fmt.Errorf("Alltoallv: from %d element %d is %d, want %d", s, i, recv[rd[s]+i], want)
+				}
+			}
+		}
+		// Alltoallw: blocks of bytes, (s+r)%4 long, each byte s*16+r.
+		sw, rw := make([][]byte, n), make([][]byte, n)
+		for r := range n {
+			sw[r] = bytes.Repeat([]byte{byte(me*16 + r)}, (me+r)%4)
+			rw[r] = make([]byte, (r+me)%4)
+		}
+		if err := coll.Alltoallw(c, sw, rw); err != nil {
+			return fmt.Errorf("Alltoallw: %w", err)
+		}
+		for s := range n {
+			if want := bytes.Repeat([]byte{byte(s*16 + me)}, (s+me)%4); !bytes.Equal(rw[s], want) {
+				return fmt.Errorf("Alltoallw: from %d %v, want %v", s, rw[s], want)
+			}
+		}
+		// ReduceScatterBlock of 3 elements a member, and ReduceScatter
+		// with counts r%2+1: element j of the input is me+j.
+		const m = 3
+		in := make([]int64, n*m)
+		for j := range in {
+			in[j] = int64(me + j)
+		}
+		out := make([]int64, m)
+		if err := coll.ReduceScatterBlock(c, in, out, coll.Sum); err != nil {
+			return fmt.Errorf("ReduceScatterBlock: %w", err)
+		}
+		for i := range m {
+			if want := int64(n*(n-1)/2 + n*(me*m+i)); out[i] != want {
+				return fmt.Errorf("ReduceScatterBlock: element %d is %d, want %d", i, out[i], want)
+			}
+		}
+		rsc := make([]int, n)
+		off, sum := 0, 0
+		for r := range n {
+			rsc[r] = r%2 + 1
+			if r < me {
+				off += rsc[r]
+			}
+			sum += rsc[r]
+		}
+		in = in[:0]
+		for j := range sum {
+			in = append(in, int64(me+j))
+		}
+		out = make([]int64, rsc[me])
+		if err := coll.ReduceScatter(c, in, out, rsc, coll.Sum); err != nil {
+			return fmt.Errorf("ReduceScatter: %w", err)
+		}
+		for i := range out {
+			if want := int64(n*(n-1)/2 + n*(off+i)); out[i] != want {
+				return fmt.Errorf("ReduceScatter: element %d is %d, want %d", i, out[i], want)
+			}
+		}
+		// Scan and Exscan: matrix products in rank order, short and long.
+		for _, k := range []int{1, 300} {
+			x := make([]mat, k)
+			for i := range x {
+				x[i] = matOf(me, i)
+			}
+			sc := make([]mat, k)
+			if err := coll.Scan(c, x, sc, matMul); err != nil {
+				return fmt.Errorf("Scan %d: %w", k, err)
+			}
+			ex := make([]mat, k)
+			if err := coll.Exscan(c, x, ex, matMul); err != nil {
+				return fmt.Errorf("Exscan %d: %w", k, err)
+			}
+			for i := range k {
+				want := matOf(0, i)
+				for r := 1; r <= me; r++ {
+					if r == me && me > 0 && ex[i] != want {
+						return fmt.Errorf("Exscan %d: element %d is %v, want %v", k, i, ex[i], want)
+					}
+					want = want.times(matOf(r, i))
+				}
+				if sc[i] != want {
+					return fmt.Errorf("Scan %d: element %d is %v, want %v", k, i, sc[i], want)
+				}
+			}
+		}
+		// Neighbourhood collectives on a ring: sources and destinations
+		// are the rank before and the rank after.
+		cart, err := c.CartCreate([]int{n}, []bool{true}, false)
+		if err != nil {
+			return fmt.Errorf("CartCreate: %w", err)
+		}
+		prev, next := (me+n-1)%n, (me+1)%n
+		nb := make([]int64, 2)
+		if err := coll.NeighborAllgather(cart, []int64{int64(me)}, nb); err != nil {
+			return fmt.Errorf("NeighborAllgather: %w", err)
+		}
+		if nb[0] != int64(prev) || nb[1] != int64(next) {
+			return fmt.Errorf("NeighborAllgather: %v, want [%d %d]", nb, prev, next)
+		}
+		if err := coll.NeighborAlltoall(cart, []int64{int64(me*10 + 1), int64(me*10 + 2)}, nb); err != nil {
+			return fmt.Errorf("NeighborAlltoall: %w", err)
+		}
+		// The rank before sent its second block (to its next), the rank
+		// after its first.
+		if nb[0] != int64(prev*10+2) || nb[1] != int64(next*10+1) {
+			return fmt.Errorf("NeighborAlltoall: %v, want [%d %d]", nb, prev*10+2, next*10+1)
+		}
+		// Nonblocking and persistent forms take the same paths.
+		clear(all)
+		q, err := coll.Igatherv(c, block(me), all, counts, displs, 0)
+		if err != nil {
+			return fmt.Errorf("Igatherv: %w", err)
+		}
+		if _, err := q.Wait(); err != nil {
+			return fmt.Errorf("Igatherv: %w", err)
+		}
+		if me == 0 {
+			if err := checkAll("Igatherv", all); err != nil {
+				return err
+			}
+		}
+		v, pre := []int64{int64(me)}, []int64{0}
+		p, err := coll.ScanInit(c, v, pre, coll.Sum)
+		if err != nil {
+			return fmt.Errorf("ScanInit: %w", err)
+		}
+		for round := range 2 {
+			if err := p.Start(); err != nil {
+				return fmt.Errorf("Scan start %d: %w", round, err)
+			}
+			if _, err := p.Wait(); err != nil {
+				return fmt.Errorf("Scan round %d: %w", round, err)
+			}
+			if want := int64(me * (me + 1) / 2); pre[0] != want {
+				return fmt.Errorf("persistent Scan round %d: %d, want %d", round, pre[0], want)
+			}
+		}
+		if err := p.Free(); err != nil {
+			return err
+		}
+		if err := cart.Free(); err != nil {
+			return err
+		}
+		return coll.Barrier(c)
+	}
+}
+
+func TestMoreCollectivesAcrossNodes(t *testing.T) {
+	for _, counts := range [][]int{{2, 2}, {3, 1, 2}} {
+		t.Run(fmt.Sprint(counts), func(t *testing.T) {
+			runNodes(t, nodesOpts{Counts: counts, Body: "collectives-more"}).check(t)
+		})
+	}
+}
+
 // mat is a 2x2 matrix mod matP: their product is associative and does
 // not commute, as MPI lets a user's operation be.
 type mat [4]int64
@@ -1244,8 +1468,9 @@ func TestCollectiveFailureAcrossNodes(t *testing.T) {
 }
 
 // A member on another node dies between collectives while the others are
-// in a loop of them: every survivor's loop ends with ErrProcFailed, none
-// hangs waiting for a live member that has given up.
+// in a loop of them (those of shared memory on one node, Scan, Allgatherv
+// and Alltoallw among them): every survivor's loop ends with
+// ErrProcFailed, none hangs waiting for a live member that has given up.
 func init() {
 	bodies["coll-fail-during"] = func(w *ranks.World, c *ranks.Comm) error {
 		victim := c.Size() - 2
@@ -1255,14 +1480,29 @@ func init() {
 				select {}
 			}
 			x := []int{c.Rank()}
+			n := c.Size()
 			var err error
-			switch i % 3 {
+			switch i % 6 {
 			case 0:
 				err = coll.Allreduce(c, nil, x, coll.Sum)
 			case 1:
-				err = coll.Bcast(c, x, i%c.Size())
+				err = coll.Bcast(c, x, i%n)
 			case 2:
 				err = coll.Barrier(c)
+			case 3:
+				err = coll.Scan(c, []int{1}, x, coll.Sum)
+			case 4:
+				ones, displs := make([]int, n), make([]int, n)
+				for r := range n {
+					ones[r], displs[r] = 1, r
+				}
+				err = coll.Allgatherv(c, x, make([]int, n), ones, displs)
+			case 5:
+				blocks := make([][]byte, n)
+				for r := range blocks {
+					blocks[r] = []byte{byte(r)}
+				}
+				err = coll.Alltoallw(c, blocks, slices.Clone(blocks))
 			}
 			if errors.Is(err, ranks.ErrProcFailed) {
 				return nil

@@ -145,6 +145,9 @@ func TestMPIAnySource(t *testing.T)    { mustPass(t, "anysource", shape{2, 4}, s
 func TestMPICollectives(t *testing.T) {
 	mustPass(t, "collectives", shape{2, 4}, shape{3, 3}, shape{4, 2})
 }
+func TestMPIMoreCollectives(t *testing.T) {
+	mustPass(t, "collectives-more", shape{2, 4}, shape{3, 3})
+}
 func TestMPISsend(t *testing.T)   { mustPass(t, "ssend", shape{2, 2}) }
 func TestMPIRefused(t *testing.T) { mustPass(t, "refused", shape{2, 2}) }
 func TestMPICommunicators(t *testing.T) {
