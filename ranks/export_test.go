@@ -1,6 +1,7 @@
 package ranks
 
 import (
+	"math/bits"
 	"syscall"
 	"time"
 
@@ -45,6 +46,21 @@ func (w *World) HSSlotsFree() int { return len(w.e.hsFree) }
 
 // FreeContexts is how many of the job's context slots are free.
 func (w *World) FreeContexts() int { return w.e.t.FreeContexts() }
+
+// HeldContexts is how many context slots this rank holds, the world's
+// aside.
+func (w *World) HeldContexts() int {
+	n := 0
+	h := w.e.t.HoldsOf(w.e.me)
+	for i := range h {
+		v := h[i].Load()
+		if i == 0 {
+			v &^= 1
+		}
+		n += bits.OnesCount64(v)
+	}
+	return n
+}
 
 // DieAtStage makes this rank SIGKILL itself the first time it reaches
 // stage (see testStage).

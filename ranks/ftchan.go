@@ -112,8 +112,10 @@ func u32bytes(b []uint32) []byte {
 // tag. A member that waits for one that failed takes what it sent
 // before, or moves to the next. Every member then holds the slot it
 // returns (generation 0: none was free) until it adopts or releases it.
-// (A member that took a slot from an allocator that died keeps its hold
-// on the next allocator's slot, which it never hears of, until it ends.)
+// A member that took a slot from an allocator that died also holds the
+// next allocator's slot, which it never hears of: Shrink, which then
+// starts over, has it release every slot its node's members reported
+// (ext.FTRelease).
 func (c *Comm) ftNodeSlot(tag int) (slot, gen uint32, err error) {
 	e := c.e
 	for k, w := range c.group {

@@ -415,8 +415,17 @@ func (st *state) spanShrink() (*ranks.Comm, error) {
 			}
 			return nc.(*ranks.Comm), nil
 		}
+		// Give back every slot of this node's: one allocated by a member
+		// after an allocator that died holds this member too, though it
+		// never heard of it (ext.FTNodeSlot). Releasing a slot not held
+		// does nothing.
 		if gen != 0 {
 			ext.FTRelease(c, slot)
+		}
+		for _, q := range members {
+			if x := out.table[spanExtra*q : spanExtra*q+spanExtra]; x[2] == uint64(node) && x[1] != 0 && uint32(x[0]) != slot {
+				ext.FTRelease(c, uint32(x[0]))
+			}
 		}
 		if noSlot {
 			return nil, &ranks.Error{Class: ranks.ErrNoMem, Op: "Shrink", Rank: -1, Detail: "a node had no free context slot"}
