@@ -88,7 +88,10 @@ func makeHier(c *ranks.Comm) *hier {
 	// seeing it, before its part on the node.
 	ext.FailWith(local, c)
 	mine := make([]int, local.Size())
-	if err := Allgather(local, []int{c.Rank()}, mine); err != nil {
+	// The internal forms: this may run as a job of c's queue (a
+	// nonblocking or persistent Allreduce), where the public ones would
+	// queue behind it and wait for it.
+	if err := allgather(local, []int{c.Rank()}, mine); err != nil {
 		h.err = err
 		local.Free()
 		return h
@@ -98,7 +101,7 @@ func makeHier(c *ranks.Comm) *hier {
 		consecutive = 1
 	}
 	all := make([]int, 2*c.Size())
-	if err := Allgather(c, []int{mine[0], consecutive}, all); err != nil {
+	if err := allgather(c, []int{mine[0], consecutive}, all); err != nil {
 		h.err = err
 		local.Free()
 		return h
@@ -138,7 +141,7 @@ func hierAllreduce[T any](c *ranks.Comm, h *hier, send, recv []T, op Op[T]) erro
 	if mine == nil {
 		mine = append([]T(nil), recv...)
 	}
-	if err := Reduce(h.local, mine, recv, op, 0); err != nil {
+	if err := reduce(h.local, mine, recv, op, 0); err != nil {
 		return err
 	}
 	n := len(bytesOf(recv))
@@ -151,7 +154,7 @@ func hierAllreduce[T any](c *ranks.Comm, h *hier, send, recv []T, op Op[T]) erro
 		*(*uint64)(unsafe.Pointer(&buf[0])) = status
 		copy(buf[8:], bytesOf(recv))
 	}
-	if err := Bcast(h.local, buf, 0); err != nil {
+	if err := bcast(h.local, buf, 0); err != nil {
 		return err
 	}
 	if *(*uint64)(unsafe.Pointer(&buf[0])) != 0 {

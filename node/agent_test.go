@@ -1337,6 +1337,80 @@ func init() {
 	}
 }
 
+// Nonblocking and persistent collectives as the first ones on a new
+// communicator across nodes: from the fifth, Allreduce makes the
+// communicator's hierarchy inside its queued run, which must not queue
+// collectives behind itself (it hung so).
+func init() {
+	bodies["nonblocking-first"] = func(w *ranks.World, c *ranks.Comm) error {
+		me, n := c.Rank(), c.Size()
+		want := n * (n - 1) / 2
+		d, err := c.Dup()
+		if err != nil {
+			return err
+		}
+		for i := range 8 {
+			out := []int{0}
+			q, err := coll.Iallreduce(d, []int{me}, out, coll.Sum)
+			if err != nil {
+				return fmt.Errorf("Iallreduce %d: %w", i, err)
+			}
+			if _, err := q.Wait(); err != nil {
+				return fmt.Errorf("Iallreduce %d: %w", i, err)
+			}
+			if out[0] != want {
+				return fmt.Errorf("Iallreduce %d: %d, want %d", i, out[0], want)
+			}
+		}
+		p, err := c.Dup()
+		if err != nil {
+			return err
+		}
+		bc, in, out, all := make([]int, 2), []int{0}, []int{0}, make([]int, n)
+		var ps []*ranks.Request
+		for _, f := range []func() (*ranks.Request, error){
+			func() (*ranks.Request, error) { return coll.BcastInit(p, bc, 0) },
+			func() (*ranks.Request, error) { return coll.AllreduceInit(p, in, out, coll.Sum) },
+			func() (*ranks.Request, error) { return coll.AllgatherInit(p, in, all) },
+			func() (*ranks.Request, error) { return coll.BarrierInit(p) },
+		} {
+			q, err := f()
+			if err != nil {
+				return err
+			}
+			ps = append(ps, q)
+		}
+		for it := range 4 {
+			in[0] = me + it
+			if me == 0 {
+				bc[0], bc[1] = it, -it
+			}
+			if err := ranks.StartAll(ps); err != nil {
+				return err
+			}
+			if err := ranks.WaitAll(ps, nil); err != nil {
+				return fmt.Errorf("round %d: %w", it, err)
+			}
+			if bc[0] != it || bc[1] != -it || out[0] != want+n*it || all[n-1] != n-1+it {
+				return fmt.Errorf("round %d: Bcast %v, Allreduce %d (want %d), Allgather %v", it, bc, out[0], want+n*it, all)
+			}
+		}
+		for _, q := range ps {
+			if err := q.Free(); err != nil {
+				return err
+			}
+		}
+		if err := p.Free(); err != nil {
+			return err
+		}
+		return d.Free()
+	}
+}
+
+func TestNonblockingFirstAcrossNodes(t *testing.T) {
+	runNodes(t, nodesOpts{Counts: []int{2, 2}, Body: "nonblocking-first"}).check(t)
+}
+
 func TestMoreCollectivesAcrossNodes(t *testing.T) {
 	for _, counts := range [][]int{{2, 2}, {3, 1, 2}} {
 		t.Run(fmt.Sprint(counts), func(t *testing.T) {
