@@ -390,6 +390,60 @@ func init() {
 	}
 }
 
+// A dead rank's messages come before its failure across nodes too, even
+// when they wait in the receiver's proxy because its inbox was full: rank
+// 0 sends more messages than rank 1's inbox holds and dies; rank 1, which
+// drained nothing meanwhile, learns of the death first (GetFailed does
+// not drain), then receives every message, in order, and only then
+// ErrProcFailed.
+func init() {
+	bodies["order-before-failure"] = func(w *ranks.World, c *ranks.Comm) error {
+		const k = 20000
+		if c.Rank() == 0 {
+			for i := range k {
+				if err := ranks.Send(c, []int{i}, 1, 1); err != nil {
+					return err
+				}
+			}
+			if err := ranks.Send(c, []int{-1}, 1, 2); err != nil {
+				return err
+			}
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+		for {
+			f, err := c.GetFailed()
+			if err != nil {
+				return err
+			}
+			if slices.Contains(f, 0) {
+				break
+			}
+			runtime.Gosched()
+		}
+		v := []int{0}
+		for i := range k {
+			if _, err := ranks.Recv(c, v, 0, 1); err != nil {
+				return fmt.Errorf("message %d: %w", i, err)
+			}
+			if v[0] != i {
+				return fmt.Errorf("message %d is %d", i, v[0])
+			}
+		}
+		if _, err := ranks.Recv(c, v, 0, 2); err != nil || v[0] != -1 {
+			return fmt.Errorf("the last message: %d, %v", v[0], err)
+		}
+		if _, err := ranks.Recv(c, v, 0, 3); !errors.Is(err, ranks.ErrProcFailed) {
+			return fmt.Errorf("a receive after the last message: %v, want ErrProcFailed", err)
+		}
+		return nil
+	}
+}
+
+func TestOrderBeforeFailureAcrossNodes(t *testing.T) {
+	runNodes(t, nodesOpts{Counts: []int{1, 1}, Body: "order-before-failure", FT: true, Timeout: 30 * time.Second}).check(t, 0)
+}
+
 func TestAnySourceAcrossNodes(t *testing.T) {
 	runNodes(t, nodesOpts{Counts: []int{2, 3, 2}, Body: "anysource"}).check(t)
 }

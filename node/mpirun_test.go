@@ -201,6 +201,18 @@ func TestMPIRankFailure(t *testing.T) {
 	}
 }
 
+// A dead rank's messages that wait in a proxy for a full inbox still come
+// before its failure, over TCP too.
+func TestMPIOrderBeforeFailure(t *testing.T) {
+	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 1, Body: "order-before-failure", Flags: []string{"-ft"}})
+	if err == nil || !strings.Contains(out, "rank 0 killed by signal 9") {
+		t.Fatalf("want the agent of rank 0 to report its death and fail: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "rank 1:") {
+		t.Fatalf("the receiver failed:\n%s", out)
+	}
+}
+
 // Collectives across nodes when a member dies during a loop of them:
 // every survivor's loop ends with ErrProcFailed, none hangs.
 func TestMPICollectiveFailure(t *testing.T) {

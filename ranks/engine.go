@@ -180,6 +180,9 @@ type engine struct {
 	// proxy: the engine of a node agent's proxy (proxy.go). It forwards
 	// what comes for a revoked communicator too: the receivers refuse it.
 	proxy bool
+	// proxyMarked: as a proxy, the ranks whose ProxyQueued this engine
+	// counts in (proxyMark).
+	proxyMarked []int
 
 	// Last, so that the hot fields above keep their offsets.
 	p2p  p2pState     // matched probes' messages and buffered mode (mprobe.go, bsend.go)

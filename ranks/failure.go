@@ -60,14 +60,16 @@ func (e *engine) sweep(ep uint64) {
 
 // claimerDead reports whether the producer that claimed our inbox's head
 // position died before publishing it: every rank announcing that
-// position is dead. It also returns one such announcement (it says how
+// position is dead. A rank of another node never is: its node agent's
+// proxy writes as that rank, and goes on after the rank's failure (the
+// agent's own death ends this rank too). It also returns one such announcement (it says how
 // many units the claim took), or 0 if no rank announced it. It reads every rank's announcement, so it runs only
 // when a claimed slot stays unpublished and some rank has failed.
 func (e *engine) claimerDead() (bool, uint64) {
 	var ann uint64
 	for q := range e.n {
 		if v := e.t.CB(q).Announce.Load(); e.inbox.Announced(v) {
-			if !e.rankDead(q) {
+			if e.lay.Remote(q) || !e.rankDead(q) {
 				return false, 0
 			}
 			ann = v
@@ -109,8 +111,11 @@ func (e *engine) goneErr(c *Comm, w int, op string) error {
 // evaluate completes, with errors, the operations that can no longer
 // complete because a peer failed or finalized. It runs only after a drain
 // that emptied the inbox, so every message a dead peer published first
-// has been delivered.
-func (e *engine) evaluate() {
+// has been delivered. A failed rank of another node may still have
+// messages for this rank in its proxy, which found the inbox full (held,
+// read before the drain): receives from it wait for them, and a later
+// drain judges them again.
+func (e *engine) evaluate(held bool) {
 	e.needEval = false
 	for _, c := range e.comms {
 		if c == nil {
@@ -122,6 +127,8 @@ func (e *engine) evaluate() {
 		for r := c.posted.head; r != nil; {
 			next := r.next
 			switch {
+			case held && r.anySrc && c.noSender(), held && !r.anySrc && e.failed[r.wpeer] && e.lay.Remote(r.wpeer):
+				e.needEval = true // judged again once the proxies have delivered
 			case !r.anySrc && e.gone[r.wpeer]:
 				c.posted.remove(r)
 				e.complete(r, e.goneErr(c, r.wpeer, r.op))

@@ -10,6 +10,9 @@ func (e *engine) progress() {
 	if ep := e.epoch.Load(); ep != e.seenEpoch {
 		e.sweep(ep)
 	}
+	// Read before the drain: a proxy publishes its queued messages, then
+	// says so (proxyUnmark), so at 0 the drain has them all.
+	held := e.needEval && e.t.CB(e.me).ProxyQueued.Load() != 0
 	e.drained = e.drain(drainBudget)
 	if len(e.ackq) > 0 {
 		e.flushAcks()
@@ -21,7 +24,7 @@ func (e *engine) progress() {
 		e.advance()
 	}
 	if e.needEval && e.drained {
-		e.evaluate()
+		e.evaluate(held)
 	}
 	if e.released && e.drained && e.t.Starving.Load() != 0 {
 		e.relax()

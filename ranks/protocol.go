@@ -45,6 +45,9 @@ func (e *engine) startSend(r *request) {
 	if e.sendq[w].n > 0 || !e.trySend(r) {
 		if e.sendq[w].n == 0 {
 			e.queued = append(e.queued, w)
+			if e.proxy {
+				e.proxyMark(w)
+			}
 		}
 		e.sendq[w].push(r)
 	}
@@ -427,6 +430,9 @@ func (e *engine) flushQueues() {
 		}
 	}
 	e.queued = q
+	if len(e.proxyMarked) > 0 {
+		e.proxyUnmark()
+	}
 }
 
 // retrySend takes r off queue l if trySend posts it.

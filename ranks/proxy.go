@@ -159,6 +159,30 @@ func (p *proxy) send(ctx uint32, dst, tag int, data []byte, sync bool) (*Request
 	return h, nil
 }
 
+// proxyMark counts this proxy in rank w's ProxyQueued (job.CtlBlock): it
+// holds a message for w that found w's inbox full. Until the count is 0
+// again, w judges no receive from a failed rank of another node
+// (evaluate), so that a dead rank's messages still come before its
+// failure, as they do on one node (Agree across nodes relies on it).
+func (e *engine) proxyMark(w int) {
+	e.t.CB(w).ProxyQueued.Add(1)
+	e.proxyMarked = append(e.proxyMarked, w)
+}
+
+// proxyUnmark takes this proxy out of the counts of the ranks whose
+// queues it has emptied, after their messages are in their inboxes.
+func (e *engine) proxyUnmark() {
+	q := e.proxyMarked[:0]
+	for _, w := range e.proxyMarked {
+		if e.sendq[w].n > 0 {
+			q = append(q, w)
+			continue
+		}
+		e.t.CB(w).ProxyQueued.Add(^uint32(0))
+	}
+	e.proxyMarked = q
+}
+
 // finalize marks the proxied rank finalized here, as its own Finalize
 // did at its node. The agent calls it once every message the rank sent
 // before has been handed to its receivers.

@@ -60,6 +60,10 @@ const globalStride = 256
 //	                        (1: the launcher); 0 until someone does (log.go)
 //	  +44  LogIndex uint32  1 + this rank's entry in the failure log, 0 until
 //	                        it is there
+//	  +48  ProxyQueued uint32  how many of the node agent's proxies hold
+//	                        messages for this rank that found its inbox full
+//	                        (ranks/proxy.go); the rank judges a failed remote
+//	                        sender's receives only at 0
 //	  +64  Liveness shm.LivenessEntry (16 bytes): next uint64, word uint32 =
 //	                TID | FUTEX_WAITERS, | FUTEX_OWNER_DIED at death
 //	lines 2-3: the doorbell, read by every sender after every message
@@ -84,33 +88,34 @@ const globalStride = 256
 //	                so j is woken by the death itself rather than by a
 //	                watcher that must wake first and then ring j's doorbell.
 type CtlBlock struct {
-	State    atomic.Uint32
-	Pid      atomic.Uint32
-	Cause    atomic.Uint32
-	ExitCode atomic.Uint32
-	Signal   atomic.Uint32
-	Detector atomic.Uint32
-	FailedAt atomic.Uint64
-	Reaped   atomic.Uint32
-	Starving atomic.Uint32
-	LogClaim atomic.Uint32
-	LogIndex atomic.Uint32
-	_        [16]byte
-	Liveness shm.LivenessEntry
-	_        [48]byte
-	Doorbell atomic.Uint32
-	_        [60]byte
-	Op       atomic.Uint32
-	OpPeer   atomic.Uint32
-	OpTag    atomic.Uint32
-	OpCtx    atomic.Uint32
-	OpSince  atomic.Uint64
-	OpCount  atomic.Uint64
-	OpName   [opNameWords]atomic.Uint64
-	_        [8]byte
-	Announce atomic.Uint64
-	_        [120]byte
-	Direct   [DirectSlots]shm.LivenessEntry
+	State       atomic.Uint32
+	Pid         atomic.Uint32
+	Cause       atomic.Uint32
+	ExitCode    atomic.Uint32
+	Signal      atomic.Uint32
+	Detector    atomic.Uint32
+	FailedAt    atomic.Uint64
+	Reaped      atomic.Uint32
+	Starving    atomic.Uint32
+	LogClaim    atomic.Uint32
+	LogIndex    atomic.Uint32
+	ProxyQueued atomic.Uint32
+	_           [12]byte
+	Liveness    shm.LivenessEntry
+	_           [48]byte
+	Doorbell    atomic.Uint32
+	_           [60]byte
+	Op          atomic.Uint32
+	OpPeer      atomic.Uint32
+	OpTag       atomic.Uint32
+	OpCtx       atomic.Uint32
+	OpSince     atomic.Uint64
+	OpCount     atomic.Uint64
+	OpName      [opNameWords]atomic.Uint64
+	_           [8]byte
+	Announce    atomic.Uint64
+	_           [120]byte
+	Direct      [DirectSlots]shm.LivenessEntry
 }
 
 const (
@@ -126,7 +131,7 @@ func init() {
 		unsafe.Offsetof(c.Op) != 192 || unsafe.Offsetof(c.OpCount) != 216 || unsafe.Offsetof(c.Announce) != 256 ||
 		unsafe.Offsetof(c.Direct) != 384 || unsafe.Offsetof(c.FailedAt) != 24 ||
 		unsafe.Sizeof(g) != globalStride || unsafe.Offsetof(g.starving) != 64 || unsafe.Offsetof(g.logLen) != 128 ||
-		unsafe.Offsetof(c.LogIndex) != 44 || unsafe.Offsetof(c.OpName) != 224 || unsafe.Offsetof(g.abort) != 192 {
+		unsafe.Offsetof(c.LogIndex) != 44 || unsafe.Offsetof(c.ProxyQueued) != 48 || unsafe.Offsetof(c.OpName) != 224 || unsafe.Offsetof(g.abort) != 192 {
 		panic("job: CtlBlock or Global drifted from its documentation")
 	}
 }
