@@ -444,6 +444,179 @@ func TestOrderBeforeFailureAcrossNodes(t *testing.T) {
 	runNodes(t, nodesOpts{Counts: []int{1, 1}, Body: "order-before-failure", FT: true, Timeout: 30 * time.Second}).check(t, 0)
 }
 
+// More of point-to-point across nodes, between rank 0 and the last rank
+// (another node): Iprobe, Mprobe and Improbe with Mrecv and Imrecv, a
+// cancelled receive, buffered, ready and synchronous sends (a
+// rendezvous-sized one too), SendrecvReplace around the ring, and
+// partitioned communication.
+func init() {
+	bodies["p2p-more"] = func(w *ranks.World, c *ranks.Comm) error {
+		me, n := c.Rank(), c.Size()
+		last := n - 1
+		v := []int{0}
+		switch me {
+		case 0:
+			for i, tag := range []int{1, 2, 3} {
+				if err := ranks.Send(c, []int{100 + i}, last, tag); err != nil {
+					return err
+				}
+			}
+			if err := w.BufferAttach(make([]byte, 1<<20)); err != nil {
+				return err
+			}
+			if err := ranks.Bsend(c, []int{104}, last, 4); err != nil {
+				return err
+			}
+			if _, err := w.BufferDetach(); err != nil {
+				return err
+			}
+			// The last rank has posted its ready receive when it says so.
+			if _, err := ranks.Recv(c, v, last, 5); err != nil {
+				return err
+			}
+			if err := ranks.Rsend(c, []int{105}, last, 6); err != nil {
+				return err
+			}
+			big := bytes.Repeat([]byte{7}, 3<<20)
+			if err := ranks.Ssend(c, big, last, 7); err != nil {
+				return err
+			}
+			if err := ranks.Ssend(c, []int{108}, last, 8); err != nil {
+				return err
+			}
+		case last:
+			// Iprobe until the first message is here, then Mprobe, Improbe.
+			for {
+				st, ok, err := c.Iprobe(0, 1)
+				if err != nil {
+					return err
+				}
+				if ok {
+					if st.Source != 0 || st.Bytes != 8 {
+						return fmt.Errorf("Iprobe: %+v", st)
+					}
+					break
+				}
+			}
+			if _, err := ranks.Recv(c, v, 0, 1); err != nil || v[0] != 100 {
+				return fmt.Errorf("after Iprobe: %d, %v", v[0], err)
+			}
+			m, st, err := c.Mprobe(0, 2)
+			if err != nil || st.Source != 0 {
+				return fmt.Errorf("Mprobe: %+v, %v", st, err)
+			}
+			if _, err := ranks.Mrecv(m, v); err != nil || v[0] != 101 {
+				return fmt.Errorf("Mrecv: %d, %v", v[0], err)
+			}
+			var ok bool
+			for !ok {
+				if m, _, ok, err = c.Improbe(0, 3); err != nil {
+					return err
+				}
+			}
+			q, err := ranks.Imrecv(m, v)
+			if err != nil {
+				return err
+			}
+			if _, err := q.Wait(); err != nil || v[0] != 102 {
+				return fmt.Errorf("Imrecv: %d, %v", v[0], err)
+			}
+			// A receive nobody will match, cancelled.
+			q, err = ranks.Irecv(c, v, 0, 99)
+			if err != nil {
+				return err
+			}
+			if err := q.Cancel(); err != nil {
+				return err
+			}
+			if st, err := q.Wait(); err != nil || !st.Cancelled {
+				return fmt.Errorf("cancelled receive: %+v, %v", st, err)
+			}
+			if _, err := ranks.Recv(c, v, 0, 4); err != nil || v[0] != 104 {
+				return fmt.Errorf("Bsend: %d, %v", v[0], err)
+			}
+			q, err = ranks.Irecv(c, v, 0, 6)
+			if err != nil {
+				return err
+			}
+			if err := ranks.Send(c, []int{0}, 0, 5); err != nil {
+				return err
+			}
+			if _, err := q.Wait(); err != nil || v[0] != 105 {
+				return fmt.Errorf("Rsend: %d, %v", v[0], err)
+			}
+			big := make([]byte, 3<<20)
+			if _, err := ranks.Recv(c, big, 0, 7); err != nil || big[0] != 7 || big[len(big)-1] != 7 {
+				return fmt.Errorf("Ssend of 3 MiB: %v", err)
+			}
+			if _, err := ranks.Recv(c, v, 0, 8); err != nil || v[0] != 108 {
+				return fmt.Errorf("Ssend: %d, %v", v[0], err)
+			}
+		}
+		// SendrecvReplace around the ring: each gets its left neighbour's rank.
+		x := []int{me}
+		if _, err := ranks.SendrecvReplace(c, x, (me+1)%n, 10, (me+n-1)%n, 10); err != nil {
+			return fmt.Errorf("SendrecvReplace: %w", err)
+		}
+		if x[0] != (me+n-1)%n {
+			return fmt.Errorf("SendrecvReplace: %d, want %d", x[0], (me+n-1)%n)
+		}
+		// Partitioned: 4 partitions of 1,000 elements from rank 0 to the
+		// last rank, each marked ready on its own.
+		const parts, count = 4, 1000
+		switch me {
+		case 0:
+			buf := make([]int32, parts*count)
+			q, err := ranks.PsendInit(c, buf, parts, count, last, 11)
+			if err != nil {
+				return err
+			}
+			if err := q.Start(); err != nil {
+				return err
+			}
+			for p := range parts {
+				for i := range count {
+					buf[p*count+i] = int32(p*10000 + i)
+				}
+				if err := ranks.Pready(q, p); err != nil {
+					return fmt.Errorf("Pready %d: %w", p, err)
+				}
+			}
+			if _, err := q.Wait(); err != nil {
+				return fmt.Errorf("partitioned send: %w", err)
+			}
+			if err := q.Free(); err != nil {
+				return err
+			}
+		case last:
+			buf := make([]int32, parts*count)
+			q, err := ranks.PrecvInit(c, buf, parts, count, 0, 11)
+			if err != nil {
+				return err
+			}
+			if err := q.Start(); err != nil {
+				return err
+			}
+			if _, err := q.Wait(); err != nil {
+				return fmt.Errorf("partitioned receive: %w", err)
+			}
+			for i, x := range buf {
+				if want := int32(i/count*10000 + i%count); x != want {
+					return fmt.Errorf("partitioned: element %d is %d, want %d", i, x, want)
+				}
+			}
+			if err := q.Free(); err != nil {
+				return err
+			}
+		}
+		return coll.Barrier(c)
+	}
+}
+
+func TestMorePointToPointAcrossNodes(t *testing.T) {
+	runNodes(t, nodesOpts{Counts: []int{2, 1, 2}, Body: "p2p-more"}).check(t)
+}
+
 func TestAnySourceAcrossNodes(t *testing.T) {
 	runNodes(t, nodesOpts{Counts: []int{2, 3, 2}, Body: "anysource"}).check(t)
 }
