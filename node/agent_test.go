@@ -617,6 +617,152 @@ func TestMorePointToPointAcrossNodes(t *testing.T) {
 	runNodes(t, nodesOpts{Counts: []int{2, 1, 2}, Body: "p2p-more"}).check(t)
 }
 
+// Intercommunicators whose groups span nodes: the even and the odd world
+// ranks, each group on every node. Point-to-point between the groups,
+// AnySource, the collectives across the groups (Allreduce gives each
+// group the other's sum; Bcast from a root of one group), Merge, Dup and
+// Split of the intercommunicator, and a revoke that reaches every member
+// of both groups. Agree on it is refused (ErrUnsupported) at every member.
+func init() {
+	bodies["intercomm"] = func(w *ranks.World, c *ranks.Comm) error {
+		me, n := c.Rank(), c.Size()
+		color := me % 2
+		local, err := c.Split(color, me)
+		if err != nil {
+			return err
+		}
+		ic, err := ranks.IntercommCreate(local, 0, c, 1-color, 77)
+		if err != nil {
+			return fmt.Errorf("IntercommCreate: %w", err)
+		}
+		lr, ls, rs := ic.Rank(), ic.Size(), ic.RemoteSize()
+		if !ic.IsInter() || lr != me/2 || ls != (n+1-color)/2 || rs != (n+color)/2 {
+			return fmt.Errorf("intercommunicator: rank %d size %d remote %d", lr, ls, rs)
+		}
+		// Each member and its partner (world rank me^1) swap world ranks.
+		if me^1 < n {
+			got := []int{-1}
+			if _, err := ranks.Sendrecv(ic, []int{me}, lr, 1, got, lr, 1); err != nil {
+				return fmt.Errorf("Sendrecv: %w", err)
+			}
+			if got[0] != me^1 {
+				return fmt.Errorf("Sendrecv: %d, want %d", got[0], me^1)
+			}
+		}
+		// Every member of the other group sends to local rank 0 here.
+		if err := ranks.Send(ic, []int{me}, 0, 2); err != nil {
+			return err
+		}
+		if lr == 0 {
+			seen := map[int]bool{}
+			for range rs {
+				v := []int{-1}
+				st, err := ranks.Recv(ic, v, ranks.AnySource, 2)
+				if err != nil {
+					return fmt.Errorf("AnySource: %w", err)
+				}
+				if v[0] != 2*st.Source+1-color || seen[v[0]] {
+					return fmt.Errorf("AnySource: %d from remote rank %d", v[0], st.Source)
+				}
+				seen[v[0]] = true
+			}
+		}
+		sum := []int{0}
+		if err := coll.Allreduce(ic, []int{me}, sum, coll.Sum); err != nil {
+			return fmt.Errorf("Allreduce: %w", err)
+		}
+		want := 0
+		for r := 1 - color; r < n; r += 2 {
+			want += r
+		}
+		if sum[0] != want {
+			return fmt.Errorf("Allreduce: %d, want %d", sum[0], want)
+		}
+		b := []int{0}
+		root := 0 // local rank 0 of the even group
+		switch {
+		case color == 0 && lr == root:
+			b[0] = 4242
+			root = ranks.Root
+		case color == 0:
+			root = ranks.ProcNull
+		}
+		if err := coll.Bcast(ic, b, root); err != nil {
+			return fmt.Errorf("Bcast: %w", err)
+		}
+		if color == 1 && b[0] != 4242 {
+			return fmt.Errorf("Bcast: %d", b[0])
+		}
+		if err := coll.Barrier(ic); err != nil {
+			return fmt.Errorf("Barrier: %w", err)
+		}
+		m, err := ic.IntercommMerge(color == 1)
+		if err != nil {
+			return fmt.Errorf("Merge: %w", err)
+		}
+		if wantRank := lr + color*(n+1)/2; m.Rank() != wantRank || m.Size() != n {
+			return fmt.Errorf("Merge: rank %d of %d, want %d of %d", m.Rank(), m.Size(), wantRank, n)
+		}
+		all := []int{0}
+		if err := coll.Allreduce(m, []int{me}, all, coll.Sum); err != nil || all[0] != n*(n-1)/2 {
+			return fmt.Errorf("Allreduce on the merged communicator: %d, %v", all[0], err)
+		}
+		d, err := ic.Dup()
+		if err != nil {
+			return fmt.Errorf("Dup: %w", err)
+		}
+		if err := ranks.Send(d, []int{me}, 0, 3); err != nil {
+			return err
+		}
+		if lr == 0 {
+			for range rs {
+				if _, err := ranks.Recv(d, []int{0}, ranks.AnySource, 3); err != nil {
+					return fmt.Errorf("on the duplicate: %w", err)
+				}
+			}
+		}
+		sp, err := ic.Split(lr%2, lr)
+		if err != nil {
+			return fmt.Errorf("Split: %w", err)
+		}
+		if sp != nil {
+			x := []int{0}
+			if err := coll.Allreduce(sp, []int{1}, x, coll.Sum); err != nil || x[0] != sp.RemoteSize() {
+				return fmt.Errorf("Allreduce on a split: %d of %d, %v", x[0], sp.RemoteSize(), err)
+			}
+			if err := sp.Free(); err != nil {
+				return err
+			}
+		}
+		if _, err := ulfm.Agree(d, 1); !errors.Is(err, ranks.ErrUnsupported) {
+			return fmt.Errorf("Agree: %v, want ErrUnsupported", err)
+		}
+		// World rank 0 revokes the duplicate while everyone else waits on
+		// it for a message that never comes.
+		if me == 0 {
+			if err := ulfm.Revoke(d); err != nil {
+				return err
+			}
+		} else if _, err := ranks.Recv(d, []int{0}, 0, 9); !errors.Is(err, ranks.ErrRevoked) {
+			return fmt.Errorf("a receive on the revoked duplicate: %v, want ErrRevoked", err)
+		}
+		for _, x := range []*ranks.Comm{d, m, ic, local} {
+			if err := x.Free(); err != nil {
+				return err
+			}
+		}
+		return coll.Barrier(c)
+	}
+}
+
+func TestIntercommAcrossNodes(t *testing.T) {
+	for _, counts := range [][]int{{2, 2}, {3, 1, 2}} {
+		t.Run(fmt.Sprint(counts), func(t *testing.T) {
+			runNodes(t, nodesOpts{Counts: counts, Body: "intercomm"}).check(t)
+		})
+	}
+}
+
 func TestAnySourceAcrossNodes(t *testing.T) {
 	runNodes(t, nodesOpts{Counts: []int{2, 3, 2}, Body: "anysource"}).check(t)
 }
@@ -626,9 +772,6 @@ func TestAnySourceAcrossNodes(t *testing.T) {
 func init() {
 	bodies["refused"] = func(w *ranks.World, c *ranks.Comm) error {
 		var v [1]int
-		if _, err := ranks.IntercommCreate(c, 0, c, 0, 0); !errors.Is(err, ranks.ErrUnsupported) {
-			return fmt.Errorf("IntercommCreate: %v, want ErrUnsupported", err)
-		}
 		if _, err := win.Create(c, make([]byte, 64), 1); !errors.Is(err, ranks.ErrUnsupported) {
 			return fmt.Errorf("win.Create: %v, want ErrUnsupported", err)
 		}

@@ -142,6 +142,7 @@ func mustPass(t *testing.T, body string, shapes ...shape) {
 
 func TestMPIPointToPoint(t *testing.T) { mustPass(t, "alltoall-p2p", shape{2, 4}, shape{3, 3}) }
 func TestMPIAnySource(t *testing.T)    { mustPass(t, "anysource", shape{2, 4}, shape{4, 16}) }
+func TestMPIIntercomm(t *testing.T)    { mustPass(t, "intercomm", shape{2, 2}, shape{3, 2}) }
 func TestMPIMorePointToPoint(t *testing.T) {
 	mustPass(t, "p2p-more", shape{2, 2}, shape{3, 1})
 }

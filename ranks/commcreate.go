@@ -287,6 +287,14 @@ func (c *Comm) create(members []int, tag int, op string) (*Comm, error) {
 // of it: the leader sends a table that says so (or dies, which its
 // members see), and each member gives up its hold on its node's slot.
 func (c *Comm) createSpanning(members, world []int, tag int, op string) (*Comm, error) {
+	return c.createSpanningAs(members, world, tag, op, func(mine [2]uint32, table []uint32) (*Comm, error) {
+		return c.adoptSpanning(world, mine, table, op)
+	})
+}
+
+// createSpanningAs is createSpanning with the adoption given: adopt makes
+// this rank's communicator from its node's slot and every member's.
+func (c *Comm) createSpanningAs(members, world []int, tag int, op string, adopt func(mine [2]uint32, table []uint32) (*Comm, error)) (*Comm, error) {
 	const (
 		spanOK     = 0
 		spanNoSlot = 1 // a node had no free slot
@@ -370,7 +378,7 @@ func (c *Comm) createSpanning(members, world []int, tag int, op string) (*Comm, 
 			}
 		}
 	}
-	nc, err := c.adoptSpanning(world, mine, table[2:], op)
+	nc, err := adopt(mine, table[2:])
 	if err != nil {
 		return nil, err
 	}

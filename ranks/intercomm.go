@@ -89,6 +89,11 @@ func (c *Comm) unionOf() (*Comm, error) {
 const (
 	tagInterCreate = tagCreateBase + 3 // leader → members: the slots; leader ↔ leader: the union slot
 	tagInterTable  = tagCreateBase + 4 // leader ↔ leader: a split's table, Merge's high flags
+	// Across nodes (interSpanning): the local intracommunicator's
+	// creation on the local group's channel, and the union's (or
+	// Merge's) on the world's collective twin.
+	tagInterSpanLocal = tagCreateBase + 5
+	tagInterSpanUnion = tagCreateBase + 6
 )
 
 // IsInter reports whether c is an intercommunicator.
@@ -160,6 +165,12 @@ func (c *Comm) memberIndex(w int) int {
 // groups (world ranks) in context slot slot of generation gen, with its
 // collective twin, and runs the creation hooks.
 func (e *engine) newInterComm(slot, gen uint32, local, remote []int, low bool, localComm *Comm) *Comm {
+	return e.newInterCommWith(slot, gen, local, remote, low, localComm, nil)
+}
+
+// newInterCommWith is newInterComm with set, if not nil, run on the new
+// communicator before the creation hooks (a spanning one's wire contexts).
+func (e *engine) newInterCommWith(slot, gen uint32, local, remote []int, low bool, localComm *Comm, set func(*Comm)) *Comm {
 	e.slotGen[slot] = gen
 	in := &interComm{local: local, low: low, localComm: localComm}
 	if low {
@@ -178,8 +189,13 @@ func (e *engine) newInterComm(slot, gen uint32, local, remote []int, low bool, l
 	c := e.newMatching(2*slot, slot, gen, remote, "")
 	c.coll = e.newMatching(2*slot+1, slot, gen, remote, "")
 	c.coll.twin = true
+	spans := slices.ContainsFunc(in.union, e.lay.Remote)
 	for _, m := range []*Comm{c, c.coll} {
 		m.inter, m.rank = in, me
+		m.spansNodes = spans
+	}
+	if set != nil {
+		set(c)
 	}
 	if e.t.ContextRevoked(slot, gen) {
 		e.revokeLocal(c)
@@ -199,6 +215,7 @@ type interSlots struct {
 	low                      bool
 	failed                   bool // the leader's part failed: the members get ErrProcFailed
 	spawnErr                 bool // a spawn's root could not spawn: the members get ErrSpawn
+	spanning                 bool // the groups span nodes: no slots; the members make them (interSpanning)
 	remote                   []int
 }
 
@@ -213,6 +230,9 @@ func (s *interSlots) encode() []int64 {
 	if s.spawnErr {
 		out[4] |= 4
 	}
+	if s.spanning {
+		out[4] |= 8
+	}
 	for _, w := range s.remote {
 		out = append(out, int64(w))
 	}
@@ -224,7 +244,7 @@ func decodeSlots(b []int64, n int) (interSlots, bool) {
 		return interSlots{}, false
 	}
 	s := interSlots{uslot: uint32(b[0]), ugen: uint32(b[1]), lslot: uint32(b[2]), lgen: uint32(b[3]),
-		low: b[4]&1 != 0, failed: b[4]&2 != 0, spawnErr: b[4]&4 != 0}
+		low: b[4]&1 != 0, failed: b[4]&2 != 0, spawnErr: b[4]&4 != 0, spanning: b[4]&8 != 0}
 	for _, w := range b[6:n] {
 		s.remote = append(s.remote, int(w))
 	}
@@ -250,6 +270,9 @@ func (e *engine) handOut(ch *Comm, mine []int, s interSlots, local []int, tag in
 	if err := WaitAll(reqs, nil); err != nil {
 		return nil, e.dropSlots(s, err, op)
 	}
+	if s.spanning {
+		return nil, nil // every member makes it (interSpanning)
+	}
 	if s.failed || s.ugen == 0 || s.lgen == 0 {
 		e.dropSlots(s, nil, op)
 		return nil, newErr(ErrNoMem, op, -1, "every one of the job's %d context slots is in use", job.MaxContexts)
@@ -264,8 +287,10 @@ func (e *engine) handOut(ch *Comm, mine []int, s interSlots, local []int, tag in
 }
 
 // receiveSlots is a member's part: it receives the slots from its leader
-// (a rank of ch) on tag, adopts them, and says so.
-func (e *engine) receiveSlots(ch *Comm, leader int, local []int, tag int, op string) (*Comm, error) {
+// (a rank of ch) on tag, adopts them, and says so. If the leader says the
+// groups span nodes, it returns none, and span (if not nil) gets what the
+// leader sent, for interSpanning.
+func (e *engine) receiveSlots(ch *Comm, leader int, local []int, tag int, op string, span *interSlots) (*Comm, error) {
 	buf := make([]int64, 6+e.n)
 	st, err := Recv(ch, buf, leader, tag)
 	if err != nil {
@@ -283,6 +308,10 @@ func (e *engine) receiveSlots(ch *Comm, leader int, local []int, tag int, op str
 	}
 	if s.spawnErr {
 		return nil, newErr(ErrSpawn, op, -1, "the root could not spawn; nothing was started")
+	}
+	if s.spanning && span != nil {
+		*span = s
+		return nil, nil
 	}
 	if s.ugen == 0 || s.lgen == 0 {
 		return nil, newErr(ErrNoMem, op, -1, "every one of the job's %d context slots is in use", job.MaxContexts)
@@ -346,16 +375,14 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 	if localLeader < 0 || localLeader >= local.size {
 		return nil, newErr(ErrRank, op, -1, "local leader %d in a communicator of %d", localLeader, local.size)
 	}
-	if err := local.acrossNodes(op); err != nil {
-		return nil, err
-	}
 	e := local.e
 	mine := local.group
 	var nc *Comm
 	var err error
+	var span interSlots
 	local.inOrder(func() {
 		if local.rank != localLeader {
-			nc, err = e.receiveSlots(local.coll, localLeader, mine, tagInterCreate, op)
+			nc, err = e.receiveSlots(local.coll, localLeader, mine, tagInterCreate, op, &span)
 			return
 		}
 		var s interSlots
@@ -366,8 +393,63 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 			return
 		}
 		nc, err = e.handOut(local.coll, leaderFirst(local.size, localLeader), s, mine, tagInterCreate, op)
+		span = s
 	})
+	if err == nil && span.spanning {
+		nc, err = local.interSpanning(everyoneOf(local.size), span.remote, span.low, op)
+	}
 	return nc, err
+}
+
+// interSpanning makes an intercommunicator whose groups span nodes: the
+// local group is members lm of local (ranks of an intracommunicator, in
+// order), the remote group remote (world ranks). Each node has its own
+// segment, so there is no one slot for all: the local group makes its
+// intracommunicator over local (createSpanning), and both groups make
+// the union's on the world's collective twin, where every member can
+// reach every other, and take it as the intercommunicator (its wire
+// context on each node is that node's slot, Comm.peerCtx). Every member
+// of both groups calls it with the same groups and the same low.
+//
+// The world's twin carries it on fixed tags: two such creations among
+// the same ranks at the same time (from two threads) may take each
+// other's messages.
+func (local *Comm) interSpanning(lm []int, remote []int, low bool, op string) (*Comm, error) {
+	e := local.e
+	lworld := make([]int, len(lm))
+	for i, r := range lm {
+		lworld[i] = local.group[r]
+	}
+	lc, err := local.createSpanning(lm, lworld, tagInterSpanLocal, op)
+	if err != nil {
+		return nil, err
+	}
+	union := slices.Concat(lworld, remote)
+	if !low {
+		union = slices.Concat(remote, lworld)
+	}
+	w := e.comms[0]
+	nc, err := w.createSpanningAs(union, union, tagInterSpanUnion, op, func(mine [2]uint32, table []uint32) (*Comm, error) {
+		e.lock()
+		defer e.unlock()
+		if !e.t.Adoptable(e.me, mine[0], mine[1]) {
+			return nil, newErr(ErrProcFailed, op, -1, "the intercommunicator's creator on this node failed before this rank adopted it")
+		}
+		ic := e.newInterCommWith(mine[0], mine[1], lworld, remote, low, lc, func(ic *Comm) {
+			peer, twin := make([]uint32, e.n), make([]uint32, e.n)
+			for i, w := range union {
+				s, g := table[2*i], table[2*i+1]
+				peer[w], twin[w] = wireCtx(2*s, g), wireCtx(2*s+1, g)
+			}
+			ic.peerCtx, ic.coll.peerCtx = peer, twin
+		})
+		return ic, nil
+	})
+	if err != nil {
+		lc.Free()
+		return nil, err
+	}
+	return nc, nil
 }
 
 // leaderFirst lists ranks 0..n-1 with leader first.
@@ -417,12 +499,13 @@ func (e *engine) leaderSlots(peer *Comm, remoteLeader, tag int, mine []int, op s
 			return interSlots{}, newErr(ErrArg, op, -1, "the groups overlap (world rank %d is in both)", remote[i])
 		}
 	}
-	// Both leaders see the groups; each refuses if they span nodes.
-	if slices.ContainsFunc(remote, e.lay.Remote) {
-		return interSlots{}, newErr(ErrUnsupported, op, -1, "the remote group has members on another node: intercommunicators work within one node only, yet")
-	}
 	low := e.me < peer.group[remoteLeader]
 	s := interSlots{low: low, remote: remote}
+	// Both leaders see both groups, so both decide alike.
+	if slices.ContainsFunc(remote, e.lay.Remote) || slices.ContainsFunc(mine, e.lay.Remote) {
+		s.spanning = true
+		return s, nil
+	}
 	e.lock()
 	if slot, gen, ok := e.t.AllocContext(e.me, mine); ok {
 		s.lslot, s.lgen = slot, gen
@@ -468,13 +551,16 @@ func (c *Comm) interCreate(lm, rm []int, op string) (*Comm, error) {
 	for i, r := range lm {
 		local[i] = in.local[r]
 	}
-	lch := in.localComm.coll
-	if c.rank != lm[0] {
-		return e.receiveSlots(lch, lm[0], local, tagInterCreate, op)
-	}
 	remote := make([]int, len(rm))
 	for i, r := range rm {
 		remote[i] = c.group[r]
+	}
+	if c.spansNodes {
+		return in.localComm.interSpanning(lm, remote, in.low, op)
+	}
+	lch := in.localComm.coll
+	if c.rank != lm[0] {
+		return e.receiveSlots(lch, lm[0], local, tagInterCreate, op, nil)
 	}
 	s := interSlots{low: in.low, remote: remote}
 	e.lock()
@@ -648,6 +734,11 @@ func (c *Comm) merge(high bool, op string) (*Comm, error) {
 		group = slices.Concat(in.local, c.group)
 	} else {
 		group = slices.Concat(c.group, in.local)
+	}
+	if c.spansNodes {
+		// Every member makes it on the world's twin, as interSpanning
+		// makes the union.
+		return e.comms[0].createSpanning(group, group, tagInterSpanUnion, op)
 	}
 	// The first group's leader allocates and hands the slot to the
 	// other leader; each leader hands it to its group.

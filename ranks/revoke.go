@@ -67,9 +67,6 @@ func (c *Comm) revoke() error {
 	if c.coll == nil {
 		return newErr(ErrComm, "Revoke", -1, "not a user communicator")
 	}
-	if c.inter != nil && c.spansNodes {
-		return c.acrossNodes("Revoke")
-	}
 	e.t.RevokeContext(c.slot, c.gen)
 	e.revokeLocal(c)
 	if c.spansNodes {
@@ -92,9 +89,14 @@ const tagRevoke = tagCreateBase + 7
 // engine lock, after c was revoked here.
 func (e *engine) revokeRemote(c *Comm) {
 	// The twin is revoked: a copy that is not carries the notices.
+	group, toComm, rank := c.group, c.toComm, c.rank
+	if c.inter != nil {
+		// Both groups: the local one's members on other nodes too.
+		group, toComm, rank = c.inter.union, c.inter.toUnion, int(c.inter.toUnion[e.me])
+	}
 	n := &Comm{e: e, ctx: c.coll.ctx, slot: c.slot, gen: c.gen, peerCtx: c.coll.peerCtx,
-		group: c.group, toComm: c.toComm, rank: c.rank, size: c.size, twin: true}
-	for i, w := range c.group {
+		group: group, toComm: toComm, rank: rank, size: len(group), twin: true}
+	for i, w := range group {
 		if !e.lay.Remote(w) || e.gone[w] {
 			continue
 		}

@@ -94,7 +94,7 @@ func (c *Comm) spawn(cmds []SpawnCmd, root int, op string) (*Comm, error) {
 	c.inOrder(func() {
 		if c.rank != root {
 			e.spawnHook(spawnMember)
-			nc, err = e.receiveSlots(c.coll, root, c.group, tagSpawn, op)
+			nc, err = e.receiveSlots(c.coll, root, c.group, tagSpawn, op, nil)
 			return
 		}
 		var s interSlots

@@ -106,6 +106,12 @@ func (st *state) tag(round uint64, kind int) int {
 // nodes. shrink: the excluded members also include every failure a
 // contributor knew of (Shrink excludes at least those).
 func (st *state) spanRound(flag uint64, shrink bool, extra [spanExtra]uint64) (spanOutcome, error) {
+	if st.inter {
+		// Its channel reaches the remote group only; the agreement
+		// over both groups needs their shared memory.
+		return spanOutcome{}, &ranks.Error{Class: ranks.ErrUnsupported, Op: "Agree", Rank: -1,
+			Detail: "an intercommunicator whose groups span nodes: Agree and Shrink work within one node only, yet"}
+	}
 	c := st.c
 	st.round++
 	round := st.round
