@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/internal/ext"
 	"github.com/shmpi/shmpi/ranks"
 	"github.com/shmpi/shmpi/ranks/launch"
 	"github.com/shmpi/shmpi/ulfm"
@@ -438,6 +439,71 @@ func init() {
 		}
 		return nil
 	}
+}
+
+// The same for rendezvous-sized messages, and one being copied when the
+// failure comes: rank 0 sends 20 of 1 MiB to the last rank (another
+// node), whose agent takes each whole before rank 0's send completes,
+// then says it is done and waits. The last rank kills rank 0 as it
+// starts copying the first from its proxy (ext.StageHook), and waits
+// until the failure is declared here; the copy goes on (the proxy
+// outlives the rank it copies for), the other 19 follow, and only a
+// receive after them gets ErrProcFailed.
+func init() {
+	bodies["large-before-failure"] = func(w *ranks.World, c *ranks.Comm) error {
+		const k = 20
+		last := c.Size() - 1
+		buf := make([]byte, 1<<20)
+		switch c.Rank() {
+		case 0:
+			for i := range k {
+				buf[0], buf[len(buf)-1] = byte(i), byte(i)
+				if err := ranks.Send(c, buf, last, i); err != nil {
+					return err
+				}
+			}
+			if err := ranks.Send(c, []int{os.Getpid()}, last, 99); err != nil {
+				return err
+			}
+			select {} // until the last rank kills it
+		case last:
+			pid := []int{0}
+			if _, err := ranks.Recv(c, pid, 0, 99); err != nil {
+				return err
+			}
+			fired := false
+			ext.StageHook = func(stage string) {
+				if stage != "copying" || fired {
+					return
+				}
+				fired = true
+				syscall.Kill(pid[0], syscall.SIGKILL)
+				for ext.MemberState(c, 0) != ext.Failed {
+					runtime.Gosched()
+				}
+			}
+			defer func() { ext.StageHook = nil }()
+			for i := range k {
+				if _, err := ranks.Recv(c, buf, 0, i); err != nil {
+					return fmt.Errorf("message %d: %w", i, err)
+				}
+				if buf[0] != byte(i) || buf[len(buf)-1] != byte(i) {
+					return fmt.Errorf("message %d: wrong bytes", i)
+				}
+			}
+			if !fired {
+				return errors.New("no receive reached the copying stage")
+			}
+			if _, err := ranks.Recv(c, buf, 0, k); !errors.Is(err, ranks.ErrProcFailed) {
+				return fmt.Errorf("a receive after the last message: %v, want ErrProcFailed", err)
+			}
+		}
+		return nil
+	}
+}
+
+func TestLargeBeforeFailureAcrossNodes(t *testing.T) {
+	runNodes(t, nodesOpts{Counts: []int{2, 2}, Body: "large-before-failure", FT: true, Timeout: 30 * time.Second}).check(t, 0)
 }
 
 func TestOrderBeforeFailureAcrossNodes(t *testing.T) {

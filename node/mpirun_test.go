@@ -217,6 +217,19 @@ func TestMPIOrderBeforeFailure(t *testing.T) {
 	}
 }
 
+// And rendezvous-sized ones whose sends completed.
+func TestMPILargeBeforeFailure(t *testing.T) {
+	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 2, Body: "large-before-failure", Flags: []string{"-ft"}})
+	if err == nil || !strings.Contains(out, "rank 0 killed by signal 9") {
+		t.Fatalf("want the agent of rank 0 to report its death and fail: %v\n%s", err, out)
+	}
+	for _, r := range []int{1, 2, 3} {
+		if strings.Contains(out, fmt.Sprintf("rank %d:", r)) {
+			t.Fatalf("survivor %d failed:\n%s", r, out)
+		}
+	}
+}
+
 // Collectives across nodes when a member dies during a loop of them:
 // every survivor's loop ends with ErrProcFailed, none hangs.
 func TestMPICollectiveFailure(t *testing.T) {

@@ -146,7 +146,9 @@ func (e *engine) evaluate(held bool) {
 	}
 	for r := e.active.head; r != nil; {
 		next := r.next
-		if e.gone[r.wpeer] {
+		// A receive from a rank of another node copies from that rank's
+		// proxy, in the node agent, which outlives the rank: it goes on.
+		if e.gone[r.wpeer] && (r.send || !e.lay.Remote(r.wpeer)) {
 			e.active.remove(r)
 			if r.send {
 				e.abandonHS(r)

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/shmpi/shmpi/internal/ext"
 	"github.com/shmpi/shmpi/internal/spin"
 )
 
@@ -113,6 +114,9 @@ var stageHook func(e *engine, stage string)
 func testStage(e *engine, stage string) {
 	if stageHook != nil {
 		stageHook(e, stage)
+	}
+	if ext.StageHook != nil {
+		ext.StageHook(stage)
 	}
 }
 

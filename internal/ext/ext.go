@@ -360,3 +360,9 @@ func Released(comm any) {
 		f(comm)
 	}
 }
+
+// StageHook, set only by tests of other packages (node's), runs where
+// package ranks names a stage of a matched receive ("matched",
+// "copying"), under the engine lock: what it may call must not take it
+// (MemberState does not).
+var StageHook func(stage string)
