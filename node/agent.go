@@ -98,7 +98,7 @@ func Run(cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("node: allgather of rank counts: %w", err)
 	}
 	a := &agent{cfg: cfg, net: net, me: net.Rank(), offsets: make([]int, len(counts)+1), over: make([]bool, len(counts)),
-		acks: map[uint64]func(){}, spin: cfg.IdleSpin}
+		acks: map[uint64]func(uint8){}, spin: cfg.IdleSpin}
 	switch {
 	case a.spin == 0:
 		a.spin = DefaultIdleSpin
@@ -167,12 +167,12 @@ type agent struct {
 	proxies      []*proxyState // by world rank; nil for the ranks of this node
 	res          *Result
 
-	spin     time.Duration     // Config.IdleSpin, resolved
-	failing  []int             // local ranks whose failure goes out after the next drain (announceFail)
-	epoch    uint64            // the failure table's epoch last looked at
-	failSent []bool            // by local rank: its failure was announced
-	finals   []int             // local ranks that finalized, to announce after a drain
-	acks     map[uint64]func() // synchronous messages sent on, by id: their senders' acknowledgements
+	spin     time.Duration                  // Config.IdleSpin, resolved
+	failing  []int                          // local ranks whose failure goes out after the next drain (announceFail)
+	epoch    uint64                         // the failure table's epoch last looked at
+	failSent []bool                         // by local rank: its failure was announced
+	finals   []int                          // local ranks that finalized, to announce after a drain
+	acks     map[uint64]func(outcome uint8) // synchronous messages sent on, by id: their senders' acknowledgements
 	ackSeq   uint64
 	doneFrom int    // agents that said they are done, or died
 	over     []bool // by agent: said it is done, or died
@@ -474,10 +474,12 @@ func (a *agent) handle(from int, b []byte) error {
 	}
 	if f.kind == frameAck {
 		// A synchronous message that this agent sent on (id) matched its
-		// receive on the receiver's node: its sender, here, completes.
+		// receive on the receiver's node, or never will (the receiver
+		// failed, the communicator was revoked or freed there): its
+		// sender, here, completes, with the error that says why.
 		if ack := a.acks[f.id]; ack != nil {
 			delete(a.acks, f.id)
-			ack()
+			ack(f.outcome)
 		}
 		return nil
 	}
@@ -556,13 +558,13 @@ func (a *agent) advance(ps *proxyState) bool {
 	moved := false
 	q := ps.pending[:0]
 	for _, s := range ps.pending {
-		if _, done, _ := s.req.Test(); done {
+		if _, done, err := s.req.Test(); done {
 			moved = true
 			bufs.put(s.frame)
 			if s.sync {
-				// Matched, or failed: either way its sender must not
-				// wait any longer.
-				a.net.Send(s.from, (&frame{kind: frameAck, src: ps.p.Rank, id: s.id}).header(), nil)
+				// Matched, or never will be: either way its sender must
+				// not wait any longer, and learns which.
+				a.net.Send(s.from, (&frame{kind: frameAck, src: ps.p.Rank, id: s.id, outcome: launch.SyncOutcome(err)}).header(), nil)
 			}
 			continue
 		}

@@ -506,6 +506,36 @@ func TestLargeBeforeFailureAcrossNodes(t *testing.T) {
 	runNodes(t, nodesOpts{Counts: []int{2, 2}, Body: "large-before-failure", FT: true, Timeout: 30 * time.Second}).check(t, 0)
 }
 
+// A synchronous send to a rank of another node that fails before it
+// receives: ErrProcFailed, never success (its agent's proxy saw the send
+// end with an error, not a match), eager-sized and rendezvous-sized; and
+// a standard send after the failure is known.
+func init() {
+	bodies["ssend-to-dead"] = func(w *ranks.World, c *ranks.Comm) error {
+		last := c.Size() - 1
+		switch c.Rank() {
+		case last:
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		case 0:
+			if err := ranks.Ssend(c, []int{1}, last, 5); !errors.Is(err, ranks.ErrProcFailed) {
+				return fmt.Errorf("Ssend of 8 bytes to a dead rank: %v, want ErrProcFailed", err)
+			}
+			if err := ranks.Ssend(c, make([]byte, 1<<20), last, 6); !errors.Is(err, ranks.ErrProcFailed) {
+				return fmt.Errorf("Ssend of 1 MiB to a dead rank: %v, want ErrProcFailed", err)
+			}
+			if err := ranks.Send(c, make([]byte, 1<<20), last, 7); !errors.Is(err, ranks.ErrProcFailed) {
+				return fmt.Errorf("Send of 1 MiB to a dead rank: %v, want ErrProcFailed", err)
+			}
+		}
+		return nil
+	}
+}
+
+func TestSsendToDeadAcrossNodes(t *testing.T) {
+	runNodes(t, nodesOpts{Counts: []int{2, 2}, Body: "ssend-to-dead", FT: true, Timeout: 30 * time.Second}).check(t, 3)
+}
+
 func TestOrderBeforeFailureAcrossNodes(t *testing.T) {
 	runNodes(t, nodesOpts{Counts: []int{1, 1}, Body: "order-before-failure", FT: true, Timeout: 30 * time.Second}).check(t, 0)
 }

@@ -230,6 +230,19 @@ func TestMPILargeBeforeFailure(t *testing.T) {
 	}
 }
 
+// Synchronous sends to a rank that failed before receiving them fail.
+func TestMPISsendToDead(t *testing.T) {
+	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 2, Body: "ssend-to-dead", Flags: []string{"-ft"}})
+	if err == nil || !strings.Contains(out, "rank 3 killed by signal 9") {
+		t.Fatalf("want the agent of rank 3 to report its death and fail: %v\n%s", err, out)
+	}
+	for _, r := range []int{0, 1, 2} {
+		if strings.Contains(out, fmt.Sprintf("rank %d:", r)) {
+			t.Fatalf("survivor %d failed:\n%s", r, out)
+		}
+	}
+}
+
 // Collectives across nodes when a member dies during a loop of them:
 // every survivor's loop ends with ErrProcFailed, none hangs.
 func TestMPICollectiveFailure(t *testing.T) {

@@ -47,7 +47,7 @@ const (
 	frameFinal = 3 // src finalized at its node, after every message it sent
 	frameDone  = 4 // the sending agent's ranks have all ended; nothing more comes from it
 	frameAbort = 5 // src called Abort with code tag: every node ends its ranks
-	frameAck   = 6 // the synchronous message id matched its receive
+	frameAck   = 6 // the synchronous message id has an outcome at its receiver's node: matched, or why not
 )
 
 // frameHeader is the size of a frame's header:
@@ -55,7 +55,7 @@ const (
 //	+0  kind u8
 //	+1  u8        the transport's own (mpinet.go: a long frame's header)
 //	+2  sync u8   1: a synchronous message; acknowledge id when it matches
-//	+3  u8        zero
+//	+3  outcome u8  frameAck: launch.SyncOutcome's (0: matched)
 //	+4  ctx  u32  wire context (frameMsg)
 //	+8  src  u32  world rank of the sender (or of the rank a notice is about)
 //	+12 dst  u32  world rank of the receiver (frameMsg)
@@ -67,6 +67,7 @@ const frameHeader = 32
 type frame struct {
 	kind     uint8
 	sync     bool
+	outcome  uint8
 	ctx      uint32
 	src, dst int
 	tag      int
@@ -81,6 +82,7 @@ func (f *frame) header() []byte {
 	if f.sync {
 		b[2] = 1
 	}
+	b[3] = f.outcome
 	binary.LittleEndian.PutUint64(b[24:], f.id)
 	binary.LittleEndian.PutUint32(b[4:], f.ctx)
 	binary.LittleEndian.PutUint32(b[8:], uint32(f.src))
@@ -99,14 +101,15 @@ func decode(b []byte) (frame, error) {
 		return frame{}, fmt.Errorf("node: a frame says %d bytes and carries %d", n, len(b)-frameHeader)
 	}
 	return frame{
-		kind: b[0],
-		sync: b[2] == 1,
-		id:   binary.LittleEndian.Uint64(b[24:]),
-		ctx:  binary.LittleEndian.Uint32(b[4:]),
-		src:  int(binary.LittleEndian.Uint32(b[8:])),
-		dst:  int(binary.LittleEndian.Uint32(b[12:])),
-		tag:  int(int32(binary.LittleEndian.Uint32(b[16:]))),
-		data: b[frameHeader:],
+		kind:    b[0],
+		sync:    b[2] == 1,
+		outcome: b[3],
+		id:      binary.LittleEndian.Uint64(b[24:]),
+		ctx:     binary.LittleEndian.Uint32(b[4:]),
+		src:     int(binary.LittleEndian.Uint32(b[8:])),
+		dst:     int(binary.LittleEndian.Uint32(b[12:])),
+		tag:     int(int32(binary.LittleEndian.Uint32(b[16:]))),
+		data:    b[frameHeader:],
 	}, nil
 }
 

@@ -46,7 +46,7 @@ type proxy struct {
 
 func init() {
 	ext.NewProxy = func(seg *shm.Segment, slot int) (any, error) { return newProxy(seg, slot) }
-	ext.ProxyTake = func(p any, alloc func(n int) []byte) (ctx uint32, src, tag int, data []byte, ack func(), ok bool, err error) {
+	ext.ProxyTake = func(p any, alloc func(n int) []byte) (ctx uint32, src, tag int, data []byte, ack func(outcome uint8), ok bool, err error) {
 		return p.(*proxy).take(alloc)
 	}
 	ext.ProxySend = func(p any, ctx uint32, dst, tag int, data []byte, sync bool) (any, error) {
@@ -78,9 +78,10 @@ func newProxy(seg *shm.Segment, slot int) (*proxy, error) {
 // take receives the oldest message waiting in the proxy's inbox, if any,
 // in whole: its wire context, its source and tag (world ranks and the
 // tag as sent), and its bytes, in a buffer from alloc. For a synchronous eager message, ack is
-// the acknowledgement of its match, to call once the receiver's match is
-// known; nil otherwise.
-func (p *proxy) take(alloc func(n int) []byte) (ctx uint32, src, tag int, data []byte, ack func(), ok bool, err error) {
+// to call once the receiver's node knows the outcome: 0, matched (the
+// sender completes), or why it never will be (rejRevoked, rejDropped,
+// rejCollDead: the sender completes with that error); nil otherwise.
+func (p *proxy) take(alloc func(n int) []byte) (ctx uint32, src, tag int, data []byte, ack func(outcome uint8), ok bool, err error) {
 	e := p.e
 	e.lock()
 	e.progress()
@@ -110,11 +111,19 @@ func (p *proxy) take(alloc func(n int) []byte) (ctx uint32, src, tag int, data [
 		return 0, 0, 0, nil, nil, false, nil
 	}
 	if m.kind != kRndv && m.flags&(fSync|fAckMsg) != 0 {
-		msrc, flags, hs, gen := m.src, m.flags, m.hs, m.gen
+		msrc, kind, flags, hs, gen := m.src, m.kind, m.flags, m.hs, m.gen
 		m.flags &^= fSync | fAckMsg // consume leaves the acknowledgement to ack
-		ack = func() {
+		// outcome: launch.SyncOutcome's values, which are rej*'s.
+		ack = func(outcome uint8) {
 			e.lock()
-			e.acknowledge(msrc, flags, hs, gen)
+			switch outcome {
+			case 0:
+				e.acknowledge(msrc, flags, hs, gen)
+			case rejRevoked, rejDropped, rejCollDead:
+				e.reject(msrc, kind, flags, hs, gen, outcome)
+			default:
+				e.reject(msrc, kind, flags, hs, gen, rejDropped)
+			}
 			e.unlock()
 		}
 	}

@@ -181,7 +181,7 @@ func refusedErr(c *Comm, op string, peer int, why uint8) error {
 		return revokedErr(c, op)
 	case rejCollDead:
 		return &Error{Class: ErrProcFailed, Op: op, Rank: -1, Failed: c.failedRanks(len(c.e.failedOrder)),
-			Detail: "a member of the communicator failed, and the receiver left the collective"}
+			Detail: "the receiver failed, or left the collective on a member's failure"}
 	}
 	return newErr(ErrComm, op, peer, "the receiver freed communicator %s without receiving the message", c.label())
 }

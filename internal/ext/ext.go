@@ -75,7 +75,7 @@ var (
 	// sync), and returns its *ranks.Request. ProxyFinalize marks the
 	// proxied rank finalized here.
 	NewProxy      func(seg *shm.Segment, slot int) (any, error)
-	ProxyTake     func(p any, alloc func(n int) []byte) (ctx uint32, src, tag int, data []byte, ack func(), ok bool, err error)
+	ProxyTake     func(p any, alloc func(n int) []byte) (ctx uint32, src, tag int, data []byte, ack func(outcome uint8), ok bool, err error)
 	ProxySend     func(p any, ctx uint32, dst, tag int, data []byte, sync bool) (any, error)
 	ProxyFinalize func(p any)
 

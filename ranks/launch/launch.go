@@ -961,16 +961,39 @@ func (j *Job) Proxy(r int) (*Proxy, error) {
 
 // Take receives the oldest message this node's ranks sent to the proxied
 // rank, if there is one (ok), in whole: its wire context, source (a
-// world rank), tag and bytes (in a buffer alloc returns; nil: make). For a synchronous send (Ssend) that has not
-// completed, ack is not nil: call it once the proxied rank's node says
-// that the receive matched, and the sender completes. err is the
+// world rank), tag and bytes (in a buffer alloc returns; nil: make). For
+// a synchronous send (Ssend) that has not completed, ack is not nil:
+// call it once the proxied rank's node knows the outcome of the send
+// there (SyncOutcome), and the sender completes with it. err is the
 // receive's error (a sender that failed during a large message's copy);
 // the message is gone then.
-func (p *Proxy) Take(alloc func(n int) []byte) (ctx uint32, src, tag int, data []byte, ack func(), ok bool, err error) {
+func (p *Proxy) Take(alloc func(n int) []byte) (ctx uint32, src, tag int, data []byte, ack func(outcome uint8), ok bool, err error) {
 	if alloc == nil {
 		alloc = func(n int) []byte { return make([]byte, n) }
 	}
 	return ext.ProxyTake(p.p, alloc)
+}
+
+// Outcomes of a synchronous send at its receiver's node, for Take's ack.
+const (
+	SyncMatched = 0 // the receive matched
+	SyncRevoked = 1 // the communicator was revoked there
+	SyncDropped = 2 // the receiver freed the communicator without receiving it
+	SyncFailed  = 3 // the receiver failed, or left a collective on a member's failure
+)
+
+// SyncOutcome is the outcome of a proxy's synchronous send (Send with
+// sync) that completed with err.
+func SyncOutcome(err error) uint8 {
+	switch {
+	case err == nil:
+		return SyncMatched
+	case errors.Is(err, ranks.ErrRevoked):
+		return SyncRevoked
+	case errors.Is(err, ranks.ErrProcFailed):
+		return SyncFailed
+	}
+	return SyncDropped
 }
 
 // Send starts sending, as the proxied rank, a message it sent from its
