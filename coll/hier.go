@@ -166,8 +166,8 @@ func hierAllreduce[T any](c *ranks.Comm, h *hier, send, recv []T, op Op[T]) erro
 
 // leadersExchangeMax is the largest partial result the leaders exchange
 // all at once rather than by the binomial trees: between nodes each hop
-// crosses two agents, so for small data one hop of n-1 messages a leader
-// beats the trees' 2·log2(n) sequential hops (4 nodes × 8 ranks: docs/nodes.md).
+// crosses two agents, so for small data one hop (each leader sending n-1
+// messages) beats the trees' 2·log2(n) sequential hops (docs/nodes.md).
 const leadersExchangeMax = 16 << 10
 
 // leadersAllreduce combines the leaders' partial results in acc, in
