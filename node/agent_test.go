@@ -506,6 +506,74 @@ func TestLargeBeforeFailureAcrossNodes(t *testing.T) {
 	runNodes(t, nodesOpts{Counts: []int{2, 2}, Body: "large-before-failure", FT: true, Timeout: 30 * time.Second}).check(t, 0)
 }
 
+// A synchronous send of a rendezvous-sized message to a rank of another
+// node completes only once the receive matches, not when the sender's
+// agent has copied it: rank 0 Issends 1 MiB to the last rank, which
+// waits until the message has reached it (Iprobe, which does not match)
+// and then asks rank 0 whether its send has completed. By then the
+// agents have copied and forwarded every byte; the answer must be no.
+// Then the receive is posted, and the send completes.
+func init() {
+	bodies["ssend-large"] = func(w *ranks.World, c *ranks.Comm) error {
+		last := c.Size() - 1
+		big := make([]byte, 1<<20)
+		switch c.Rank() {
+		case 0:
+			q, err := ranks.Issend(c, big, last, 1)
+			if err != nil {
+				return err
+			}
+			if _, err := ranks.Recv(c, []int{0}, last, 2); err != nil {
+				return err
+			}
+			_, done, err := q.Test()
+			if err != nil {
+				return err
+			}
+			answer := 0
+			if done {
+				answer = 1
+			}
+			if err := ranks.Send(c, []int{answer}, last, 3); err != nil {
+				return err
+			}
+			if !done { // a completed request is freed by Test
+				if _, err := q.Wait(); err != nil {
+					return fmt.Errorf("Issend: %w", err)
+				}
+			}
+		case last:
+			for {
+				_, ok, err := c.Iprobe(0, 1)
+				if err != nil {
+					return err
+				}
+				if ok {
+					break
+				}
+			}
+			if err := ranks.Send(c, []int{0}, 0, 2); err != nil {
+				return err
+			}
+			answer := []int{-1}
+			if _, err := ranks.Recv(c, answer, 0, 3); err != nil {
+				return err
+			}
+			if answer[0] != 0 {
+				return errors.New("the synchronous send of 1 MiB completed before its receive was posted")
+			}
+			if _, err := ranks.Recv(c, big, 0, 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func TestSsendLargeAcrossNodes(t *testing.T) {
+	runNodes(t, nodesOpts{Counts: []int{2, 2}, Body: "ssend-large"}).check(t)
+}
+
 // A synchronous send to a rank of another node that fails before it
 // receives: ErrProcFailed, never success (its agent's proxy saw the send
 // end with an error, not a match), eager-sized and rendezvous-sized; and

@@ -153,7 +153,10 @@ func TestMPIMoreCollectives(t *testing.T) {
 	mustPass(t, "collectives-more", shape{2, 4}, shape{3, 3})
 	mustPass(t, "nonblocking-first", shape{3, 3})
 }
-func TestMPISsend(t *testing.T)   { mustPass(t, "ssend", shape{2, 2}) }
+func TestMPISsend(t *testing.T) {
+	mustPass(t, "ssend", shape{2, 2})
+	mustPass(t, "ssend-large", shape{2, 2})
+}
 func TestMPIRefused(t *testing.T) { mustPass(t, "refused", shape{2, 2}) }
 func TestMPICommunicators(t *testing.T) {
 	mustPass(t, "create", shape{2, 4}, shape{3, 3})

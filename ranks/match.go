@@ -137,6 +137,7 @@ func (e *engine) startRecv(r *request) {
 func (e *engine) consume(r *request, m *umsg) {
 	switch m.kind {
 	case kRndv:
+		r.holdDone = e.proxy && m.flags&fSyncRndv != 0
 		e.rndvRecv(r, m.src, m.tag, m.hs, m.gen, m.n)
 	default:
 		e.deliver(r, m.src, m.tag, unsafe.Pointer(unsafe.SliceData(m.data)), m.n)

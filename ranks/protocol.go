@@ -185,6 +185,8 @@ func (e *engine) trySend(r *request) bool {
 		flags = fAckMsg
 	case r.sync && kind != kRndv:
 		flags = fSync
+	case r.sync:
+		flags = fSyncRndv
 	}
 	writeDesc(d, r.c.wire(w), r.tag, kind, flags, max(hs, 0), gen)
 	clearGuards(d, double)

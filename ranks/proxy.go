@@ -23,11 +23,11 @@ import (
 // them in order.
 //
 // A synchronous send must not complete before its receive matches, so a
-// proxy takes a synchronous eager message without acknowledging it: take
-// returns the acknowledgement as a function, which the agent calls once
-// the remote proxy's synchronous send to the receiver has completed. A
-// synchronous message large enough for the rendezvous still completes
-// when the proxy has copied it.
+// proxy takes a synchronous message without acknowledging it (a
+// rendezvous-sized one: its copy ends without telling the sender,
+// rndvDone): take returns the acknowledgement as a function, which the
+// agent calls with the outcome once the remote proxy's synchronous send
+// to the receiver has ended.
 //
 // Other communicators than the world have a slot of their own on each
 // node (createSpanning), and a rank's message to a member on another
@@ -110,16 +110,18 @@ func (p *proxy) take(alloc func(n int) []byte) (ctx uint32, src, tag int, data [
 		e.unlock()
 		return 0, 0, 0, nil, nil, false, nil
 	}
-	if m.kind != kRndv && m.flags&(fSync|fAckMsg) != 0 {
+	if m.kind != kRndv && m.flags&(fSync|fAckMsg) != 0 || m.kind == kRndv && m.flags&fSyncRndv != 0 {
 		msrc, kind, flags, hs, gen := m.src, m.kind, m.flags, m.hs, m.gen
 		m.flags &^= fSync | fAckMsg // consume leaves the acknowledgement to ack
 		// outcome: launch.SyncOutcome's values, which are rej*'s.
 		ack = func(outcome uint8) {
 			e.lock()
-			switch outcome {
-			case 0:
+			switch {
+			case outcome == 0 && kind == kRndv:
+				e.ack(msrc, hs, gen) // the copy held its hsDone (rndvDone)
+			case outcome == 0:
 				e.acknowledge(msrc, flags, hs, gen)
-			case rejRevoked, rejDropped, rejCollDead:
+			case outcome == rejRevoked, outcome == rejDropped, outcome == rejCollDead:
 				e.reject(msrc, kind, flags, hs, gen, outcome)
 			default:
 				e.reject(msrc, kind, flags, hs, gen, rejDropped)

@@ -89,6 +89,9 @@ type request struct {
 	frag   bool // sent or received in fragments (fallback.go)
 	ackMsg bool // a synchronous send waiting for a kAck message; gen is its id
 	lost   bool // a rendezvous receive whose sender's memory is gone (rndvLost)
+	// holdDone: a proxy's rendezvous receive of a synchronous send; its
+	// end leaves the sender waiting (rndvDone)
+	holdDone bool
 
 	// Rarely set, and placed where they move no other field. A part
 	// and a buffered send are internal orphans: recycleOrphan handles
@@ -113,7 +116,7 @@ func (r *request) reset() {
 	r.done = false
 	r.st = Status{}
 	r.chunk, r.hs, r.gen, r.off, r.accept = -1, -1, 0, 0, 0
-	r.frag, r.ackMsg, r.lost = false, false, false
+	r.frag, r.ackMsg, r.lost, r.holdDone = false, false, false, false
 }
 
 // newRequest hands out the state of a nonblocking or persistent call and

@@ -46,8 +46,7 @@ func (e *engine) rndvRecv(r *request, src, tag, hs int, gen uint32, total int) {
 	r.wpeer = src
 	r.hs, r.gen, r.off, r.accept = hs, gen, 0, accept
 	if accept == 0 {
-		p.state.Store(hsDone)
-		e.dbs[src].Ring()
+		e.rndvDone(r, p, src)
 		e.complete(r, nil)
 		return
 	}
@@ -64,8 +63,7 @@ func (e *engine) rndvRecv(r *request, src, tag, hs int, gen uint32, total int) {
 		switch err {
 		case nil:
 			if first == accept {
-				p.state.Store(hsDone)
-				e.dbs[src].Ring()
+				e.rndvDone(r, p, src)
 				e.complete(r, nil)
 				return
 			}
@@ -142,6 +140,18 @@ func (e *engine) awaitDeclared(w int) {
 		e.t.Repair(e.me)
 		e.refresh()
 	}
+}
+
+// rndvDone tells the sender of r's rendezvous message, through its
+// handshake slot p, that the copy is done: its send completes. A proxy's
+// copy of a synchronous send leaves it waiting instead: the receiver's
+// node says later whether the receive matched (proxy.take's ack).
+func (e *engine) rndvDone(r *request, p *hsSlot, src int) {
+	if r.holdDone {
+		return
+	}
+	p.state.Store(hsDone)
+	e.dbs[src].Ring()
 }
 
 // rndvLost ends a rendezvous receive whose copy failed: the sender's
@@ -237,8 +247,7 @@ func (e *engine) coopRecv(r *request) {
 	}
 	if int(copied.Load()) >= r.accept {
 		e.active.remove(r)
-		p.state.Store(hsDone)
-		e.dbs[src].Ring()
+		e.rndvDone(r, p, src)
 		e.complete(r, nil)
 	}
 }
@@ -405,8 +414,7 @@ func (e *engine) pullPipe(r *request) {
 	}
 	if r.off >= r.accept {
 		e.active.remove(r)
-		p.state.Store(hsDone)
-		e.dbs[src].Ring()
+		e.rndvDone(r, p, src)
 		r.hs = -1
 		e.complete(r, nil)
 	} else if moved {

@@ -112,7 +112,7 @@ func coopPieceLen(n int) int {
 //	+4   tag   int32
 //	+8   kind  uint8   kInline / kChunk / kRndv / kFrag / kAck, or an
 //	                   upper package's (internal/ext)
-//	+9   flags uint8   fSync, fAckMsg, fFirst; kAck: fRevoked, fDropped, fDead
+//	+9   flags uint8   fSync, fAckMsg, fFirst, fSyncRndv; kAck: fRevoked, fDropped, fDead
 //	+10  hs    uint16  handshake slot index in the sender's table
 //	+12  len   uint32  bytes carried (inline, chunk, frag)
 //	+16  gen   uint32  handshake generation (fAckMsg, kAck: the ack id)
@@ -175,6 +175,12 @@ const (
 	fRevoked = 8  // kAck: the message was refused, its communicator revoked
 	fDropped = 16 // kAck: refused, the communicator freed at the receiver
 	fDead    = 32 // kAck: refused, a collective whose member failed
+	// fSyncRndv: kRndv of a synchronous send. A receiver that is a node
+	// agent's proxy holds the sender's completion (hsDone) after the
+	// copy until the receiver's node says the receive matched
+	// (rndvDone, proxy.take); other receivers ignore it, as the copy's
+	// end is the match for them.
+	fSyncRndv = 64
 )
 
 // Why a receiver refuses a message (engine.refusal), and how the sender
