@@ -195,70 +195,41 @@ func TestMPIAgreeShrink(t *testing.T) {
 	}
 }
 
+// mustSurvive runs body with -ft on counts agents of ranks ranks each,
+// where rank victim dies: its agent must report the death and fail, and
+// no survivor may report an error.
+func mustSurvive(t *testing.T, counts, ranks int, body string, victim int) {
+	t.Helper()
+	out, err := mpirun(t, mpirunOpts{Counts: counts, Ranks: ranks, Body: body, Flags: []string{"-ft"}})
+	if err == nil || !strings.Contains(out, fmt.Sprintf("rank %d killed by signal 9", victim)) {
+		t.Fatalf("want the agent of rank %d to report its death and fail: %v\n%s", victim, err, out)
+	}
+	for r := range counts * ranks {
+		if r != victim && strings.Contains(out, fmt.Sprintf("rank %d:", r)) {
+			t.Fatalf("survivor %d failed:\n%s", r, out)
+		}
+	}
+}
+
 // A rank's SIGKILL with -ft: every survivor on every node sees
 // ErrProcFailed naming it and goes on; the agent of its node reports it
 // and exits non-zero.
-func TestMPIRankFailure(t *testing.T) {
-	out, err := mpirun(t, mpirunOpts{Counts: 3, Ranks: 2, Body: "fail", Flags: []string{"-ft"}})
-	if err == nil || !strings.Contains(out, "rank 1 killed by signal 9") {
-		t.Fatalf("want the agent of rank 1 to report its death and fail: %v\n%s", err, out)
-	}
-	if strings.Contains(out, "rank 0:") || strings.Contains(out, "rank 2:") || strings.Contains(out, "rank 4:") {
-		t.Fatalf("a survivor failed:\n%s", out)
-	}
-}
+func TestMPIRankFailure(t *testing.T) { mustSurvive(t, 3, 2, "fail", 1) }
 
 // A dead rank's messages that wait in a proxy for a full inbox still come
-// before its failure, over TCP too.
+// before its failure, over TCP too; so do rendezvous-sized ones whose
+// sends completed.
 func TestMPIOrderBeforeFailure(t *testing.T) {
-	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 1, Body: "order-before-failure", Flags: []string{"-ft"}})
-	if err == nil || !strings.Contains(out, "rank 0 killed by signal 9") {
-		t.Fatalf("want the agent of rank 0 to report its death and fail: %v\n%s", err, out)
-	}
-	if strings.Contains(out, "rank 1:") {
-		t.Fatalf("the receiver failed:\n%s", out)
-	}
-}
-
-// And rendezvous-sized ones whose sends completed.
-func TestMPILargeBeforeFailure(t *testing.T) {
-	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 2, Body: "large-before-failure", Flags: []string{"-ft"}})
-	if err == nil || !strings.Contains(out, "rank 0 killed by signal 9") {
-		t.Fatalf("want the agent of rank 0 to report its death and fail: %v\n%s", err, out)
-	}
-	for _, r := range []int{1, 2, 3} {
-		if strings.Contains(out, fmt.Sprintf("rank %d:", r)) {
-			t.Fatalf("survivor %d failed:\n%s", r, out)
-		}
-	}
+	mustSurvive(t, 2, 1, "order-before-failure", 0)
+	mustSurvive(t, 2, 2, "large-before-failure", 0)
 }
 
 // Synchronous sends to a rank that failed before receiving them fail.
-func TestMPISsendToDead(t *testing.T) {
-	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 2, Body: "ssend-to-dead", Flags: []string{"-ft"}})
-	if err == nil || !strings.Contains(out, "rank 3 killed by signal 9") {
-		t.Fatalf("want the agent of rank 3 to report its death and fail: %v\n%s", err, out)
-	}
-	for _, r := range []int{0, 1, 2} {
-		if strings.Contains(out, fmt.Sprintf("rank %d:", r)) {
-			t.Fatalf("survivor %d failed:\n%s", r, out)
-		}
-	}
-}
+func TestMPISsendToDead(t *testing.T) { mustSurvive(t, 2, 2, "ssend-to-dead", 3) }
 
 // Collectives across nodes when a member dies during a loop of them:
 // every survivor's loop ends with ErrProcFailed, none hangs.
-func TestMPICollectiveFailure(t *testing.T) {
-	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 3, Body: "coll-fail-during", Flags: []string{"-ft"}})
-	if err == nil || !strings.Contains(out, "rank 4 killed by signal 9") {
-		t.Fatalf("want the agent of rank 4 to report its death and fail: %v\n%s", err, out)
-	}
-	for _, r := range []int{0, 1, 2, 3, 5} {
-		if strings.Contains(out, fmt.Sprintf("rank %d:", r)) {
-			t.Fatalf("survivor %d failed:\n%s", r, out)
-		}
-	}
-}
+func TestMPICollectiveFailure(t *testing.T) { mustSurvive(t, 2, 3, "coll-fail-during", 4) }
 
 // Without -ft a rank's death ends the job everywhere.
 func TestMPIRankFailureEndsJob(t *testing.T) {
