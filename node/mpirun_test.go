@@ -449,3 +449,54 @@ func examplesOK(t *testing.T, out string, dead ...int) {
 		}
 	}
 }
+
+// C programs (cabi/testdata) built with shmpicc run under shmnode as they
+// are: point-to-point, collectives, the nonblocking and persistent
+// collectives (which hung across nodes once), intercommunicators, and
+// the spec's Example 15.5 in C with a rank that raises SIGKILL. Each
+// surviving rank prints OK.
+func TestMPICPrograms(t *testing.T) {
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Fatalf("no C compiler (cc) on PATH; the C programs need one (gcc is part of the machine image): %v", err)
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", dir+"/", "github.com/shmpi/shmpi/cmd/shmpicc").CombinedOutput(); err != nil {
+		t.Fatalf("building shmpicc: %v\n%s", err, out)
+	}
+	shmpicc := func(args ...string) error {
+		cmd := exec.Command(filepath.Join(dir, "shmpicc"), args...)
+		cmd.Env = append(os.Environ(), "SHMPI_LIBDIR="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("shmpicc %v: %v\n%s", args, err, out)
+		}
+		return nil
+	}
+	if err := shmpicc("-shmpi-lib"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		prog   string
+		ranks  int
+		args   []string
+		victim int // -1: none
+	}{
+		{"p2p", 2, nil, -1}, {"coll", 2, nil, -1}, {"nbc", 3, nil, -1}, {"inter", 2, nil, -1}, {"ulfm", 2, []string{"raise"}, 2},
+	} {
+		t.Run(c.prog, func(t *testing.T) {
+			exe := filepath.Join(dir, c.prog)
+			if err := shmpicc("-O1", "-o", exe, filepath.Join("..", "cabi", "testdata", c.prog+".c")); err != nil {
+				t.Fatal(err)
+			}
+			o := mpirunOpts{Counts: 2, Ranks: c.ranks, Prog: append([]string{exe}, c.args...)}
+			want := 2 * c.ranks
+			if c.victim >= 0 {
+				o.Flags = []string{"-ft"}
+				want--
+			}
+			out, err := mpirun(t, o)
+			if strings.Contains(out, "FAIL") || strings.Count(out, "OK\n") != want || (c.victim < 0 && err != nil) {
+				t.Fatalf("%d ranks said OK, want %d: %v\n%s", strings.Count(out, "OK\n"), want, err, out)
+			}
+		})
+	}
+}
