@@ -1,5 +1,5 @@
-// Package mpio is MPI-IO on one node: files that the members of a
-// communicator open together (Open, Close, Delete), read and write at
+// Package mpio is MPI-IO: files that the members of a communicator open
+// together (Open, Close, Delete), read and write at
 // explicit offsets (ReadAt, WriteAt), through each rank's file pointer
 // (Read, Write, Seek) or the shared one (ReadShared, WriteShared,
 // ReadOrdered, WriteOrdered, SeekShared), independently or collectively
@@ -25,6 +25,11 @@
 // A block-distributed array is thus written with large contiguous writes
 // whatever the pieces' sizes; benchmarks/io_write compares it with one
 // process writing the same bytes, and with the members' own small writes.
+//
+// A communicator that spans nodes (package node) shares no memory: there
+// the shared file pointer lives in a hidden file beside the file, under a
+// byte-range lock, and collective accesses are the members' own (span.go).
+// The file must then be on a file system that every node sees.
 //
 // # Failures
 //

@@ -108,6 +108,12 @@ type File struct {
 	mem   *shm.Mem
 	hdr   *header
 
+	// span: the communicator spans nodes, and ptr holds the shared file
+	// pointer, mem is nil and hdr this rank's own (span.go).
+	span   bool
+	ptr    *sharedPtrFile
+	ptrErr error // why ptr is nil across nodes
+
 	stage  [2][]byte   // the staging buffers
 	bits   [2][]uint64 // and their coverage bitmaps
 	aggs   [2]int      // aggregators of reads ([0]) and writes ([1]) (cb_nodes)
@@ -187,14 +193,12 @@ func Open(c *ranks.Comm, name string, amode int, info *ranks.Info) (*File, error
 	} else if name == "" {
 		local = errf(ErrBadFile, op, -1, "empty file name")
 	}
-	if err := ext.AcrossNodes(c, op); err != nil {
-		return nil, err // a file's shared state lives in the node's segment
-	}
+	span := ext.AcrossNodes(c, op) != nil
 	d, err := c.Dup()
 	if err != nil {
 		return nil, relabel(err, op)
 	}
-	f, err := open(d, op, name, amode, info, local)
+	f, err := open(d, op, name, amode, info, local, span)
 	if err != nil {
 		d.Free()
 		return nil, err
@@ -208,7 +212,7 @@ func nameHash(name string) int64 {
 	return int64(h.Sum64() >> 1)
 }
 
-func open(c *ranks.Comm, op, name string, amode int, info *ranks.Info, local error) (*File, error) {
+func open(c *ranks.Comm, op, name string, amode int, info *ranks.Info, local error, span bool) (*File, error) {
 	size, me := c.Size(), c.Rank()
 	// 1. Every member's arguments, so that all fail alike if any is bad.
 	args := make([]int64, 3*size)
@@ -239,11 +243,12 @@ func open(c *ranks.Comm, op, name string, amode int, info *ranks.Info, local err
 	default:
 		flags |= unix.O_RDWR
 	}
-	f := &File{c: c, size: size, rank: me, name: name, amode: amode, fd: -1, view: byteView}
+	f := &File{c: c, size: size, rank: me, name: name, amode: amode, fd: -1, view: byteView, span: span}
 
 	// 2. Member 0 opens (and perhaps creates) the file and the shared
 	// memory, and tells the others: its error code, the memory's
-	// descriptor and size, the aggregators and their domain.
+	// descriptor and size (across nodes: the pid and tag that name the
+	// shared pointer's file), the aggregators and their domain.
 	var from0 [8]int64
 	var created bool
 	var own error
@@ -253,7 +258,19 @@ func open(c *ranks.Comm, op, name string, amode int, info *ranks.Info, local err
 		total := int64(shm.PageSize) + 2*round + 2*round/8
 		from0 = [8]int64{0, -1, total, int64(h.aggs[0]), int64(h.aggs[1]), h.domain, int64(h.cb[0]), int64(h.cb[1])}
 		f.fd, created, own = openFile(op, name, flags, amode)
-		if own == nil {
+		if own == nil && span {
+			var start int64
+			if amode&ModeAppend != 0 {
+				start, _ = f.fileSize() // the shared pointer at the end of the file
+			}
+			// A directory this rank may not write to leaves the file
+			// without a shared pointer: its calls return the error.
+			var perr error
+			if f.ptr, from0[1], from0[2], perr = createPtrFile(op, name, start); perr != nil {
+				f.ptrErr = perr
+				from0[1], from0[2] = -1, codeOf(perr)
+			}
+		} else if own == nil {
 			if m, err := shm.NewMem(int(total)); err != nil {
 				own = errf(errnoClass(err), op, -1, "the file's shared memory (%d bytes): %v", total, err)
 			} else {
@@ -283,12 +300,19 @@ func open(c *ranks.Comm, op, name string, amode int, info *ranks.Info, local err
 	f.aggs, f.domain = [2]int{int(from0[3]), int(from0[4])}, from0[5]
 	f.cb = [2]int{int(from0[6]), int(from0[7])}
 	f.round = int64(max(f.aggs[0], f.aggs[1])) * f.domain
+	if span {
+		f.cb = [2]int{cbDisable, cbDisable}
+	}
 
 	// 3. The others open the file and map the memory; all agree that
 	// everyone did.
 	if me != 0 {
 		f.fd, _, own = openFile(op, name, flags, 0)
-		if own == nil {
+		if own == nil && span && from0[1] < 0 {
+			f.ptrErr = memberErr(op, 0, from0[2], "no file for the shared file pointer beside "+name)
+		} else if own == nil && span {
+			f.ptr, own = openPtrFile(op, name, from0[1], from0[2])
+		} else if own == nil {
 			m, err := shm.OpenMem(ext.Pid(c, 0), int(from0[1]), int(from0[2]))
 			if err != nil {
 				own = errf(errnoClass(err), op, -1, "mapping the file's shared memory: %v", err)
@@ -314,8 +338,13 @@ func open(c *ranks.Comm, op, name string, amode int, info *ranks.Info, local err
 		}
 		return nil, relabel(err, op)
 	}
-	f.mem.CloseFD() // every member has mapped it: the mappings keep it alive
-	f.layout()
+	if span {
+		f.ptr.unlink() // every member has it open: the descriptors keep it
+		f.hdr = new(header)
+	} else {
+		f.mem.CloseFD() // every member has mapped it: the mappings keep it alive
+		f.layout()
+	}
 	if amode&ModeAppend != 0 {
 		// The individual pointer at the end of the file (an error of
 		// fstat here leaves it at 0: the file works anyway).
@@ -459,6 +488,8 @@ func (f *File) release(remove bool) {
 		f.mem.Close()
 		f.mem = nil
 	}
+	f.ptr.unlink()
+	f.ptr.close()
 	if remove {
 		unix.Unlink(f.name)
 	}
@@ -495,8 +526,11 @@ func (f *File) Close() error {
 		}
 		unix.Close(f.fd)
 		f.fd = -1
-		f.mem.Close()
-		f.mem, f.hdr = nil, nil
+		if f.mem != nil {
+			f.mem.Close()
+		}
+		f.ptr.close()
+		f.mem, f.hdr, f.ptr = nil, nil, nil
 		f.stage, f.bits = [2][]byte{}, [2][]uint64{}
 		if ferr := f.c.Free(); err == nil && ferr != nil {
 			err = ferr
@@ -554,7 +588,13 @@ func (f *File) Revoke() error {
 
 func (f *File) sync() *rounds { return (*rounds)(unsafe.Add(unsafe.Pointer(f.hdr), 64)) }
 
-func (f *File) revoked() bool { return f.hdr != nil && f.hdr.revoked.Load() != 0 }
+func (f *File) revoked() bool {
+	if f.hdr == nil {
+		return false
+	}
+	// Across nodes the revoke of the private communicator carries it.
+	return f.hdr.revoked.Load() != 0 || f.span && ext.Revoked(f.c)
+}
 
 // local is the check of a local call: the file is open.
 func (f *File) local(op string) error {

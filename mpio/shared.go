@@ -31,34 +31,56 @@ const (
 )
 
 // sharedPos is the shared pointer's position.
-func (f *File) sharedPos() int64 { return int64(f.hdr.shared.Load() & ptrMask) }
+func (f *File) sharedPos(op string) (int64, error) {
+	cur, err := f.updateShared(op, func(uint64) (uint64, bool) { return 0, false })
+	return int64(cur & ptrMask), err
+}
 
 // install sets the shared pointer to v for the collective call this
 // member is in (in a queue job: f.epoch is the queue's).
-func (f *File) install(v int64) {
+func (f *File) install(op string, v int64) error {
 	f.epoch++
 	want := uint64(f.epoch)<<ptrBits | uint64(v)
-	for {
-		cur := f.hdr.shared.Load()
-		if int16(uint16(cur>>ptrBits)-f.epoch) >= 0 {
-			return // a member installed it already
-		}
-		if f.hdr.shared.CompareAndSwap(cur, want) {
-			return
-		}
-	}
+	_, err := f.updateShared(op, func(cur uint64) (uint64, bool) {
+		// Over an older epoch only: else a member installed it already.
+		return want, int16(uint16(cur>>ptrBits)-f.epoch) < 0
+	})
+	return err
 }
 
 // claim moves the shared pointer past n etypes and returns where it was.
 func (f *File) claim(op string, n int64) (int64, error) {
+	over := false
+	cur, err := f.updateShared(op, func(cur uint64) (uint64, bool) {
+		over = n > ptrMask-int64(cur&ptrMask)
+		return cur + uint64(n), !over
+	})
+	pos := int64(cur & ptrMask)
+	switch {
+	case err != nil:
+		return 0, err
+	case over:
+		return 0, errf(ranks.ErrArg, op, -1, "the shared file pointer (%d) would pass 2^%d etypes", pos, ptrBits)
+	}
+	return pos, nil
+}
+
+// updateShared replaces the shared pointer's word cur with next(cur)'s
+// first result if its second is true, atomically, and returns cur: with
+// compare-and-swap in the file's shared memory, or under the pointer
+// file's lock when the file spans nodes (span.go).
+func (f *File) updateShared(op string, next func(cur uint64) (uint64, bool)) (uint64, error) {
+	if f.span {
+		if f.ptr == nil {
+			return 0, relabel(f.ptrErr, op)
+		}
+		return f.ptr.update(op, f.name, next)
+	}
 	for {
 		cur := f.hdr.shared.Load()
-		pos := int64(cur & ptrMask)
-		if n > ptrMask-pos {
-			return 0, errf(ranks.ErrArg, op, -1, "the shared file pointer (%d) would pass 2^%d etypes", pos, ptrBits)
-		}
-		if f.hdr.shared.CompareAndSwap(cur, cur+uint64(n)) {
-			return pos, nil
+		v, ok := next(cur)
+		if !ok || f.hdr.shared.CompareAndSwap(cur, v) {
+			return cur, nil
 		}
 	}
 }
@@ -144,8 +166,12 @@ func (f *File) ordered(op string, a *access, local error, write bool) (int64, er
 	if local == nil {
 		count = a.etypes()
 	}
+	pos, perr := f.sharedPos(op)
+	if local == nil {
+		local = perr
+	}
 	all := make([]int64, 3*f.size)
-	if err := coll.Allgather(f.c, []int64{codeOf(local), count, f.sharedPos()}, all); err != nil {
+	if err := coll.Allgather(f.c, []int64{codeOf(local), count, pos}, all); err != nil {
 		return 0, relabel(err, op)
 	}
 	if err := agreeArgs(op, local, all, 3); err != nil {
@@ -162,7 +188,9 @@ func (f *File) ordered(op string, a *access, local error, write bool) (int64, er
 	if total > ptrMask-base {
 		return 0, errf(ranks.ErrArg, op, -1, "the shared file pointer (%d) would pass 2^%d etypes", base, ptrBits)
 	}
-	f.install(base + total)
+	if err := f.install(op, base+total); err != nil {
+		return 0, err
+	}
 	p0, err := a.at(op, base+before)
 	// Every member takes part in the access, even one whose place is
 	// out of range, so that no one waits for it.
@@ -184,8 +212,12 @@ func (f *File) SeekShared(off int64, whence int) error {
 		local = errf(ErrUnsupportedOperation, op, -1, "the file was opened ModeSequential")
 	}
 	return f.collective(op, func() error {
+		here, perr := f.sharedPos(op)
+		if local == nil {
+			local = perr
+		}
 		all := make([]int64, 4*f.size)
-		if err := coll.Allgather(f.c, []int64{codeOf(local), off, int64(whence), f.sharedPos()}, all); err != nil {
+		if err := coll.Allgather(f.c, []int64{codeOf(local), off, int64(whence), here}, all); err != nil {
 			return relabel(err, op)
 		}
 		if err := agreeArgs(op, local, all, 4); err != nil {
@@ -218,16 +250,16 @@ func (f *File) SeekShared(off int64, whence int) error {
 		if (off > 0 && pos < base) || pos < 0 || pos > ptrMask {
 			return errf(ranks.ErrArg, op, -1, "position %d%+d", base, off)
 		}
-		f.install(pos)
-		return nil
+		return f.install(op, pos)
 	})
 }
 
 // GetPositionShared returns the shared file pointer, in etypes of the
 // view (MPI_File_get_position_shared). It is local.
 func (f *File) GetPositionShared() (int64, error) {
-	if err := f.local("File.GetPositionShared"); err != nil {
+	const op = "File.GetPositionShared"
+	if err := f.local(op); err != nil {
 		return 0, err
 	}
-	return f.sharedPos(), nil
+	return f.sharedPos(op)
 }

@@ -164,7 +164,7 @@ func (f *File) SetView(disp int64, etype int, ft Filetype) error {
 		f.mu.Lock()
 		f.view, f.pos = v, 0
 		f.mu.Unlock()
-		f.install(0)
+		err = f.install(op, 0)
 	})
 	return err
 }

@@ -158,6 +158,11 @@ func TestMPISsend(t *testing.T) {
 	mustPass(t, "ssend-large", shape{2, 2})
 }
 func TestMPIRefused(t *testing.T) { mustPass(t, "refused", shape{2, 2}) }
+func TestMPIFiles(t *testing.T)   { mustPass(t, "files", shape{2, 2}, shape{3, 2}) }
+
+// A member's SIGKILL after Open: the survivors on every node recover the
+// file over the shrunk communicator (files_test.go).
+func TestMPIFilesFailure(t *testing.T) { mustSurvive(t, 2, 2, "files-fail", 3) }
 func TestMPICommunicators(t *testing.T) {
 	mustPass(t, "create", shape{2, 4}, shape{3, 3})
 }
@@ -481,6 +486,7 @@ func TestMPICPrograms(t *testing.T) {
 		victim int // -1: none
 	}{
 		{"p2p", 2, nil, -1}, {"coll", 2, nil, -1}, {"nbc", 3, nil, -1}, {"inter", 2, nil, -1}, {"ulfm", 2, []string{"raise"}, 2},
+		{"file", 2, []string{t.TempDir()}, -1},
 	} {
 		t.Run(c.prog, func(t *testing.T) {
 			exe := filepath.Join(dir, c.prog)
