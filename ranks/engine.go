@@ -183,6 +183,10 @@ type engine struct {
 	// proxyMarked: as a proxy, the ranks whose ProxyQueued this engine
 	// counts in (proxyMark).
 	proxyMarked []int
+	// patientUntil: as an agent's engine, until when (nanoseconds since
+	// procStart) a receive for a proxy leaves its copy to the sender
+	// (leaveToSender); blockOn yields rather than sleeps until then.
+	patientUntil int64
 
 	// Last, so that the hot fields above keep their offsets.
 	p2p  p2pState     // matched probes' messages and buffered mode (mprobe.go, bsend.go)

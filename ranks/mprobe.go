@@ -225,6 +225,7 @@ func (h *Message) start(r *request, p unsafe.Pointer, n, esize int, op string) {
 	h.m, h.state, m.h = nil, msgUsed, nil
 	e.p2p.held.remove(m)
 	c.newOp(r, false, false, p, n, esize, int(c.toComm[m.src]), m.tag, op)
+	r.patientAt = 0
 	if m.kind == kRndv && e.gone[m.src] && !e.lay.Remote(m.src) {
 		// The data lay in the sender's memory, which went with it (a
 		// rank of another node's lies in its proxy, which lives on).

@@ -136,7 +136,7 @@ func (p *proxy) take(alloc func(n int) []byte) (ctx uint32, src, tag int, data [
 	src, tag, n := m.src, m.tag, m.n
 	e.unlock()
 	data = alloc(n)
-	_, err = h.recv(unsafe.Pointer(unsafe.SliceData(data)), n, 1, "Proxy")
+	_, err = h.recv(unsafe.Pointer(unsafe.SliceData(data)), n, 1, opProxy)
 	return c.ctx, src, tag, data, ack, true, err
 }
 

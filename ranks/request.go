@@ -110,6 +110,13 @@ type request struct {
 	// collective queued on its communicator, ext.SetHelp); Wait and
 	// WaitAll call it, without the engine lock, before they wait.
 	help func()
+
+	// An agent's receive of a rendezvous message for a proxy (op
+	// opProxy): when the sender's copy was last seen to advance
+	// (nanoseconds since procStart; 0: not yet looked) and how far it was
+	// (patience, in transfer.go).
+	patientAt   int64
+	patientSeen uint64
 }
 
 func (r *request) reset() {
