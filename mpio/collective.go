@@ -2,6 +2,7 @@ package mpio
 
 import (
 	"math/bits"
+	"slices"
 	"sync/atomic"
 
 	"github.com/shmpi/shmpi/coll"
@@ -53,10 +54,6 @@ import (
 // In atomic mode (SetAtomicity) a collective call is each member's
 // independent access under its range lock (ops.go), then the Allreduce:
 // aggregation would mix members' bytes within one write.
-
-// roundHook, if set (tests), runs at every member in every round of a
-// collective access, after the member's part in it.
-var roundHook func(op string, round int)
 
 // plan is the rounds of a collective access.
 type plan struct {
@@ -142,8 +139,13 @@ func (pl *plan) owner(j int, rs int64) int {
 // -1.
 func (f *File) aggregator(write bool) int {
 	n := f.aggs[b2i(write)]
+	size, me := f.size, f.rank
+	if f.span {
+		// The node's members aggregate its data (span.go).
+		size, me = len(f.node), slices.Index(f.node, f.rank)
+	}
 	for j := range n {
-		if j*f.size/n == f.rank {
+		if j*size/n == me {
 			return j
 		}
 	}
@@ -199,6 +201,9 @@ func (f *File) accessAll(op string, a *access, p0 int64, local error, write bool
 		mlo: make([]int64, f.size), mhi: make([]int64, f.size), contig: make([]bool, f.size)}
 	for k := range f.size {
 		l, h := all[4*k+1], all[4*k+2]
+		if f.span && !f.onNode[k] {
+			l, h = 0, 0 // another node's aggregators take it
+		}
 		pl.mlo[k], pl.mhi[k], pl.contig[k] = l, h, all[4*k+3] == 1
 		if h > l {
 			if len(pl.lo) == 0 || l < pl.start {
@@ -271,8 +276,8 @@ func (f *File) accessAll(op string, a *access, p0 int64, local error, write bool
 			ext.Release(f.c, &sy.drained[b])
 		}
 		f.dcum[b] += consumers
-		if roundHook != nil {
-			roundHook(op, i)
+		if ext.IORoundHook != nil {
+			ext.IORoundHook(op, i)
 		}
 		i++
 	}
@@ -422,8 +427,8 @@ func (f *File) independentAll(op string, a *access, p0, avail int64, write bool)
 	} else {
 		avail, ioerr = f.readAt(op, &a.v, p0, a.b)
 	}
-	if roundHook != nil {
-		roundHook(op, 0)
+	if ext.IORoundHook != nil {
+		ext.IORoundHook(op, 0)
 	}
 	code, err := coll.AllreduceValue(f.c, codeOf(ioerr), coll.Max[int64])
 	switch {

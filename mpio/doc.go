@@ -26,10 +26,11 @@
 // whatever the pieces' sizes; benchmarks/io_write compares it with one
 // process writing the same bytes, and with the members' own small writes.
 //
-// A communicator that spans nodes (package node) shares no memory: there
-// the shared file pointer lives in a hidden file beside the file, under a
-// byte-range lock, and collective accesses are the members' own (span.go).
-// The file must then be on a file system that every node sees.
+// The members of a communicator that spans nodes (package node) share
+// memory only with their node's: there the shared file pointer lives in a
+// hidden file beside the file, under a byte-range lock, and collective
+// accesses aggregate within each node (span.go). The file must then be on
+// a file system that every node sees.
 //
 // # Failures
 //

@@ -108,11 +108,14 @@ type File struct {
 	mem   *shm.Mem
 	hdr   *header
 
-	// span: the communicator spans nodes, and ptr holds the shared file
-	// pointer, mem is nil and hdr this rank's own (span.go).
+	// span: the communicator spans nodes; ptr holds the shared file
+	// pointer, and mem is this node's (span.go). onNode says which
+	// members share this rank's node, node lists them.
 	span   bool
 	ptr    *sharedPtrFile
 	ptrErr error // why ptr is nil across nodes
+	onNode []bool
+	node   []int
 
 	stage  [2][]byte   // the staging buffers
 	bits   [2][]uint64 // and their coverage bitmaps
@@ -300,10 +303,6 @@ func open(c *ranks.Comm, op, name string, amode int, info *ranks.Info, local err
 	f.aggs, f.domain = [2]int{int(from0[3]), int(from0[4])}, from0[5]
 	f.cb = [2]int{int(from0[6]), int(from0[7])}
 	f.round = int64(max(f.aggs[0], f.aggs[1])) * f.domain
-	if span {
-		f.cb = [2]int{cbDisable, cbDisable}
-	}
-
 	// 3. The others open the file and map the memory; all agree that
 	// everyone did.
 	if me != 0 {
@@ -319,6 +318,11 @@ func open(c *ranks.Comm, op, name string, amode int, info *ranks.Info, local err
 			} else {
 				f.mem = m
 			}
+		}
+	}
+	if span {
+		if err := f.nodeMem(op, own == nil); own == nil {
+			own = err
 		}
 	}
 	codes := make([]int64, size)
@@ -338,13 +342,9 @@ func open(c *ranks.Comm, op, name string, amode int, info *ranks.Info, local err
 		}
 		return nil, relabel(err, op)
 	}
-	if span {
-		f.ptr.unlink() // every member has it open: the descriptors keep it
-		f.hdr = new(header)
-	} else {
-		f.mem.CloseFD() // every member has mapped it: the mappings keep it alive
-		f.layout()
-	}
+	f.ptr.unlink()  // across nodes: every member has it open, the descriptors keep it
+	f.mem.CloseFD() // every member has mapped it: the mappings keep it alive
+	f.layout()
 	if amode&ModeAppend != 0 {
 		// The individual pointer at the end of the file (an error of
 		// fstat here leaves it at 0: the file works anyway).

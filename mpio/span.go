@@ -10,6 +10,11 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/internal/ext"
+	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/shm"
 )
 
 // Files on a communicator that spans nodes (issue 27). Its members share
@@ -22,15 +27,87 @@ import (
 //     is unlinked as soon as every member has it open, so that nothing
 //     is left behind whatever becomes of the job; the open descriptors
 //     keep it alive (on NFS as a .nfs file that the last close removes).
-//   - Collective reads and writes are each member's own accesses, then
-//     the Allreduce of errors (collective buffering "disable": the
-//     staging buffers need memory that every member maps). Info says so.
+//   - Collective reads and writes aggregate per node: each node has its
+//     own shared memory (header and staging buffers, nodeMem), and its
+//     members run collective.go's rounds over the pieces of the node's
+//     members only (the others' ranges are left out of the plan), with
+//     the node's own aggregators (cb_nodes per node); the Allreduce at
+//     the end spans every node, so that the call's errors are everyone's
+//     and it returns once every node's data is written. Pieces of
+//     different nodes are written by different nodes' aggregators, each
+//     only the bytes its members marked.
 //   - Revoke revokes the file's private communicator, which reaches every
-//     node (revoked asks it), besides this rank's own header.
+//     node (revoked asks it), besides the node's header.
 //
 // The file must be on a file system that every node sees, with
 // byte-range locks (POSIX or OFD locks: NFSv4, Lustre, GPFS, BeeGFS) for
 // the shared pointer and for atomic mode.
+
+// nodeMem finds the members of this rank's node and gives them the
+// node's shared memory: the node's first member creates it, the others
+// map it. Every member calls it, ok (its Open went well so far) or not,
+// since it runs collectives on the file's communicator.
+func (f *File) nodeMem(op string, ok bool) error {
+	nc, err := f.c.SplitType(ranks.TypeShared, 0)
+	if err != nil {
+		return relabel(err, op)
+	}
+	ng, err := nc.Group()
+	nc.Free()
+	if err != nil {
+		return relabel(err, op)
+	}
+	fg, err := f.c.Group()
+	if err != nil {
+		return relabel(err, op)
+	}
+	f.node, err = ng.TranslateRanks(idents(ng.Size()), fg)
+	if err != nil {
+		return relabel(err, op)
+	}
+	f.onNode = make([]bool, f.size)
+	for _, r := range f.node {
+		f.onNode[r] = true
+	}
+	for i := range f.aggs {
+		f.aggs[i] = min(f.aggs[i], len(f.node))
+	}
+	total := int64(shm.PageSize) + 2*f.round + 2*f.round/8
+	lead := f.node[0]
+	fd := int64(-1)
+	var own error
+	if f.rank == lead && ok {
+		if m, err := shm.NewMem(int(total)); err != nil {
+			own = errf(errnoClass(err), op, -1, "the file's shared memory on this node (%d bytes): %v", total, err)
+		} else {
+			f.mem, fd = m, int64(m.FD())
+		}
+	}
+	fds := make([]int64, f.size)
+	if err := coll.Allgather(f.c, []int64{fd}, fds); err != nil {
+		return relabel(err, op)
+	}
+	if own != nil || f.rank == lead || !ok {
+		return own
+	}
+	if fds[lead] < 0 {
+		return errf(ErrIO, op, lead, "member %d made no shared memory for this node", lead)
+	}
+	m, err := shm.OpenMem(ext.Pid(f.c, lead), int(fds[lead]), int(total))
+	if err != nil {
+		return errf(errnoClass(err), op, -1, "mapping the file's shared memory: %v", err)
+	}
+	f.mem = m
+	return nil
+}
+
+func idents(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
 
 // sharedPtrFile is the shared file pointer of a file that spans nodes.
 type sharedPtrFile struct {

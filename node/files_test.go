@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/internal/ext"
 	"github.com/shmpi/shmpi/mpio"
 	"github.com/shmpi/shmpi/ranks"
 	"github.com/shmpi/shmpi/ulfm"
@@ -92,86 +93,111 @@ func TestFilesFailureAcrossNodes(t *testing.T) {
 		t.Run(fmt.Sprint(counts), func(t *testing.T) {
 			runNodes(t, nodesOpts{Counts: counts, Body: "files-fail", FT: true, Env: []string{"TMPDIR=" + t.TempDir()}}).check(t, 3)
 		})
+		// Member 1, an aggregator of rank 0's node, in the second round
+		// of a collective write.
+		t.Run(fmt.Sprint(counts, "/in-round"), func(t *testing.T) {
+			runNodes(t, nodesOpts{Counts: counts, Body: "files-fail-round", FT: true, Env: []string{"TMPDIR=" + t.TempDir()}}).check(t, 1)
+		})
 	}
 }
 
 func init() {
-	bodies["files-fail"] = func(w *ranks.World, c *ranks.Comm) error {
-		const victim = 3
-		me, n := c.Rank(), c.Size()
-		dir, err := sharedDir(c)
-		if err != nil {
-			return err
-		}
-		name := filepath.Join(dir, "ft")
-		f, err := mpio.Open(c, name, mpio.ModeCreate|mpio.ModeRdwr, nil)
-		if me == victim {
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			select {}
-		}
-		block := func(r int) []byte { return bytes.Repeat([]byte{filePattern(r, 0)}, 1000) }
-		if err == nil {
-			// ErrRevoked if another survivor revoked the file first.
-			if _, err := mpio.WriteAtAll(f, int64(me)*1000, block(me)); !errors.Is(err, ranks.ErrProcFailed) && !errors.Is(err, ranks.ErrRevoked) {
-				return fmt.Errorf("WriteAtAll without the victim: %v, want ErrProcFailed or ErrRevoked", err)
-			}
-			if err := f.Revoke(); err != nil {
-				return err
-			}
-			if err := f.Close(); err != nil && !errors.Is(err, ranks.ErrProcFailed) && !errors.Is(err, ranks.ErrRevoked) {
-				return fmt.Errorf("Close after the failure: %v", err)
-			}
-		} else if !errors.Is(err, ranks.ErrProcFailed) && !errors.Is(err, ranks.ErrRevoked) {
-			return fmt.Errorf("Open: %v, want success, ErrProcFailed or ErrRevoked", err)
-		}
-		if err := ulfm.Revoke(c); err != nil {
-			return err
-		}
-		s, err := ulfm.Shrink(c)
-		if err != nil {
-			return fmt.Errorf("Shrink: %w", err)
-		}
-		sr, sn := s.Rank(), s.Size()
-		if sn != n-1 {
-			return fmt.Errorf("Shrink: %d members, want %d", sn, n-1)
-		}
-		g, err := mpio.Open(s, name, mpio.ModeCreate|mpio.ModeRdwr, nil) // created again if a failed Open removed it
-		if err != nil {
-			return fmt.Errorf("Open over the survivors: %w", err)
-		}
-		if err := g.SetSize(0); err != nil {
-			return err
-		}
-		if _, err := mpio.WriteAtAll(g, int64(sr)*1000, block(sr)); err != nil {
-			return fmt.Errorf("WriteAtAll over the survivors: %w", err)
-		}
-		if err := g.SeekShared(int64(1000*sn), mpio.SeekSet); err != nil {
-			return err
-		}
-		if _, err := mpio.WriteShared(g, block(sr)[:10]); err != nil {
-			return fmt.Errorf("WriteShared over the survivors: %w", err)
-		}
-		if err := coll.Barrier(s); err != nil {
-			return err
-		}
-		all := make([]byte, 1010*sn)
-		if k, err := mpio.ReadAt(g, 0, all); err != nil || k != len(all) {
-			return fmt.Errorf("ReadAt: %d, %v", k, err)
-		}
-		for r := range sn {
-			if !bytes.Equal(all[r*1000:(r+1)*1000], block(r)) {
-				return fmt.Errorf("survivor %d's block differs", r)
-			}
-		}
-		if err := g.Close(); err != nil {
-			return err
-		}
-		if sr == 0 {
-			defer os.RemoveAll(dir)
-			return onlyFiles(dir)
-		}
-		return nil
+	bodies["files-fail"] = func(w *ranks.World, c *ranks.Comm) error { return filesFail(c, 3, false) }
+	bodies["files-fail-round"] = func(w *ranks.World, c *ranks.Comm) error { return filesFail(c, 1, true) }
+}
+
+// filesFail: member victim dies right after Open, or (inRound) in the
+// second round of the collective write through its node's aggregators,
+// of which it is one; the survivors recover the file.
+func filesFail(c *ranks.Comm, victim int, inRound bool) error {
+	me, n := c.Rank(), c.Size()
+	dir, err := sharedDir(c)
+	if err != nil {
+		return err
 	}
+	name := filepath.Join(dir, "ft")
+	var hints *ranks.Info
+	if inRound {
+		hints = aggregating()
+	}
+	f, err := mpio.Open(c, name, mpio.ModeCreate|mpio.ModeRdwr, hints)
+	if me == victim && (!inRound || err != nil) {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+	if me == victim {
+		ext.IORoundHook = func(op string, round int) {
+			if op == "File.WriteAtAll" && round == 1 {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {}
+			}
+		}
+	}
+	const bn = 20000 // several rounds of 8 KiB (aggregating)
+	block := func(r int) []byte { return bytes.Repeat([]byte{filePattern(r, 0)}, bn) }
+	if err == nil {
+		// ErrRevoked if another survivor revoked the file first.
+		if _, err := mpio.WriteAtAll(f, int64(me)*bn, block(me)); me == victim {
+			return fmt.Errorf("the victim lived through its WriteAtAll: %v", err)
+		} else if !errors.Is(err, ranks.ErrProcFailed) && !errors.Is(err, ranks.ErrRevoked) {
+			return fmt.Errorf("WriteAtAll without the victim: %v, want ErrProcFailed or ErrRevoked", err)
+		}
+		if err := f.Revoke(); err != nil {
+			return err
+		}
+		if err := f.Close(); err != nil && !errors.Is(err, ranks.ErrProcFailed) && !errors.Is(err, ranks.ErrRevoked) {
+			return fmt.Errorf("Close after the failure: %v", err)
+		}
+	} else if !errors.Is(err, ranks.ErrProcFailed) && !errors.Is(err, ranks.ErrRevoked) {
+		return fmt.Errorf("Open: %v, want success, ErrProcFailed or ErrRevoked", err)
+	}
+	if err := ulfm.Revoke(c); err != nil {
+		return err
+	}
+	s, err := ulfm.Shrink(c)
+	if err != nil {
+		return fmt.Errorf("Shrink: %w", err)
+	}
+	sr, sn := s.Rank(), s.Size()
+	if sn != n-1 {
+		return fmt.Errorf("Shrink: %d members, want %d", sn, n-1)
+	}
+	g, err := mpio.Open(s, name, mpio.ModeCreate|mpio.ModeRdwr, nil) // created again if a failed Open removed it
+	if err != nil {
+		return fmt.Errorf("Open over the survivors: %w", err)
+	}
+	if err := g.SetSize(0); err != nil {
+		return err
+	}
+	if _, err := mpio.WriteAtAll(g, int64(sr)*bn, block(sr)); err != nil {
+		return fmt.Errorf("WriteAtAll over the survivors: %w", err)
+	}
+	if err := g.SeekShared(int64(bn*sn), mpio.SeekSet); err != nil {
+		return err
+	}
+	if _, err := mpio.WriteShared(g, block(sr)[:10]); err != nil {
+		return fmt.Errorf("WriteShared over the survivors: %w", err)
+	}
+	if err := coll.Barrier(s); err != nil {
+		return err
+	}
+	all := make([]byte, (bn+10)*sn)
+	if k, err := mpio.ReadAt(g, 0, all); err != nil || k != len(all) {
+		return fmt.Errorf("ReadAt: %d, %v", k, err)
+	}
+	for r := range sn {
+		if !bytes.Equal(all[r*bn:(r+1)*bn], block(r)) {
+			return fmt.Errorf("survivor %d's block differs", r)
+		}
+	}
+	if err := g.Close(); err != nil {
+		return err
+	}
+	if sr == 0 {
+		defer os.RemoveAll(dir)
+		return onlyFiles(dir)
+	}
+	return nil
 }
 
 // onlyFiles fails if dir holds anything but the tests' own files.
@@ -190,13 +216,34 @@ func onlyFiles(dir string) error {
 
 func filePattern(rank, i int) byte { return byte(rank*31 + i*7 + 1) }
 
+// aggregating are hints that send every collective access through each
+// node's aggregators, in rounds of a page per aggregator.
+func aggregating() *ranks.Info {
+	in := ranks.NewInfo()
+	in.Set("romio_cb_write", "enable")
+	in.Set("romio_cb_read", "enable")
+	in.Set("cb_buffer_size", "4096")
+	in.Set("cb_nodes", "2")
+	return in
+}
+
 // filesBlocks: each member writes its block with WriteAtAll, reads its
-// successor's with ReadAtAll and the whole file with ReadAt; atomic mode
-// and delete on close.
+// successor's with ReadAtAll and the whole file with ReadAt, through
+// each node's aggregators and with the default hints; atomic mode and
+// delete on close.
 func filesBlocks(c *ranks.Comm, dir string) error {
+	for _, info := range []*ranks.Info{aggregating(), nil} {
+		if err := filesBlocksWith(c, dir, info); err != nil {
+			return fmt.Errorf("hints %v: %w", info, err)
+		}
+	}
+	return nil
+}
+
+func filesBlocksWith(c *ranks.Comm, dir string, hints *ranks.Info) error {
 	me, n := c.Rank(), c.Size()
 	name := filepath.Join(dir, "blocks")
-	f, err := mpio.Open(c, name, mpio.ModeCreate|mpio.ModeRdwr|mpio.ModeDeleteOnClose, nil)
+	f, err := mpio.Open(c, name, mpio.ModeCreate|mpio.ModeRdwr|mpio.ModeDeleteOnClose, hints)
 	if err != nil {
 		return err
 	}
@@ -250,10 +297,10 @@ func filesBlocks(c *ranks.Comm, dir string) error {
 	if bytes.Count(mine, mine[:1]) != len(mine) || mine[0] == 0 || int(mine[0]) > n {
 		return fmt.Errorf("atomic mode: the range mixes members' bytes")
 	}
-	if info, err := f.Info(); err == nil {
-		if v, _, _ := info.Get("romio_cb_write"); v != "disable" {
-			return fmt.Errorf("romio_cb_write %q across nodes, want disable", v)
-		}
+	if info, err := f.Info(); err != nil {
+		return err
+	} else if v, _, _ := info.Get("romio_cb_write"); hints != nil && v != "enable" {
+		return fmt.Errorf("romio_cb_write %q, want the hint's enable", v)
 	}
 	if err := f.Close(); err != nil {
 		return err
@@ -264,14 +311,16 @@ func filesBlocks(c *ranks.Comm, dir string) error {
 	return nil
 }
 
-// filesStrided: a view of 8-byte blocks, the members' interleaved.
+// filesStrided: a view of 8-byte blocks, the members' interleaved, so
+// that every page holds bytes of every node, each node's aggregators
+// writing only its members'.
 func filesStrided(c *ranks.Comm, dir string) error {
 	me, n := c.Rank(), c.Size()
-	f, err := mpio.Open(c, filepath.Join(dir, "strided"), mpio.ModeCreate|mpio.ModeRdwr, nil)
+	f, err := mpio.Open(c, filepath.Join(dir, "strided"), mpio.ModeCreate|mpio.ModeRdwr, aggregating())
 	if err != nil {
 		return err
 	}
-	const blk, nblk = 8, 5
+	const blk, nblk = 8, 1000
 	if err := f.SetView(int64(me*blk), 1, mpio.Filetype{Block: blk, Stride: blk * n}); err != nil {
 		return err
 	}

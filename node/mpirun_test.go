@@ -162,7 +162,10 @@ func TestMPIFiles(t *testing.T)   { mustPass(t, "files", shape{2, 2}, shape{3, 2
 
 // A member's SIGKILL after Open: the survivors on every node recover the
 // file over the shrunk communicator (files_test.go).
-func TestMPIFilesFailure(t *testing.T) { mustSurvive(t, 2, 2, "files-fail", 3) }
+func TestMPIFilesFailure(t *testing.T) {
+	mustSurvive(t, 2, 2, "files-fail", 3)
+	mustSurvive(t, 2, 2, "files-fail-round", 1) // in a round of a collective write
+}
 func TestMPICommunicators(t *testing.T) {
 	mustPass(t, "create", shape{2, 4}, shape{3, 3})
 }

@@ -366,3 +366,8 @@ func Released(comm any) {
 // "copying"), under the engine lock: what it may call must not take it
 // (MemberState does not).
 var StageHook func(stage string)
+
+// IORoundHook, set only by tests (mpio's, node's), runs at every member
+// of a collective file access in every round of it, after the member's
+// part in the round (mpio's collective.go).
+var IORoundHook func(op string, round int)
