@@ -75,6 +75,9 @@ func main() {
 		os.Exit(2)
 	}
 	b := &bench{c: c, dir: *dir, fsync: *fsync, info: ranks.NewInfo()}
+	job := []int64{int64(os.Getppid())}
+	must(coll.Bcast(c, job, 0))
+	b.job = job[0]
 	if *aggs > 0 {
 		b.info.Set("cb_nodes", fmt.Sprint(*aggs))
 	}
@@ -162,6 +165,7 @@ func fill(at, n int64) []byte {
 
 type bench struct {
 	c     *ranks.Comm
+	job   int64 // rank 0's launcher's pid: names the files alike on every node
 	dir   string
 	fsync bool
 	info  *ranks.Info
@@ -175,7 +179,7 @@ func (b *bench) row(name string, bytesWritten int64, iters int, write func(*mpio
 	var times []time.Duration
 	for i := range iters {
 		b.runs++
-		path := filepath.Join(b.dir, fmt.Sprintf("io_write.%d.%d", os.Getppid(), b.runs))
+		path := filepath.Join(b.dir, fmt.Sprintf("io_write.%d.%d", b.job, b.runs))
 		f, err := mpio.Open(b.c, path, mpio.ModeCreate|mpio.ModeWronly|mpio.ModeDeleteOnClose, b.info)
 		must(err)
 		must(coll.Barrier(b.c))
