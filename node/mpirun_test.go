@@ -489,7 +489,9 @@ func TestMPICPrograms(t *testing.T) {
 		victim int // -1: none
 	}{
 		{"p2p", 2, nil, -1}, {"coll", 2, nil, -1}, {"nbc", 3, nil, -1}, {"inter", 2, nil, -1}, {"ulfm", 2, []string{"raise"}, 2},
-		{"file", 2, []string{t.TempDir()}, -1},
+		{"file", 2, []string{t.TempDir()}, -1}, {"file_err", 2, []string{t.TempDir()}, -1},
+		{"p2p2", 2, nil, -1}, {"topo", 2, nil, -1}, {"neighbor", 2, nil, -1}, {"partitioned", 2, nil, -1},
+		{"errors", 2, nil, -1}, {"types", 1, nil, -1}, {"threads", 1, nil, -1},
 	} {
 		t.Run(c.prog, func(t *testing.T) {
 			exe := filepath.Join(dir, c.prog)

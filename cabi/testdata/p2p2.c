@@ -197,6 +197,10 @@ int main(int argc, char **argv)
         CHECK(bin[0] == k);
     }
     MPI_Request_free(&pb);
+    /* They stay in the buffer until they are transmitted, which a
+     * receive of ours does not wait for (to a rank of another node, until
+     * its agent took them): make room for the next. */
+    CHECK_RC(MPI_Buffer_flush());
     void *got;
     int gotsz;
     CHECK_RC(MPI_Ibsend(bout, BN, MPI_DOUBLE, right, 41, MPI_COMM_WORLD, &r));
