@@ -158,7 +158,35 @@ func TestMPISsend(t *testing.T) {
 	mustPass(t, "ssend-large", shape{2, 2})
 }
 func TestMPIRefused(t *testing.T) { mustPass(t, "refused", shape{2, 2}) }
-func TestMPIFiles(t *testing.T)   { mustPass(t, "files", shape{2, 2}, shape{3, 2}) }
+
+// shmnode -tag-output: every rank's lines, written in pieces, come whole,
+// each tagged with its world rank.
+func TestMPITagOutput(t *testing.T) {
+	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 3, Body: "lines", Flags: []string{"-tag-output"}})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for r := range 6 {
+		for k := range 3 {
+			if want := fmt.Sprintf("[%d] line %d of rank %d\n", r, k, r); !strings.Contains(out, want) {
+				t.Fatalf("no %q in:\n%s", want, out)
+			}
+		}
+	}
+}
+
+func init() {
+	bodies["lines"] = func(w *ranks.World, c *ranks.Comm) error {
+		for k := range 3 {
+			os.Stdout.WriteString("line ")
+			os.Stdout.WriteString(fmt.Sprintf("%d of rank ", k))
+			os.Stdout.WriteString(fmt.Sprintf("%d\n", c.Rank()))
+		}
+		return nil
+	}
+}
+
+func TestMPIFiles(t *testing.T) { mustPass(t, "files", shape{2, 2}, shape{3, 2}) }
 
 // A member's SIGKILL after Open: the survivors on every node recover the
 // file over the shrunk communicator (files_test.go).

@@ -24,8 +24,10 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sync"
 	"time"
 
+	"github.com/shmpi/shmpi/internal/lineout"
 	"github.com/shmpi/shmpi/node"
 )
 
@@ -39,8 +41,9 @@ func main() {
 	timeout := fs.Duration("timeout", 0, "end the job after this long, saying which rank is stuck where")
 	spin := fs.Duration("spin", node.DefaultIdleSpin, "how long the agent polls after the last message before it sleeps between polls")
 	cores := fs.Int("cores", 0, "CPUs this node's ranks and agent run on (default: the machine's; split them when several agents share a machine)")
+	tag := fs.Bool("tag-output", false, "prefix every output line with [rank], the world rank (mpirun's own tags the agent)")
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: shmnode [-n N] [-cores C] [-spin D] [-ft] [-bind] [-timeout D] program [args...]\n\nOne per node, under mpirun/prterun/srun; flags:\n")
+		fmt.Fprintf(os.Stderr, "usage: shmnode [-n N] [-cores C] [-spin D] [-ft] [-bind] [-timeout D] [-tag-output] program [args...]\n\nOne per node, under mpirun/prterun/srun; flags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -50,17 +53,30 @@ func main() {
 		fs.Usage()
 		os.Exit(64)
 	}
-	os.Exit(run(*n, *cores, *ft, *bind, *timeout, *spin, fs.Arg(0), fs.Args()[1:]))
+	os.Exit(run(*n, *cores, *ft, *bind, *tag, *timeout, *spin, fs.Arg(0), fs.Args()[1:]))
 }
 
-func run(n, cores int, ft, bind bool, timeout, spin time.Duration, prog string, args []string) int {
+func run(n, cores int, ft, bind, tag bool, timeout, spin time.Duration, prog string, args []string) int {
 	net, err := node.NewMPINet()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "shmnode:", err)
 		return 71
 	}
+	var tagged []*lineout.Writer
+	var outMu sync.Mutex
+	output := func(r int) (io.Writer, io.Writer) {
+		if !tag {
+			return os.Stdout, os.Stderr
+		}
+		o, e := lineout.New(&outMu, os.Stdout, r), lineout.New(&outMu, os.Stderr, r)
+		tagged = append(tagged, o, e)
+		return o, e
+	}
 	res, err := node.Run(node.Config{Net: net, N: n, Path: prog, Args: args, Bind: bind, Cores: cores, FT: ft, Timeout: timeout, IdleSpin: cmp.Or(spin, -1), // -spin 0: never poll
-		Output: func(int) (io.Writer, io.Writer) { return os.Stdout, os.Stderr }})
+		Output: output})
+	for _, w := range tagged {
+		w.Flush()
+	}
 	status := 0
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "shmnode:", err)

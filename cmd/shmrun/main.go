@@ -32,7 +32,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"flag"
@@ -51,6 +50,7 @@ import (
 
 	"github.com/shmpi/shmpi/internal/job"
 	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/internal/lineout"
 	"github.com/shmpi/shmpi/ranks/launch"
 	"github.com/shmpi/shmpi/shm"
 )
@@ -350,7 +350,7 @@ func run(args []string) int {
 		return execStatus(err)
 	}
 
-	var tagged []*prefixWriter
+	var tagged []*lineout.Writer
 	var outMu sync.Mutex
 	cfg := launch.Config{
 		N: *n, Universe: *universe, Path: prog, Args: fs.Args()[1:], Env: env, Bind: bind, Cores: cores, Stdin: os.Stdin,
@@ -359,8 +359,7 @@ func run(args []string) int {
 			if !*tag {
 				return os.Stdout, os.Stderr
 			}
-			o := &prefixWriter{mu: &outMu, w: os.Stdout, prefix: fmt.Sprintf("[%d] ", r)}
-			e := &prefixWriter{mu: &outMu, w: os.Stderr, prefix: fmt.Sprintf("[%d] ", r)}
+			o, e := lineout.New(&outMu, os.Stdout, r), lineout.New(&outMu, os.Stderr, r)
 			tagged = append(tagged, o, e)
 			return o, e
 		},
@@ -603,44 +602,3 @@ func execStatus(err error) int {
 	return exitNotExec
 }
 
-// prefixWriter writes whole lines, each preceded by prefix; lines of all
-// ranks share one lock so they never interleave mid-line.
-type prefixWriter struct {
-	mu     *sync.Mutex
-	w      io.Writer
-	prefix string
-	buf    []byte
-}
-
-func (p *prefixWriter) Write(b []byte) (int, error) {
-	p.buf = append(p.buf, b...)
-	var out bytes.Buffer
-	for {
-		i := bytes.IndexByte(p.buf, '\n')
-		if i < 0 {
-			break
-		}
-		out.WriteString(p.prefix)
-		out.Write(p.buf[:i+1])
-		p.buf = p.buf[i+1:]
-	}
-	if out.Len() > 0 {
-		p.mu.Lock()
-		_, err := p.w.Write(out.Bytes())
-		p.mu.Unlock()
-		if err != nil {
-			return 0, err
-		}
-	}
-	return len(b), nil
-}
-
-// Flush writes a last line that had no newline.
-func (p *prefixWriter) Flush() {
-	if len(p.buf) > 0 {
-		p.mu.Lock()
-		fmt.Fprintf(p.w, "%s%s\n", p.prefix, p.buf)
-		p.mu.Unlock()
-		p.buf = nil
-	}
-}
