@@ -265,6 +265,12 @@ func exchange[T any](st *state, from, to func(r int) []T, name string) error {
 }
 
 func barrier(c *ranks.Comm) error {
+	if h, err := hierOf(c); err != nil || h != nil {
+		if err != nil {
+			return err
+		}
+		return hierBarrier(c, h)
+	}
 	st, err := begin(c, "Barrier")
 	if err != nil {
 		return err
@@ -286,6 +292,16 @@ func bcast[T any](c *ranks.Comm, buf []T, root int) error { return bcastErr(c, b
 // so).
 func bcastErr[T any](c *ranks.Comm, buf []T, root int, rootErr error) error {
 	const op = "Bcast"
+	if h, err := hierOf(c); err != nil || h != nil {
+		if err != nil {
+			return err
+		}
+		// Every member takes this path or none (rootErr, which only the
+		// root has, is not carried across nodes, as spanBcast does not).
+		if _, err := ranks.ElemSize[T](); err == nil {
+			return hierBcast(c, h, bytesOf(buf), root)
+		}
+	}
 	st, _, err := start[T](c, op, root)
 	if err != nil {
 		return err
@@ -332,6 +348,12 @@ func bcastErr[T any](c *ranks.Comm, buf []T, root int, rootErr error) error {
 
 func reduce[T any](c *ranks.Comm, send, recv []T, op Op[T], root int) error {
 	const name = "Reduce"
+	if h, err := hierOf(c); err != nil || h != nil {
+		if err != nil {
+			return err
+		}
+		return hierReduce(c, h, send, recv, op, root)
+	}
 	st, _, err := start[T](c, name, root)
 	if err != nil {
 		return err

@@ -144,15 +144,22 @@ func hierAllreduce[T any](c *ranks.Comm, h *hier, send, recv []T, op Op[T]) erro
 	if err := reduce(h.local, mine, recv, op, 0); err != nil {
 		return err
 	}
-	n := len(bytesOf(recv))
-	buf := make([]byte, 8+n)
+	return h.fromLeader(name, bytesOf(recv), func() error { return leadersAllreduce(st, h, recv, op, name) })
+}
+
+// fromLeader runs phase at the node's leader and gives its outcome and
+// data (the leader's, after phase) to the node's members: a Bcast on the
+// node of a status word and the data. A member whose leader's phase
+// failed returns ErrProcFailed.
+func (h *hier) fromLeader(name string, data []byte, phase func() error) error {
+	buf := make([]byte, 8+len(data))
 	if h.me >= 0 {
 		var status uint64
-		if err := leadersAllreduce(st, h, recv, op, name); err != nil {
+		if err := phase(); err != nil {
 			status = 1
 		}
 		*(*uint64)(unsafe.Pointer(&buf[0])) = status
-		copy(buf[8:], bytesOf(recv))
+		copy(buf[8:], data)
 	}
 	if err := bcast(h.local, buf, 0); err != nil {
 		return err
@@ -160,7 +167,171 @@ func hierAllreduce[T any](c *ranks.Comm, h *hier, send, recv []T, op Op[T]) erro
 	if *(*uint64)(unsafe.Pointer(&buf[0])) != 0 {
 		return errf(ranks.ErrProcFailed, name, "a member failed (the node's leader says)")
 	}
-	copy(bytesOf(recv), buf[8:])
+	copy(data, buf[8:])
+	return nil
+}
+
+// nodeOf is the index in leaders of member r's node (nodes hold
+// consecutive ranks, in order).
+func (h *hier) nodeOf(r int) int {
+	i := len(h.leaders) - 1
+	for i > 0 && h.leaders[i] > r {
+		i--
+	}
+	return i
+}
+
+// hierBarrier: Barrier on the node, the leaders' one-hop exchange (each
+// tells every other), and the release on the node. Across 3 nodes of 3
+// ranks the flat dissemination barrier takes 4 rounds, each crossing
+// nodes through two agents.
+func hierBarrier(c *ranks.Comm, h *hier) error {
+	const name = "Barrier"
+	st, err := begin(c, name)
+	if err != nil {
+		return err
+	}
+	if err := barrier(h.local); err != nil {
+		return err
+	}
+	return h.fromLeader(name, nil, func() error {
+		return leadersExchange(st, h, []byte{0}, func(_, _ []byte) {}, name)
+	})
+}
+
+// hierBcast: Bcast on the root's node from the root, the leaders' Bcast
+// from its leader (direct sends up to leadersExchangeMax, a binomial
+// tree beyond), and Bcast on every other node from its leader.
+func hierBcast(c *ranks.Comm, h *hier, b []byte, root int) error {
+	const name = "Bcast"
+	st, _, err := start[byte](c, name, root)
+	if err != nil {
+		return err
+	}
+	from := h.nodeOf(root)
+	if h.nodeOf(c.Rank()) == from {
+		if err := bcast(h.local, b, root-h.leaders[from]); err != nil {
+			return err
+		}
+		if h.me < 0 {
+			return nil
+		}
+		return leadersBcast(st, h, b, from, name)
+	}
+	return h.fromLeader(name, b, func() error { return leadersBcast(st, h, b, from, name) })
+}
+
+// hierReduce: Reduce on every node to its leader, the partial results
+// sent to the leader of the root's node, which combines them in leader
+// order (so in rank order: operations that do not commute stay right),
+// and the result to the root if it is not that leader.
+func hierReduce[T any](c *ranks.Comm, h *hier, send, recv []T, op Op[T], root int) error {
+	const name = "Reduce"
+	st, _, err := start[T](c, name, root)
+	if err != nil {
+		return err
+	}
+	if op == nil {
+		return errf(ranks.ErrArg, name, "nil op")
+	}
+	me := c.Rank()
+	mine := send
+	if mine == nil && me == root {
+		mine = recv
+	}
+	if me == root && len(recv) < len(mine) {
+		return errf(ranks.ErrBuffer, name, "receive buffer shorter than the contribution")
+	}
+	m := len(mine)
+	part := make([]T, m)
+	if err := reduce(h.local, mine, part, op, 0); err != nil {
+		return err
+	}
+	to := h.nodeOf(root)
+	switch {
+	case h.me < 0:
+		if me != root {
+			return nil
+		}
+	case h.me != to:
+		return st.fail(st.spanSend(bytesOf(part), h.leaders[to]), name)
+	default:
+		n := len(h.leaders)
+		parts := make([]T, n*m)
+		copy(parts[to*m:], part)
+		reqs := make([]*ranks.Request, 0, n-1)
+		for i, l := range h.leaders {
+			if i == to {
+				continue
+			}
+			q, err := ranks.Irecv(st.cc, bytesOf(parts[i*m:(i+1)*m]), l, st.tag())
+			if err != nil {
+				return st.fail(err, name)
+			}
+			reqs = append(reqs, q)
+		}
+		if err := ranks.WaitAll(reqs, nil); err != nil {
+			return st.fail(err, name)
+		}
+		copy(part, parts[:m])
+		for i := 1; i < n; i++ {
+			op(part, parts[i*m:(i+1)*m])
+		}
+		if me == root {
+			copy(recv, part)
+			return nil
+		}
+		return st.fail(st.spanSend(bytesOf(part), root), name)
+	}
+	// The root, on the node of leader to, not that leader.
+	return st.fail(st.spanRecv(bytesOf(recv[:m]), h.leaders[to], name), name)
+}
+
+// leadersBcast sends the leader from's b to every other leader.
+func leadersBcast(st *state, h *hier, b []byte, from int, name string) error {
+	n := len(h.leaders)
+	if len(b) <= leadersExchangeMax {
+		if h.me != from {
+			if err := st.spanRecv(b, h.leaders[from], name); err != nil {
+				return st.fail(err, name)
+			}
+			return nil
+		}
+		reqs := make([]*ranks.Request, 0, n-1)
+		for i, l := range h.leaders {
+			if i == from {
+				continue
+			}
+			q, err := ranks.Isend(st.cc, b, l, st.tag())
+			if err != nil {
+				return st.fail(err, name)
+			}
+			reqs = append(reqs, q)
+		}
+		if err := ranks.WaitAll(reqs, nil); err != nil {
+			return st.fail(err, name)
+		}
+		return nil
+	}
+	rel := (h.me - from + n) % n
+	leader := func(rel int) int { return h.leaders[(rel+from)%n] }
+	mask := 1
+	for mask < n {
+		if rel&mask != 0 {
+			if err := st.spanRecv(b, leader(rel-mask), name); err != nil {
+				return st.fail(err, name)
+			}
+			break
+		}
+		mask <<= 1
+	}
+	for mask >>= 1; mask > 0; mask >>= 1 {
+		if rel+mask < n {
+			if err := st.spanSend(b, leader(rel+mask)); err != nil {
+				return st.fail(err, name)
+			}
+		}
+	}
 	return nil
 }
 

@@ -1559,18 +1559,28 @@ func init() {
 					return fmt.Errorf("Allreduce %d: element %d: sum %d want %d, product %v want %v", m, i, sum[i], wantSum, mats[i], want)
 				}
 			}
+			// Reduce to the last rank, to the first in place, and to one
+			// in the middle: a node's leader or not, on the first node,
+			// a middle one or the last.
+			for _, root := range []int{n - 1, 0, n / 2} {
+				mine := make([]mat, m)
+				for i := range mine {
+					mine[i] = matOf(me, i)
+				}
+				red := make([]mat, m)
+				send := mine
+				if root == 0 && me == 0 {
+					copy(red, mine)
+					send = nil // in place
+				}
+				if err := coll.Reduce(c, send, red, matMul, root); err != nil {
+					return fmt.Errorf("Reduce %d to %d: %w", m, root, err)
+				}
+				if me == root && (red[0] != mats[0] || red[m-1] != mats[m-1]) {
+					return fmt.Errorf("Reduce %d at %d: %v..%v, want %v..%v", m, root, red[0], red[m-1], mats[0], mats[m-1])
+				}
+			}
 			root := n - 1
-			mine := make([]mat, m)
-			for i := range mine {
-				mine[i] = matOf(me, i)
-			}
-			red := make([]mat, m)
-			if err := coll.Reduce(c, mine, red, matMul, root); err != nil {
-				return fmt.Errorf("Reduce %d: %w", m, err)
-			}
-			if me == root && (red[0] != mats[0] || red[m-1] != mats[m-1]) {
-				return fmt.Errorf("Reduce %d at %d: %v..%v, want %v..%v", m, root, red[0], red[m-1], mats[0], mats[m-1])
-			}
 			// Gather, Scatter, Allgather, Alltoall of m-element blocks.
 			all := make([]int64, n*m)
 			if err := coll.Gather(c, send, all, root); err != nil {
@@ -2090,7 +2100,9 @@ func init() {
 			x := []int{c.Rank()}
 			n := c.Size()
 			var err error
-			switch i % 6 {
+			switch i % 7 {
+			case 6:
+				err = coll.Reduce(c, []int{1}, x, coll.Sum, i%n)
 			case 0:
 				err = coll.Allreduce(c, nil, x, coll.Sum)
 			case 1:
