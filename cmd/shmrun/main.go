@@ -49,8 +49,8 @@ import (
 	"time"
 
 	"github.com/shmpi/shmpi/internal/job"
-	"github.com/shmpi/shmpi/ranks"
 	"github.com/shmpi/shmpi/internal/lineout"
+	"github.com/shmpi/shmpi/ranks"
 	"github.com/shmpi/shmpi/ranks/launch"
 	"github.com/shmpi/shmpi/shm"
 )
@@ -601,4 +601,3 @@ func execStatus(err error) int {
 	}
 	return exitNotExec
 }
-
