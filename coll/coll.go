@@ -662,6 +662,12 @@ func AllreduceValue[T any](c *ranks.Comm, v T, op Op[T]) (T, error) {
 
 func gather[T any](c *ranks.Comm, send, recv []T, root int) error {
 	const name = "Gather"
+	if h, err := hierOf(c); err != nil || h != nil {
+		if err != nil {
+			return err
+		}
+		return hierGather(c, h, send, recv, root)
+	}
 	st, _, err := start[T](c, name, root)
 	if err != nil {
 		return err
@@ -846,6 +852,12 @@ func scattervSteps[T any](st *state, send []T, counts, displs []int, recv []T, r
 
 func allgather[T any](c *ranks.Comm, send, recv []T) error {
 	const name = "Allgather"
+	if h, err := hierOf(c); err != nil || h != nil {
+		if err != nil {
+			return err
+		}
+		return hierAllgather(c, h, send, recv)
+	}
 	st, _, err := start[T](c, name, noRoot)
 	if err != nil {
 		return err

@@ -53,6 +53,9 @@ func hierOf(c *ranks.Comm) (*hier, error) {
 		if st.k < hierAfter {
 			return nil, nil // every member counts the same collectives
 		}
+		// Flat meanwhile: making it runs collectives on c (Allgather),
+		// which must not try to make it again.
+		st.hier = &hier{me: -1}
 		st.hier = makeHier(c)
 	}
 	h := st.hier
@@ -285,6 +288,126 @@ func hierReduce[T any](c *ranks.Comm, h *hier, send, recv []T, op Op[T], root in
 	}
 	// The root, on the node of leader to, not that leader.
 	return st.fail(st.spanRecv(bytesOf(recv[:m]), h.leaders[to], name), name)
+}
+
+// block is node i's block of ranks: its first and how many (size: the
+// communicator's).
+func (h *hier) block(i, size int) (first, n int) {
+	end := size
+	if i+1 < len(h.leaders) {
+		end = h.leaders[i+1]
+	}
+	return h.leaders[i], end - h.leaders[i]
+}
+
+// hierGather: Gather on each node to its leader, the nodes' blocks (each
+// a run of recv, the nodes' ranks being consecutive) sent to the leader
+// of the root's node, and the whole to the root if it is not that leader.
+func hierGather[T any](c *ranks.Comm, h *hier, send, recv []T, root int) error {
+	const name = "Gather"
+	st, _, err := start[T](c, name, root)
+	if err != nil {
+		return err
+	}
+	me, size := c.Rank(), c.Size()
+	m, mine := len(send), send
+	if send == nil && me == root {
+		m = len(recv) / size
+		mine = recv[root*m : (root+1)*m]
+	}
+	if me == root && len(recv) < size*m {
+		return errf(ranks.ErrBuffer, name, "receive buffer shorter than Size() blocks")
+	}
+	first, count := h.block(h.nodeOf(me), size)
+	var nb []T
+	if h.me >= 0 {
+		nb = make([]T, count*m)
+	}
+	if err := gather(h.local, mine, nb, 0); err != nil {
+		return err
+	}
+	to := h.nodeOf(root)
+	switch {
+	case h.me < 0 && me != root:
+		return nil
+	case h.me < 0: // the root, not its node's leader
+		return st.fail(st.spanRecv(bytesOf(recv[:size*m]), h.leaders[to], name), name)
+	case h.me != to:
+		return st.fail(st.spanSend(bytesOf(nb), h.leaders[to]), name)
+	}
+	all := recv
+	if me != root {
+		all = make([]T, size*m)
+	}
+	copy(all[first*m:], nb)
+	reqs := make([]*ranks.Request, 0, len(h.leaders)-1)
+	for i, l := range h.leaders {
+		if i == to {
+			continue
+		}
+		f, k := h.block(i, size)
+		q, err := ranks.Irecv(st.cc, bytesOf(all[f*m:(f+k)*m]), l, st.tag())
+		if err != nil {
+			return st.fail(err, name)
+		}
+		reqs = append(reqs, q)
+	}
+	if err := ranks.WaitAll(reqs, nil); err != nil {
+		return st.fail(err, name)
+	}
+	if me == root {
+		return nil
+	}
+	return st.fail(st.spanSend(bytesOf(all), root), name)
+}
+
+// hierAllgather: Gather on each node into its run of recv at the leader,
+// the leaders' one-hop exchange of their nodes' runs, and Bcast on each
+// node of the whole.
+func hierAllgather[T any](c *ranks.Comm, h *hier, send, recv []T) error {
+	const name = "Allgather"
+	st, _, err := start[T](c, name, noRoot)
+	if err != nil {
+		return err
+	}
+	me, size := c.Rank(), c.Size()
+	m := len(send)
+	if send == nil {
+		m = len(recv) / size
+		send = recv[me*m : (me+1)*m]
+	}
+	if len(recv) < size*m {
+		return errf(ranks.ErrBuffer, name, "receive buffer shorter than Size() blocks")
+	}
+	node := h.nodeOf(me)
+	first, count := h.block(node, size)
+	var nb []T
+	if h.me >= 0 {
+		nb = recv[first*m : (first+count)*m]
+	}
+	if err := gather(h.local, send, nb, 0); err != nil {
+		return err
+	}
+	all := recv[:size*m]
+	return h.fromLeader(name, bytesOf(all), func() error {
+		reqs := make([]*ranks.Request, 0, 2*(len(h.leaders)-1))
+		for i, l := range h.leaders {
+			if i == node {
+				continue
+			}
+			f, k := h.block(i, size)
+			q, err := ranks.Irecv(st.cc, bytesOf(all[f*m:(f+k)*m]), l, st.tag())
+			if err != nil {
+				return st.fail(err, name)
+			}
+			reqs = append(reqs, q)
+			if q, err = ranks.Isend(st.cc, bytesOf(nb), l, st.tag()); err != nil {
+				return st.fail(err, name)
+			}
+			reqs = append(reqs, q)
+		}
+		return st.fail(ranks.WaitAll(reqs, nil), name)
+	})
 }
 
 // leadersBcast sends the leader from's b to every other leader.

@@ -1623,6 +1623,32 @@ func init() {
 			if err := check("Allgather", all, func(r, i int) int64 { return int64(r + i) }); err != nil {
 				return err
 			}
+			// In place, and Gather to the first rank (in place) and to one
+			// in the middle.
+			clear(all)
+			copy(all[me*m:], send)
+			if err := coll.Allgather(c, nil, all); err != nil {
+				return fmt.Errorf("Allgather %d in place: %w", m, err)
+			}
+			if err := check("Allgather in place", all, func(r, i int) int64 { return int64(r + i) }); err != nil {
+				return err
+			}
+			for _, root := range []int{0, n / 2} {
+				clear(all)
+				in := send
+				if me == root && root == 0 {
+					copy(all[me*m:], send)
+					in = nil
+				}
+				if err := coll.Gather(c, in, all, root); err != nil {
+					return fmt.Errorf("Gather %d to %d: %w", m, root, err)
+				}
+				if me == root {
+					if err := check(fmt.Sprint("Gather to ", root), all, func(r, i int) int64 { return int64(r + i) }); err != nil {
+						return err
+					}
+				}
+			}
 			out := make([]int64, n*m)
 			in := make([]int64, n*m)
 			for r := range n {
@@ -2100,9 +2126,13 @@ func init() {
 			x := []int{c.Rank()}
 			n := c.Size()
 			var err error
-			switch i % 7 {
+			switch i % 9 {
 			case 6:
 				err = coll.Reduce(c, []int{1}, x, coll.Sum, i%n)
+			case 7:
+				err = coll.Gather(c, x, make([]int, n), i%n)
+			case 8:
+				err = coll.Allgather(c, x, make([]int, n))
 			case 0:
 				err = coll.Allreduce(c, nil, x, coll.Sum)
 			case 1:
