@@ -262,24 +262,11 @@ func hierReduce[T any](c *ranks.Comm, h *hier, send, recv []T, op Op[T], root in
 		n := len(h.leaders)
 		parts := make([]T, n*m)
 		copy(parts[to*m:], part)
-		reqs := make([]*ranks.Request, 0, n-1)
-		for i, l := range h.leaders {
-			if i == to {
-				continue
-			}
-			q, err := ranks.Irecv(st.cc, bytesOf(parts[i*m:(i+1)*m]), l, st.tag())
-			if err != nil {
-				return st.fail(err, name)
-			}
-			reqs = append(reqs, q)
+		into := func(i int) []byte { return bytesOf(parts[i*m : (i+1)*m]) }
+		if err := fromLeaders(st, h, to, into, false, nil, name); err != nil {
+			return err
 		}
-		if err := ranks.WaitAll(reqs, nil); err != nil {
-			return st.fail(err, name)
-		}
-		copy(part, parts[:m])
-		for i := 1; i < n; i++ {
-			op(part, parts[i*m:(i+1)*m])
-		}
+		combine(part, parts, m, n, op)
 		if me == root {
 			copy(recv, part)
 			return nil
@@ -340,20 +327,12 @@ func hierGather[T any](c *ranks.Comm, h *hier, send, recv []T, root int) error {
 		all = make([]T, size*m)
 	}
 	copy(all[first*m:], nb)
-	reqs := make([]*ranks.Request, 0, len(h.leaders)-1)
-	for i, l := range h.leaders {
-		if i == to {
-			continue
-		}
+	into := func(i int) []byte {
 		f, k := h.block(i, size)
-		q, err := ranks.Irecv(st.cc, bytesOf(all[f*m:(f+k)*m]), l, st.tag())
-		if err != nil {
-			return st.fail(err, name)
-		}
-		reqs = append(reqs, q)
+		return bytesOf(all[f*m : (f+k)*m])
 	}
-	if err := ranks.WaitAll(reqs, nil); err != nil {
-		return st.fail(err, name)
+	if err := fromLeaders(st, h, to, into, false, nil, name); err != nil {
+		return err
 	}
 	if me == root {
 		return nil
@@ -390,23 +369,11 @@ func hierAllgather[T any](c *ranks.Comm, h *hier, send, recv []T) error {
 	}
 	all := recv[:size*m]
 	return h.fromLeader(name, bytesOf(all), func() error {
-		reqs := make([]*ranks.Request, 0, 2*(len(h.leaders)-1))
-		for i, l := range h.leaders {
-			if i == node {
-				continue
-			}
+		into := func(i int) []byte {
 			f, k := h.block(i, size)
-			q, err := ranks.Irecv(st.cc, bytesOf(all[f*m:(f+k)*m]), l, st.tag())
-			if err != nil {
-				return st.fail(err, name)
-			}
-			reqs = append(reqs, q)
-			if q, err = ranks.Isend(st.cc, bytesOf(nb), l, st.tag()); err != nil {
-				return st.fail(err, name)
-			}
-			reqs = append(reqs, q)
+			return bytesOf(all[f*m : (f+k)*m])
 		}
-		return st.fail(ranks.WaitAll(reqs, nil), name)
+		return fromLeaders(st, h, node, into, true, bytesOf(nb), name)
 	})
 }
 
@@ -515,33 +482,42 @@ func leadersExchange[T any](st *state, h *hier, acc []T, op Op[T], name string) 
 	n, me, m := len(h.leaders), h.me, len(acc)
 	parts := make([]T, n*m)
 	copy(parts[me*m:], acc)
-	reqs := make([]*ranks.Request, 0, 2*(n-1))
-	for i := range n {
-		if i == me {
+	into := func(i int) []byte { return bytesOf(parts[i*m : (i+1)*m]) }
+	if err := fromLeaders(st, h, me, into, true, bytesOf(acc), name); err != nil {
+		return err
+	}
+	combine(acc, parts, m, n, op)
+	return nil
+}
+
+// fromLeaders receives from every leader but skip into into(i), sending
+// out to each of them too if exchange, and waits for all of it.
+func fromLeaders(st *state, h *hier, skip int, into func(i int) []byte, exchange bool, out []byte, name string) error {
+	reqs := make([]*ranks.Request, 0, 2*len(h.leaders))
+	for i, l := range h.leaders {
+		if i == skip {
 			continue
 		}
-		q, err := ranks.Irecv(st.cc, bytesOf(parts[i*m:(i+1)*m]), h.leaders[i], st.tag())
+		q, err := ranks.Irecv(st.cc, into(i), l, st.tag())
 		if err != nil {
 			return st.fail(err, name)
 		}
 		reqs = append(reqs, q)
-	}
-	for i := range n {
-		if i == me {
-			continue
+		if exchange {
+			if q, err = ranks.Isend(st.cc, out, l, st.tag()); err != nil {
+				return st.fail(err, name)
+			}
+			reqs = append(reqs, q)
 		}
-		q, err := ranks.Isend(st.cc, bytesOf(acc), h.leaders[i], st.tag())
-		if err != nil {
-			return st.fail(err, name)
-		}
-		reqs = append(reqs, q)
 	}
-	if err := ranks.WaitAll(reqs, nil); err != nil {
-		return st.fail(err, name)
-	}
+	return st.fail(ranks.WaitAll(reqs, nil), name)
+}
+
+// combine folds the n parts of m elements each in parts into acc, in
+// order.
+func combine[T any](acc, parts []T, m, n int, op Op[T]) {
 	copy(acc, parts[:m])
 	for i := 1; i < n; i++ {
 		op(acc, parts[i*m:(i+1)*m])
 	}
-	return nil
 }
