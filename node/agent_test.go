@@ -1617,6 +1617,27 @@ func init() {
 					return fmt.Errorf("Scatter %d: element %d is %d", m, i, part[i])
 				}
 			}
+			// From the first rank (in place) and from one in the middle.
+			for _, root := range []int{0, n / 2} {
+				blocks := make([]int64, n*m)
+				for r := range n {
+					for i := range m {
+						blocks[r*m+i] = int64(r*9 + i + root)
+					}
+				}
+				out := make([]int64, m)
+				if me == root && root == 0 {
+					out = nil // in place
+				}
+				if err := coll.Scatter(c, blocks, out, root); err != nil {
+					return fmt.Errorf("Scatter %d from %d: %w", m, root, err)
+				}
+				for i := range len(out) {
+					if out[i] != int64(me*9+i+root) {
+						return fmt.Errorf("Scatter %d from %d: element %d is %d", m, root, i, out[i])
+					}
+				}
+			}
 			if err := coll.Allgather(c, send, all); err != nil {
 				return fmt.Errorf("Allgather %d: %w", m, err)
 			}
@@ -2126,13 +2147,15 @@ func init() {
 			x := []int{c.Rank()}
 			n := c.Size()
 			var err error
-			switch i % 9 {
+			switch i % 10 {
 			case 6:
 				err = coll.Reduce(c, []int{1}, x, coll.Sum, i%n)
 			case 7:
 				err = coll.Gather(c, x, make([]int, n), i%n)
 			case 8:
 				err = coll.Allgather(c, x, make([]int, n))
+			case 9:
+				err = coll.Scatter(c, make([]int, n), x, i%n)
 			case 0:
 				err = coll.Allreduce(c, nil, x, coll.Sum)
 			case 1:
