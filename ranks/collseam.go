@@ -78,6 +78,12 @@ func init() {
 	ext.SleepTimeouts = func(comm any) uint64 { return comm.(*Comm).e.sleepTimeouts.Load() }
 	ext.Hold = func(comm any) { comm.(*Comm).holds.Add(1) }
 	ext.Concurrent = func(comm any) { comm.(*Comm).e.concurrent() }
+	ext.Serving = func(comm any, tag int) {
+		c := comm.(*Comm)
+		c.e.lock()
+		c.servingTag = tag + 1
+		c.e.unlock()
+	}
 	ext.NeedProgress = func(comm any, kick func() bool) { comm.(*Comm).e.needProgress(kick) }
 	ext.Inter = func(comm any) (any, int, bool) {
 		c := comm.(*Comm)
@@ -170,11 +176,12 @@ func (c *Comm) collLive(op string) error {
 	return nil
 }
 
-// acrossNodes refuses op on a communicator that spans nodes: agreement,
-// revoke, windows and intercommunicators work through the members' shared
-// memory, which members on another node do not share (docs/nodes.md;
-// creation has createSpanning, and coll point-to-point versions of the
-// common collectives, coll/span.go).
+// acrossNodes refuses op on a communicator that spans nodes: what works
+// through the members' shared memory, which members on another node do
+// not share (docs/nodes.md). Its callers take another way there where
+// one exists: creation has createSpanning, coll point-to-point versions
+// of the collectives (coll/span.go), win windows served by messages
+// (win/span.go), mpio per-node aggregation (mpio/span.go).
 func (c *Comm) acrossNodes(op string) error {
 	if c.spansNodes {
 		return newErr(ErrUnsupported, op, -1, "communicator %s spans nodes: this works within one node only, yet", c.label())

@@ -42,10 +42,12 @@ type Comm struct {
 
 	// spansNodes: a member runs on another node (its slot here is a node
 	// agent's proxy). Point-to-point and creation go through the agents
-	// and coll has point-to-point versions of the common collectives; what
-	// needs the members' shared memory (agree, revoke, windows) is refused
-	// with ErrUnsupported (acrossNodes, docs/nodes.md).
+	// and the upper packages take ways of their own there (acrossNodes,
+	// docs/nodes.md).
 	spansNodes bool
+	// servingTag is 1 + the tag of AnySource receives that serve other
+	// ranks (ext.Serving), which a sleep does not record; 0: none.
+	servingTag int
 	// peerCtx, when the communicator spans nodes: by world rank, the wire
 	// context of the member's own node. Each node gives a communicator a
 	// slot of its own segment (create), so a message to a member on

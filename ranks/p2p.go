@@ -178,6 +178,10 @@ func (c *Comm) recvSlow(p unsafe.Pointer, n, esize, src, tag int, op string, st 
 	e.startRecv(r)
 	if !r.done {
 		failedPending := false
+		rec := job.OpRecv
+		if src == AnySource && tag+1 == c.servingTag {
+			rec = job.OpNone // not what the program waits in
+		}
 		e.block(func() bool {
 			if r.done {
 				return true
@@ -186,7 +190,7 @@ func (c *Comm) recvSlow(p unsafe.Pointer, n, esize, src, tag int, op string, st 
 			// completes normally, whoever else fails (spec 15.2.2).
 			failedPending = r.anySrc && r.unmatched() && e.drained && c.unacked()
 			return failedPending
-		}, job.OpRecv, src, tag, c.ctx, r.wpeer)
+		}, rec, src, tag, c.ctx, r.wpeer)
 		if !r.done && failedPending {
 			// A blocking AnySource receive reports the failure and is
 			// withdrawn (MPI_ERR_PROC_FAILED).

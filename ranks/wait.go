@@ -150,7 +150,7 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 				}
 				continue
 			}
-			if !recorded {
+			if !recorded && op != job.OpNone {
 				e.recordOp(op, name, peer, tag, ctx)
 				recorded = true
 			}

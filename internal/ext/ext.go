@@ -176,6 +176,11 @@ var (
 	// takes no lock, takes one from then on. Called from the user's
 	// goroutine, outside any call of ranks, before that goroutine starts.
 	Concurrent func(comm any)
+	// Serving marks comm's blocking AnySource receives of tag as a
+	// server's (win's windows across nodes): a rank asleep in one waits
+	// for others, not for its program, so the operation it is recorded
+	// to sleep in (a deadline's report) stays its program's.
+	Serving func(comm any, tag int)
 	// NeedProgress registers kick with comm's rank: a queue of nonblocking
 	// work that has jobs and no goroutine driving them. The rank calls
 	// kick, outside its lock, when it is about to block in any wait and
