@@ -936,8 +936,8 @@ func TestAnySourceAcrossNodes(t *testing.T) {
 func init() {
 	bodies["refused"] = func(w *ranks.World, c *ranks.Comm) error {
 		var v [1]int
-		if _, err := win.Create(c, make([]byte, 64), 1); !errors.Is(err, ranks.ErrUnsupported) {
-			return fmt.Errorf("win.Create: %v, want ErrUnsupported", err)
+		if _, err := win.AllocateShared(c, 64, 1); !errors.Is(err, ranks.ErrUnsupported) {
+			return fmt.Errorf("win.AllocateShared: %v, want ErrUnsupported", err)
 		}
 		// Self still works.
 		s, err := w.Self()

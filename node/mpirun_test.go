@@ -194,6 +194,13 @@ func TestMPIFilesFailure(t *testing.T) {
 	mustSurvive(t, 2, 2, "files-fail", 3)
 	mustSurvive(t, 2, 2, "files-fail-round", 1) // in a round of a collective write
 }
+
+// Windows across nodes (windows_test.go), and a member's SIGKILL while it
+// holds a lock.
+func TestMPIWindows(t *testing.T) { mustPass(t, "windows", shape{2, 2}, shape{3, 2}) }
+
+func TestMPIWindowsFailure(t *testing.T) { mustSurvive(t, 2, 2, "windows-fail", 3) }
+
 func TestMPICommunicators(t *testing.T) {
 	mustPass(t, "create", shape{2, 4}, shape{3, 3})
 }
@@ -526,7 +533,7 @@ func TestMPICPrograms(t *testing.T) {
 		{"p2p", 2, nil, -1}, {"coll", 2, nil, -1}, {"nbc", 3, nil, -1}, {"inter", 2, nil, -1}, {"ulfm", 2, []string{"raise"}, 2},
 		{"file", 2, []string{t.TempDir()}, -1}, {"file_err", 2, []string{t.TempDir()}, -1},
 		{"p2p2", 2, nil, -1}, {"topo", 2, nil, -1}, {"neighbor", 2, nil, -1}, {"partitioned", 2, nil, -1},
-		{"errors", 2, nil, -1}, {"types", 1, nil, -1}, {"threads", 1, nil, -1},
+		{"errors", 2, nil, -1}, {"types", 1, nil, -1}, {"threads", 1, nil, -1}, {"win", 2, nil, -1},
 	} {
 		t.Run(c.prog, func(t *testing.T) {
 			exe := filepath.Join(dir, c.prog)

@@ -58,6 +58,9 @@ func (w *Win) Base() []byte {
 	}
 	switch w.flavor {
 	case FlavorAllocate, FlavorShared:
+		if w.net != nil {
+			return w.own
+		}
 		return w.parts[w.rank]
 	case FlavorCreate:
 		return w.own

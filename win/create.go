@@ -127,6 +127,13 @@ func Create(c *ranks.Comm, buf []byte, dispUnit int, opts ...Option) (*Win, erro
 	if err != nil {
 		return nil, err
 	}
+	if ext.AcrossNodes(c, op) != nil {
+		w, err := newNet(c, op, buf[:len(buf):len(buf)], dispUnit, false, h, FlavorCreate)
+		if err == nil && len(buf) > 0 {
+			w.pin(buf)
+		}
+		return w, err
+	}
 	w, err := newRemote(c, op, dispUnit, false, h)
 	if err != nil {
 		return nil, err
@@ -231,8 +238,12 @@ func CreateDynamic(c *ranks.Comm, opts ...Option) (*Win, error) {
 // bytes in the window's memory, so only the units can differ: not when
 // the hints say they do not, nor in a dynamic window (all 1).
 func newRemote(c *ranks.Comm, op string, dispUnit int, dynamic bool, h *hints) (*Win, error) {
-	if err := ext.AcrossNodes(c, op); err != nil {
-		return nil, err // windows map the members' memory: one node only
+	if ext.AcrossNodes(c, op) != nil {
+		flavor := FlavorCreate
+		if dynamic {
+			flavor = FlavorDynamic
+		}
+		return newNet(c, op, nil, dispUnit, dynamic, h, flavor)
 	}
 	d, err := c.Dup()
 	if err != nil {
@@ -336,6 +347,10 @@ func (w *Win) Detach(buf []byte) error {
 // previous list stays valid for peers that read it until they see the
 // new version.
 func (w *Win) publish(l *regionList) {
+	if w.net != nil {
+		w.lists[w.rank].Store(l) // read by this rank's server only
+		return
+	}
 	tb := w.table(w.rank)
 	var list uint64
 	if len(l.r) > 0 {
@@ -377,6 +392,9 @@ func (w *Win) locate(op string, t, disp, n int) (where, error) {
 	}
 	if disp < 0 {
 		return where{}, w.errf(ranks.ErrArg, op, t, "negative displacement %d", disp)
+	}
+	if w.net != nil {
+		return w.netLocate(op, t, disp, n)
 	}
 	tb := w.table(t)
 	if !w.dynamic {
@@ -450,6 +468,9 @@ func (w *Win) read(op string, t int, at where, b []byte) error {
 		w.copyLocal(t, b, at.local)
 		return nil
 	}
+	if at.pid == netPid {
+		return w.netRead(op, t, at.addr, b)
+	}
 	if err := copyRaw(at.pid, at.addr, b, false); err != nil {
 		return w.copyErr(op, t, err)
 	}
@@ -461,6 +482,9 @@ func (w *Win) write(op string, t int, at where, b []byte) error {
 	if at.local != nil || len(b) == 0 {
 		w.copyLocal(t, at.local, b)
 		return nil
+	}
+	if at.pid == netPid {
+		return w.netWrite(op, t, at.addr, b)
 	}
 	if err := copyRaw(at.pid, at.addr, b, true); err != nil {
 		return w.copyErr(op, t, err)

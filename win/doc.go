@@ -1,6 +1,12 @@
-// Package win is MPI's one-sided communication on one node: windows of
-// memory that the members of a communicator put to, get from and
-// accumulate into, with the ULFM chapter's fault-tolerance rules.
+// Package win is MPI's one-sided communication: windows of memory that
+// the members of a communicator put to, get from and accumulate into,
+// with the ULFM chapter's fault-tolerance rules.
+//
+// On one node the members share memory, as below. A window whose
+// communicator spans nodes (under cmd/shmnode) keeps each part in its
+// member's memory and has each member serve the others' operations with
+// messages (span.go): every call works there but SharedQuery and View,
+// and AllocateShared returns ranks.ErrUnsupported.
 //
 // A window from AllocateShared or Allocate lives in an anonymous memfd
 // (shm.Mem) that one member creates and the others map, so Put and Get

@@ -383,6 +383,14 @@ func accumulateRemote[T any](w *Win, op string, src, result []T, target, disp in
 			return err
 		}
 	}
+	if w.net != nil {
+		// This rank's own part too: through its server, which holds the
+		// accumulate lock that the other members take.
+		if code, ok := netOpOf(f); ok {
+			return accumulateNetOp(w, op, src, result, target, w.netAt(target, disp), code)
+		}
+		return accumulateNet(w, op, src, result, target, w.netAt(target, disp), f)
+	}
 	if err := w.lockAcc(op, target); err != nil {
 		return err
 	}
@@ -437,6 +445,9 @@ func casRemote[T any](w *Win, compare, swap T, target, disp int) (T, error) {
 	}
 	if err := checkAligned(op, target, addrOf(at), sz); err != nil {
 		return z, err
+	}
+	if w.net != nil {
+		return casNetOp(w, compare, swap, target, w.netAt(target, disp))
 	}
 	if err := w.lockAcc(op, target); err != nil {
 		return z, err

@@ -42,8 +42,15 @@ func (w *Win) Fence(assert int) error {
 		w.fenced.Store(false)
 		return nil
 	}
+	var ferr error
+	if w.net != nil {
+		ferr = w.netFlushAll(op) // this rank's Puts applied before the barrier
+	}
 	err := coll.Barrier(w.c)
 	w.fenced.Store(assert&ModeNoSucceed == 0)
+	if err == nil {
+		err = ferr
+	}
 	if err != nil {
 		return w.relabel(err)
 	}
@@ -332,6 +339,9 @@ func (w *Win) Lock(lockType, t int, assert ...int) error {
 // lockExclusive takes t's lock exclusively: one compare-and-swap when it
 // is free, and no closure made either way.
 func (w *Win) lockExclusive(op string, t int) error {
+	if w.net != nil {
+		return w.netLock(op, t, reqLockExcl)
+	}
 	ctl := w.control(t)
 	if ctl.lock.Load() == 0 && ctl.lock.CompareAndSwap(0, lockExclusive|uint64(w.rank+1)) {
 		if w.noHolders(t) {
@@ -346,6 +356,9 @@ func (w *Win) lockExclusive(op string, t int) error {
 // lockShared takes t's lock shared: our holder bit, then a re-check
 // that no exclusive locker came first.
 func (w *Win) lockShared(op string, t int) error {
+	if w.net != nil {
+		return w.netLock(op, t, reqLockShared)
+	}
 	ctl := w.control(t)
 	if ctl.lock.Load() == 0 {
 		hw := &w.holderWords(t)[w.rank/64]
@@ -437,6 +450,16 @@ func (w *Win) Unlock(t int) error {
 		}
 		return w.syncErr(op, t, "this rank does not hold the target's lock")
 	}
+	if w.net != nil {
+		var err error
+		if l&lockNoCheck != 0 {
+			err = w.netFlush(op, t)
+		} else {
+			err = w.netUnlock(op, t)
+		}
+		w.locked[t].Store(0)
+		return err
+	}
 	switch l {
 	case LockExclusive:
 		w.releaseExclusive(t)
@@ -489,7 +512,11 @@ func (w *Win) LockAll(assert ...int) error {
 		if err != nil {
 			for u := range t {
 				if held == heldByLockAll {
-					w.releaseShared(u)
+					if w.net != nil {
+						w.netUnlock(op, u)
+					} else {
+						w.releaseShared(u)
+					}
 				}
 				w.locked[u].Store(0)
 			}
@@ -515,7 +542,18 @@ func (w *Win) UnlockAll() error {
 	}
 	var first error
 	for t := range w.size {
-		if w.locked[t].Swap(lockBusy) == heldByLockAll {
+		l := w.locked[t].Swap(lockBusy)
+		if w.net != nil {
+			var err error
+			if l == heldByLockAll {
+				err = w.netUnlock(op, t)
+			} else {
+				err = w.netFlush(op, t)
+			}
+			if first == nil {
+				first = err
+			}
+		} else if l == heldByLockAll {
 			w.releaseShared(t) // not if taken with ModeNoCheck
 		}
 		w.locked[t].Store(0)
@@ -546,6 +584,9 @@ func (w *Win) flush(op string, t int) error {
 	if !w.passive(t) {
 		return w.syncErr(op, t, "this rank does not hold the target's lock (Lock or LockAll)")
 	}
+	if w.net != nil {
+		return w.netFlush(op, t)
+	}
 	return w.alive(op, t)
 }
 
@@ -564,6 +605,12 @@ func (w *Win) flushAll(op string) error {
 	for t := range w.size {
 		if w.passive(t) {
 			locked = true
+			if w.net != nil {
+				if err := w.netFlush(op, t); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := w.alive(op, t); err != nil {
 				return err
 			}
@@ -604,6 +651,11 @@ func (w *Win) Post(group []int, assert ...int) error {
 		return err
 	}
 	w.exposure = append(w.exposure[:0], group...)
+	if w.net != nil {
+		err := w.netPost(op, group)
+		w.exposing.Store(epochOpen)
+		return err
+	}
 	w.expected += uint32(len(group))
 	// The new group, under the post sequence lock (postedTo): the last
 	// group's origins have all completed (our Wait), and the others only
@@ -643,6 +695,15 @@ func (w *Win) Start(group []int, assert ...int) error {
 		return err
 	}
 	for _, t := range group {
+		if w.net != nil {
+			// With ModeNoCheck too: the Post's notice is there, and
+			// must not be left for the next Start.
+			if err := w.netStart(op, t); err != nil {
+				w.access.Store(epochNone)
+				return err
+			}
+			continue
+		}
 		var g uint32
 		if a&ModeNoCheck != 0 {
 			// t's post for us is its last: it cannot post again before
@@ -674,6 +735,12 @@ func (w *Win) Complete() error {
 	var first error
 	for _, t := range w.accessTo {
 		w.inAccess[t].Store(false)
+		if w.net != nil {
+			if err := w.netComplete(op, t); err != nil && first == nil {
+				first = err
+			}
+			continue
+		}
 		w.control(t).complete.Add(1)
 		w.wake(t)
 		if first == nil && w.failed(t) {
@@ -694,7 +761,12 @@ func (w *Win) Wait() error {
 	if !w.exposing.CompareAndSwap(epochOpen, epochBusy) {
 		return w.syncErr(op, -1, "no exposure epoch (Post) is open")
 	}
-	err := w.wait(op, w.rank, untilExposureDone, 0)
+	var err error
+	if w.net != nil {
+		_, err = w.netExposureDone(op, true)
+	} else {
+		err = w.wait(op, w.rank, untilExposureDone, 0)
+	}
 	w.exposing.Store(epochNone)
 	return err
 }
@@ -708,7 +780,13 @@ func (w *Win) Test() (bool, error) {
 	if !w.exposing.CompareAndSwap(epochOpen, epochBusy) {
 		return false, w.syncErr(op, -1, "no exposure epoch (Post) is open")
 	}
-	ok, err := w.exposureDone(op, w.control(w.rank))
+	var ok bool
+	var err error
+	if w.net != nil {
+		ok, err = w.netExposureDone(op, false)
+	} else {
+		ok, err = w.exposureDone(op, w.control(w.rank))
+	}
 	if ok || err != nil {
 		w.exposing.Store(epochNone)
 	} else {

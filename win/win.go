@@ -189,6 +189,8 @@ type Win struct {
 	name      atomic.Pointer[string] // SetName's
 
 	raceAcc atomic.Uint32 // race.go
+
+	net *netWin // a window across nodes (span.go), or nil
 }
 
 // AllocateShared creates a window of n bytes at this rank, each rank's
@@ -219,7 +221,10 @@ func allocate(c *ranks.Comm, op string, flavor Flavor, n, dispUnit int, opts []O
 		return nil, err
 	}
 	if err := ext.AcrossNodes(c, op); err != nil {
-		return nil, err // windows map the members' memory: one node only
+		if flavor == FlavorShared {
+			return nil, err // members on other nodes cannot map this one's memory
+		}
+		return newNet(c, op, make([]byte, n), dispUnit, false, h, flavor)
 	}
 	d, err := c.Dup()
 	if err != nil {
@@ -398,6 +403,9 @@ func (w *Win) SharedQuery(r int) ([]byte, int, error) {
 	if (r < 0 || r >= w.size) && r != ranks.ProcNull {
 		return nil, 0, w.errf(ranks.ErrRank, "Win.SharedQuery", -1, "rank %d of %d", r, w.size)
 	}
+	if w.net != nil {
+		return nil, 0, w.errf(ranks.ErrWin, "Win.SharedQuery", r, "the window spans nodes: members on other nodes share no memory with this one (use Get and Put)")
+	}
 	if w.remote {
 		return nil, 0, w.errf(ranks.ErrWin, "Win.SharedQuery", r, "a window over memory not from ranks.AllocMem (at some member) is not shared memory: use Get and Put")
 	}
@@ -450,14 +458,24 @@ func (w *Win) Free() error {
 		err = coll.Barrier(w.c)
 	}
 	w.freed.Store(true)
+	if w.net != nil {
+		if err != nil && !w.isRevoked() {
+			// A member may still wait for this rank's server, which
+			// goes: its wait ends with ErrRevoked rather than never.
+			ext.Revoke(w.c)
+		}
+		w.netStop()
+	}
 	w.attachMu.Lock()
 	for _, p := range w.pins {
 		p.Unpin()
 	}
 	w.pins = nil
 	w.attachMu.Unlock()
-	w.mem.Close()
-	w.mem = nil
+	if w.mem != nil {
+		w.mem.Close()
+		w.mem = nil
+	}
 	for _, m := range w.peerMem {
 		m.Close()
 	}
@@ -490,7 +508,9 @@ func (w *Win) GetFailed() ([]int, error) {
 	return w.c.GetFailed()
 }
 
-func (w *Win) isRevoked() bool { return w.hdr.revoked.Load() != 0 }
+func (w *Win) isRevoked() bool {
+	return w.hdr.revoked.Load() != 0 || w.net != nil && w.netIsRevoked()
+}
 
 // usable is the check at the start of every call.
 func (w *Win) usable(op string) error {

@@ -63,18 +63,26 @@ int main(int argc, char **argv)
     MPI_Win_free(&w);
     CHECK(w == MPI_WIN_NULL);
 
-    /* allocate_shared and shared_query: loads and stores. */
+    /* allocate_shared and shared_query: loads and stores, among the
+     * ranks that share memory (all of them on one node). */
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int nrank, nsize;
+    MPI_Comm_rank(node, &nrank);
+    MPI_Comm_size(node, &nsize);
+    int nleft = (nrank + nsize - 1) % nsize;
     double *mine;
-    CHECK_RC(MPI_Win_allocate_shared(sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &w));
-    *mine = rank + 0.5;
+    CHECK_RC(MPI_Win_allocate_shared(sizeof(double), sizeof(double), MPI_INFO_NULL, node, &mine, &w));
+    *mine = nrank + 0.5;
     MPI_Win_fence(0, w);
     double *theirs;
     MPI_Aint sz;
     int du;
-    CHECK_RC(MPI_Win_shared_query(w, left, &sz, &du, &theirs));
-    CHECK(sz == sizeof(double) && du == sizeof(double) && *theirs == left + 0.5);
+    CHECK_RC(MPI_Win_shared_query(w, nleft, &sz, &du, &theirs));
+    CHECK(sz == sizeof(double) && du == sizeof(double) && *theirs == nleft + 0.5);
     MPI_Win_fence(0, w);
     MPI_Win_free(&w);
+    MPI_Comm_free(&node);
 
     /* create over user memory; Compare_and_swap; PSCW. */
     long long *mem = malloc(2 * sizeof(long long));

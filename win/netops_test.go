@@ -1,0 +1,48 @@
+package win
+
+import (
+	"testing"
+
+	"github.com/shmpi/shmpi/coll"
+)
+
+// The ops a program names at its call sites are known to a window across
+// nodes (applied at the target); others are not (applied at the origin).
+func TestNetOpOf(t *testing.T) {
+	known := func(name string, ok bool) {
+		t.Helper()
+		if !ok {
+			t.Errorf("%s: not known", name)
+		}
+	}
+	_, ok := netOpOf[int64](coll.Sum)
+	known("coll.Sum (int64)", ok)
+	_, ok = netOpOf(coll.Op[float64](coll.Max[float64]))
+	known("coll.Max[float64]", ok)
+	_, ok = netOpOf[uint8](coll.Bxor)
+	known("coll.Bxor (uint8)", ok)
+	_, ok = netOpOf[complex128](Replace)
+	known("Replace (complex128)", ok)
+	a, _ := netOpOf[int32](coll.Sum)
+	b, _ := netOpOf[int32](coll.Prod)
+	c, _ := netOpOf[int64](coll.Sum)
+	if a == b || a == c {
+		t.Errorf("codes not distinct: Sum[int32] %#x, Prod[int32] %#x, Sum[int64] %#x", a, b, c)
+	}
+	if _, ok := netOpOf[int64](func(inout, in []int64) {}); ok {
+		t.Error("a function of the program's is known")
+	}
+	type myInt int64
+	if _, ok := netOpOf[myInt](coll.Sum); ok {
+		t.Error("coll.Sum of a named type is known")
+	}
+	// The server's function for a code does what the op does.
+	f := netApplier(c)
+	dst, src := []int64{1, 2}, []int64{10, 20}
+	if !f(bytesOf(dst), bytesOf(src)) || dst[0] != 11 || dst[1] != 22 {
+		t.Errorf("Sum[int64] at the server: %v", dst)
+	}
+	if f(bytesOf(dst), bytesOf(src[:1])) {
+		t.Error("operands of different lengths applied")
+	}
+}
