@@ -11,6 +11,7 @@ import (
 
 	"github.com/shmpi/shmpi/coll"
 	"github.com/shmpi/shmpi/ranks"
+	"github.com/shmpi/shmpi/win"
 )
 
 // Reduction operations. A predefined op on a predefined type becomes a
@@ -295,10 +296,22 @@ type opTable[T any] [MPI_NO_OP - MPI_SUM + 1]coll.Op[T]
 func newOpTable[T any](op func(h handle) coll.Op[T]) *opTable[T] {
 	t := new(opTable[T])
 	for h := handle(MPI_SUM); h <= MPI_NO_OP; h++ {
-		t[h-MPI_SUM] = op(h)
+		f := op(h)
+		if f != nil {
+			// The same function as win knows it: a window across nodes
+			// then applies it at the target (win.PredefinedOp).
+			if g, ok := win.PredefinedOp[T](opNames[h]); ok {
+				f = g
+			}
+		}
+		t[h-MPI_SUM] = f
 	}
 	return t
 }
+
+// opNames are the names win.PredefinedOp takes.
+var opNames = map[handle]string{MPI_SUM: "sum", MPI_PROD: "prod", MPI_MIN: "min", MPI_MAX: "max",
+	MPI_BAND: "band", MPI_BOR: "bor", MPI_BXOR: "bxor", MPI_REPLACE: "replace", MPI_NO_OP: "no_op"}
 
 func (t *opTable[T]) get(h handle) coll.Op[T] {
 	if h < MPI_SUM || h > MPI_NO_OP {

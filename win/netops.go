@@ -26,7 +26,12 @@ type netType struct {
 	size  int
 	ops   map[uintptr]int              // an op's code pointer: its index in apply
 	apply []func(dst, src []byte) bool // false: not a whole number of elements
+	funcs []any                        // the coll.Op[T] values, by index
 }
+
+// netOpNames are the names of the registered ops, in the order regOps
+// takes them (floats stop after max, complex numbers after prod).
+var netOpNames = []string{"replace", "no_op", "sum", "prod", "min", "max", "band", "bor", "bxor"}
 
 var (
 	netTypeOf   = map[reflect.Type]*netType{}
@@ -39,6 +44,7 @@ func regOps[T any](fs ...coll.Op[T]) {
 	nt := &netType{id: len(netTypeList), size: sz, ops: map[uintptr]int{}}
 	for i, f := range fs {
 		nt.ops[reflect.ValueOf(f).Pointer()] = i
+		nt.funcs = append(nt.funcs, f)
 		nt.apply = append(nt.apply, func(dst, src []byte) bool {
 			if len(dst) != len(src) || len(dst)%sz != 0 {
 				return false
@@ -87,6 +93,28 @@ func netOpOf[T any](f coll.Op[T]) (int64, bool) {
 	}
 	i, ok := nt.ops[reflect.ValueOf(f).Pointer()]
 	return int64(nt.id)<<8 | int64(i), ok
+}
+
+// PredefinedOp returns the op named name ("sum", "prod", "min", "max",
+// "band", "bor", "bxor": package coll's; "replace", "no_op": Replace and
+// NoOp) for elements of type T, if T is a predeclared numeric type that
+// has it. A window across nodes applies such an op at the target (one
+// message, where other ops take a lock and two round trips), knowing it
+// by its function; coll.Sum named at a call site is the same function,
+// but coll.Sum[T] inside a generic function is a closure of that site:
+// generic code gets the known one here.
+func PredefinedOp[T any](name string) (coll.Op[T], bool) {
+	nt := netTypeOf[reflect.TypeFor[T]()]
+	if nt == nil {
+		return nil, false
+	}
+	for i, n := range netOpNames[:len(nt.funcs)] {
+		if n == name {
+			f, ok := nt.funcs[i].(coll.Op[T])
+			return f, ok
+		}
+	}
+	return nil, false
 }
 
 // netApplier is the server's function for an op code, or nil.

@@ -36,6 +36,18 @@ func TestNetOpOf(t *testing.T) {
 	if _, ok := netOpOf[myInt](coll.Sum); ok {
 		t.Error("coll.Sum of a named type is known")
 	}
+	// Generic code gets the known op by name.
+	if f, ok := PredefinedOp[int32]("bxor"); !ok {
+		t.Error("PredefinedOp[int32](bxor) missing")
+	} else if _, ok := netOpOf(f); !ok {
+		t.Error("PredefinedOp[int32](bxor) not known")
+	}
+	if _, ok := PredefinedOp[float64]("band"); ok {
+		t.Error("PredefinedOp[float64](band) exists")
+	}
+	if _, ok := PredefinedOp[myInt]("sum"); ok {
+		t.Error("PredefinedOp of a named type exists")
+	}
 	// The server's function for a code does what the op does.
 	f := netApplier(c)
 	dst, src := []int64{1, 2}, []int64{10, 20}
