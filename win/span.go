@@ -315,39 +315,70 @@ func (w *Win) netFlush(op string, t int) error {
 
 // netFlushAll flushes every target; the first error is returned.
 func (w *Win) netFlushAll(op string) error {
-	var first error
-	var codes []int64
-	var qs []*ranks.Request
 	var ts []int
 	for t := range w.size {
-		if !w.net.dirty[t].Swap(false) {
-			continue
+		if w.net.dirty[t].Swap(false) {
+			ts = append(ts, t)
 		}
-		if codes == nil {
-			codes = make([]int64, w.size)
-		}
-		q, err := w.netIssue(op, t, reqFlush, 0, 0, nil, bytesOf(codes[t:t+1]))
-		if err != nil {
-			if first == nil {
-				first = err
-			}
-			continue
-		}
-		qs, ts = append(qs, q), append(ts, t)
 	}
-	// Every target's flush is under way before any is waited for.
+	return firstErr(w.netEach(op, ts, func(int) int64 { return reqFlush }))
+}
+
+// netEach sends each target in ts the request kind(t), whose reply is a
+// code, all before it waits for any (LockAll, UnlockAll and FlushAll to
+// many targets take one round trip, not one each), and returns each
+// one's error.
+func (w *Win) netEach(op string, ts []int, kind func(t int) int64) []error {
+	if len(ts) == 0 {
+		return nil
+	}
+	codes := make([]int64, len(ts))
+	qs := make([]*ranks.Request, len(ts))
+	errs := make([]error, len(ts))
+	for i, t := range ts {
+		qs[i], errs[i] = w.netIssue(op, t, kind(t), 0, 0, nil, bytesOf(codes[i:i+1]))
+	}
 	for i, q := range qs {
-		_, err := q.Wait()
-		if err != nil {
-			err = w.netErr(op, ts[i], err)
-		} else {
-			err = w.codeErr(op, ts[i], codes[ts[i]])
+		if errs[i] != nil {
+			continue
 		}
-		if first == nil {
-			first = err
+		if _, err := q.Wait(); err != nil {
+			errs[i] = w.netErr(op, ts[i], err)
+		} else {
+			errs[i] = w.codeErr(op, ts[i], codes[i])
 		}
 	}
-	return first
+	return errs
+}
+
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// netLockAll takes every member's lock shared (LockAll), at once; if one
+// fails, it lets those it got go.
+func (w *Win) netLockAll(op string) error {
+	ts := make([]int, w.size)
+	for t := range ts {
+		ts[t] = t
+	}
+	errs := w.netEach(op, ts, func(int) int64 { return reqLockShared })
+	err := firstErr(errs)
+	if err != nil {
+		var got []int
+		for t, e := range errs {
+			if e == nil {
+				got = append(got, t)
+			}
+		}
+		w.netEach(op, got, func(int) int64 { return reqUnlock })
+	}
+	return err
 }
 
 // netLock takes t's lock (reqLockExcl or reqLockShared).
@@ -789,4 +820,64 @@ func (n *netWin) applyOp(w *Win, q netWaiter) {
 		return
 	}
 	ranks.Send(w.c, r, q.src, q.tag) // a failed origin: nothing to do
+}
+
+// lockAllNet is LockAll's claim of every target (held: heldByLockAll,
+// with lockNoCheck under ModeNoCheck) in a window across nodes, with the
+// locks taken at once.
+func (w *Win) lockAllNet(op string, held int32) error {
+	var err error
+	claimed := 0
+	for t := range w.size {
+		if !w.locked[t].CompareAndSwap(0, lockBusy) {
+			err = w.syncErr(op, t, "this rank holds the target's lock (Lock)")
+			break
+		}
+		claimed++
+		if err = w.target(op, t); err != nil {
+			break
+		}
+	}
+	if err == nil && held == heldByLockAll {
+		err = w.netLockAll(op)
+	}
+	for t := range claimed {
+		if err != nil {
+			w.locked[t].Store(0)
+		} else {
+			w.locked[t].Store(held)
+		}
+	}
+	if err != nil {
+		w.lockAll.Store(epochNone)
+		return err
+	}
+	w.lockAll.Store(epochOpen)
+	return nil
+}
+
+// unlockAllNet is UnlockAll in a window across nodes: every release (a
+// flush under ModeNoCheck) at once.
+func (w *Win) unlockAllNet(op string) error {
+	ts := make([]int, 0, w.size)
+	kinds := make([]int64, w.size)
+	for t := range w.size {
+		l := w.locked[t].Swap(lockBusy)
+		switch {
+		case l == heldByLockAll:
+			kinds[t] = reqUnlock
+		case w.net.dirty[t].Load():
+			kinds[t] = reqFlush
+		default:
+			continue
+		}
+		w.net.dirty[t].Store(false)
+		ts = append(ts, t)
+	}
+	err := firstErr(w.netEach(op, ts, func(t int) int64 { return kinds[t] }))
+	for t := range w.size {
+		w.locked[t].Store(0)
+	}
+	w.lockAll.Store(epochNone)
+	return err
 }

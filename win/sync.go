@@ -497,6 +497,9 @@ func (w *Win) LockAll(assert ...int) error {
 	if a&ModeNoCheck != 0 {
 		held |= lockNoCheck
 	}
+	if w.net != nil {
+		return w.lockAllNet(op, held)
+	}
 	for t := range w.size {
 		err = nil
 		if !w.locked[t].CompareAndSwap(0, lockBusy) {
@@ -512,11 +515,7 @@ func (w *Win) LockAll(assert ...int) error {
 		if err != nil {
 			for u := range t {
 				if held == heldByLockAll {
-					if w.net != nil {
-						w.netUnlock(op, u)
-					} else {
-						w.releaseShared(u)
-					}
+					w.releaseShared(u)
 				}
 				w.locked[u].Store(0)
 			}
@@ -540,20 +539,12 @@ func (w *Win) UnlockAll() error {
 	if !w.lockAll.CompareAndSwap(epochOpen, epochBusy) {
 		return w.syncErr(op, -1, "no LockAll epoch is open")
 	}
+	if w.net != nil {
+		return w.unlockAllNet(op)
+	}
 	var first error
 	for t := range w.size {
-		l := w.locked[t].Swap(lockBusy)
-		if w.net != nil {
-			var err error
-			if l == heldByLockAll {
-				err = w.netUnlock(op, t)
-			} else {
-				err = w.netFlush(op, t)
-			}
-			if first == nil {
-				first = err
-			}
-		} else if l == heldByLockAll {
+		if w.locked[t].Swap(lockBusy) == heldByLockAll {
 			w.releaseShared(t) // not if taken with ModeNoCheck
 		}
 		w.locked[t].Store(0)
