@@ -36,7 +36,7 @@ func init() {
 			run  func(*ranks.Comm) error
 		}{
 			{"fence", winFence}, {"locks", winLocks}, {"atomics", winAtomics}, {"pscw", winPSCW},
-			{"dynamic", winDynamic}, {"refused", winRefused}, {"revoke", winRevoke},
+			{"dynamic", winDynamic}, {"goroutines", winGoroutines}, {"refused", winRefused}, {"revoke", winRevoke},
 		} {
 			if err := step.run(c); err != nil {
 				return fmt.Errorf("%s: %w", step.name, err)
@@ -221,15 +221,17 @@ func winAtomics(c *ranks.Comm) error {
 		}
 		fetched[i] = old
 		for {
-			var cur [1]int64
-			if err := win.Get(w, cur[:], target, 3); err != nil {
-				return err
-			}
-			prev, err := win.CompareAndSwap(w, cur[0], cur[0]+1, target, 3)
+			// An atomic read (a Get concurrent with the others'
+			// CompareAndSwap would be a conflicting access).
+			cur, err := win.FetchAndOp(w, 0, target, 3, win.NoOp[int64])
 			if err != nil {
 				return err
 			}
-			if prev == cur[0] {
+			prev, err := win.CompareAndSwap(w, cur, cur+1, target, 3)
+			if err != nil {
+				return err
+			}
+			if prev == cur {
 				break
 			}
 		}
@@ -256,6 +258,84 @@ func winAtomics(c *ranks.Comm) error {
 		if !slices.Equal(got, want) {
 			return fmt.Errorf("target holds %v, want %v", got, want)
 		}
+	}
+	if err := coll.Barrier(c); err != nil {
+		return err
+	}
+	return w.Free()
+}
+
+// winGoroutines: goroutines of every member share a LockAll epoch and
+// accumulate into one element of every member (coll.Sum, applied by the
+// target, and a function of the program's, applied at the origin under
+// the target's accumulate lock: atomic with each other across the
+// goroutines of one origin too), while each puts to and gets from slots
+// of its own.
+func winGoroutines(c *ranks.Comm) error {
+	me, n := c.Rank(), c.Size()
+	const goroutines, k = 4, 10
+	w, err := win.Allocate(c, 8*(1+n*goroutines), 8)
+	if err != nil {
+		return err
+	}
+	if err := w.LockAll(); err != nil {
+		return err
+	}
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		go func() {
+			errs <- func() error {
+				slot := 1 + me*goroutines + g
+				twice := func(inout, in []int64) {
+					for j := range inout {
+						inout[j] += 2 * in[j]
+					}
+				}
+				for i := range k {
+					for t := range n {
+						if err := win.Accumulate(w, []int64{1}, t, 0, coll.Sum); err != nil {
+							return err
+						}
+						if err := win.Accumulate(w, []int64{1}, t, 0, twice); err != nil {
+							return err
+						}
+						v := int64(1000*slot + i)
+						if err := win.Put(w, []int64{v}, t, slot); err != nil {
+							return err
+						}
+						if err := w.Flush(t); err != nil {
+							return err
+						}
+						var got [1]int64
+						if err := win.Get(w, got[:], t, slot); err != nil {
+							return err
+						}
+						if got[0] != v {
+							return fmt.Errorf("goroutine %d: slot %d of %d holds %d after a flushed Put of %d", g, slot, t, got[0], v)
+						}
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	var first error
+	for range goroutines {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if err := w.UnlockAll(); err != nil && first == nil {
+		first = err
+	}
+	if first != nil {
+		return first
+	}
+	if err := coll.Barrier(c); err != nil {
+		return err
+	}
+	if got, want := int64s(w.Base())[0], int64(3*n*goroutines*k); got != want {
+		return fmt.Errorf("element 0 holds %d, want %d", got, want)
 	}
 	if err := coll.Barrier(c); err != nil {
 		return err
