@@ -479,7 +479,7 @@ func winRevoke(c *ranks.Comm) error {
 
 // A member SIGKILLed while it holds member 0's lock exclusively: every
 // survivor's Lock of member 0 returns ErrProcFailed (the lock is
-// poisoned), a Get from the dead member ErrProcFailed, and the survivors
+// poisoned; a lazy Lock, at its Unlock), a Get from the dead member ErrProcFailed, and the survivors
 // shrink and use a new window.
 func TestWindowsFailureAcrossNodes(t *testing.T) {
 	for _, counts := range [][]int{{2, 2}, {3, 1, 2}} {
@@ -580,6 +580,11 @@ func init() {
 			if err := w.Lock(win.LockExclusive, 0); err != nil {
 				return err
 			}
+			// A Get waits for the lock, which Lock alone (lazy) may not.
+			var b [8]byte
+			if err := win.Get(w, b[:], 0, 0); err != nil {
+				return err
+			}
 		}
 		var f failures
 		// The victim may die before this Barrier returns here, and a
@@ -591,7 +596,17 @@ func init() {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {}
 		}
-		if err := w.Lock(win.LockExclusive, 0); !f.ok(err) {
+		// A lazy Lock (of another member's part) fails at the first call
+		// that waits, a Get, and at Unlock.
+		err = w.Lock(win.LockExclusive, 0)
+		if err == nil {
+			var b [8]byte
+			if err := win.Get(w, b[:], 0, 0); !f.ok(err) {
+				return fmt.Errorf("Get under a lock held by the dead member: %v, want ErrProcFailed", err)
+			}
+			err = w.Unlock(0)
+		}
+		if !f.ok(err) {
 			return fmt.Errorf("Lock held by the dead member: %v, want ErrProcFailed", err)
 		}
 		if err := w.Lock(win.LockShared, victim); err == nil {

@@ -74,6 +74,7 @@ const (
 
 	reqKindMask  = 0xff
 	reqInline    = 1 << 8 // or'ed into the kind: the bytes follow the header, padded to 8
+	reqLazy      = 1 << 9 // or'ed into a lock's kind: no reply (netLock)
 	reqCodeShift = 16     // an op's code (netops.go) in the kind's bits from here
 )
 
@@ -110,6 +111,14 @@ type netWin struct {
 	accQueue []netWaiter
 	pending  []int64 // per origin: the code its next flush returns
 	accReply []byte  // reqAccGet's reply
+
+	// Lazy locks (netLock), per origin: it waits for the lock, and its
+	// requests meanwhile (deferred, as they came); its lock failed, so
+	// its epoch's requests get the error; origins to serve again.
+	waiting  []bool
+	deferred [][]byte
+	failed   []bool
+	ready    []int
 }
 
 type netWaiter struct {
@@ -139,7 +148,8 @@ func newNet(c *ranks.Comm, op string, buf []byte, dispUnit int, dynamic bool, h 
 		seenStart: make([]bool, size), seenPost: make([]bool, size),
 		hdr: new(header), remote: true, dynamic: dynamic, flavor: flavor, own: buf,
 		net: &netWin{dirty: make([]atomic.Bool, size), batches: make([]netBatch, size), done: make(chan struct{}), completed: make([]bool, size),
-			shared: make([]bool, size), pending: make([]int64, size)}}
+			shared: make([]bool, size), pending: make([]int64, size),
+			waiting: make([]bool, size), deferred: make([][]byte, size), failed: make([]bool, size)}}
 	w.hints.Store(h)
 	w.words = (size + 63) / 64
 	if dynamic {
@@ -200,7 +210,7 @@ func (w *Win) netIssue(op string, t int, kind int64, off uint64, n int, data, re
 	inline := data != nil && len(data) <= netInline
 	// Requests that need no reply and that the origin cannot wait on
 	// wait in the batch.
-	batched := inline && (kind == reqPut || kind&reqKindMask == reqAccOp)
+	batched := inline && (kind == reqPut || kind&reqKindMask == reqAccOp) || kind&reqLazy != 0
 	rec := netHeader
 	if inline {
 		rec += (len(data) + 7) &^ 7
@@ -293,7 +303,10 @@ func (w *Win) codeErr(op string, t int, code int64) error {
 func (w *Win) netRead(op string, t int, off uintptr, b []byte) error {
 	n, err := w.netCall(op, t, reqGet, uint64(off), len(b), nil, b)
 	if err == nil && n != len(b) {
-		err = w.errf(ranks.ErrArg, op, t, "%d bytes at address %#x: not in memory the target attached", len(b), off)
+		// Refused: a lock taken lazily that failed says so at a flush.
+		if err = w.netCode(op, t, reqFlush); err == nil {
+			err = w.errf(ranks.ErrArg, op, t, "%d bytes at address %#x: not in memory the target attached", len(b), off)
+		}
 	}
 	return err
 }
@@ -382,7 +395,21 @@ func (w *Win) netLockAll(op string) error {
 }
 
 // netLock takes t's lock (reqLockExcl or reqLockShared).
-func (w *Win) netLock(op string, t int, kind int64) error { return w.netCode(op, t, kind) }
+// A lock of another member is taken lazily, as MPICH does: the request
+// waits in the target's batch and leaves with the epoch's first request
+// that does (a Get, a flush, Unlock), and the target's server holds back
+// the origin's later requests until it grants the lock. So Lock, Put,
+// Unlock is one round trip, and the lock's failure (a dead holder)
+// comes from the call that waits. MPI allows it, but for a lock of the
+// caller's own part, which must be held when Lock returns (local loads
+// and stores rely on it).
+func (w *Win) netLock(op string, t int, kind int64) error {
+	if t != w.rank {
+		_, err := w.netIssue(op, t, kind|reqLazy, 0, 0, nil, nil)
+		return err
+	}
+	return w.netCode(op, t, kind)
+}
 
 // netUnlock releases t's lock once this rank's Puts to it are applied.
 func (w *Win) netUnlock(op string, t int) error {
@@ -479,28 +506,84 @@ func (w *Win) serve() {
 			if errors.Is(err, ranks.ErrProcFailed) || errors.Is(err, ranks.ErrProcFailedPending) {
 				if w.c.FailureAck() == nil {
 					n.reap(w)
+					w.serveReady(&scratch)
 					continue
 				}
 			}
 			return // revoked, freed, or the rank ended
 		}
-		src := st.Source
-		for at := 0; at+netHeader <= st.Bytes; {
-			kind, tag, off, size := getHeader(m[at:])
-			at += netHeader
-			var inline []byte
-			if kind&reqInline != 0 {
-				kind &^= reqInline
-				if size < 0 || size > st.Bytes-at {
-					break // not a request of ours
-				}
-				inline = m[at : at+size]
-				at += (size + 7) &^ 7
-			}
-			if w.serveOne(src, kind, tag, off, size, inline, &scratch) {
-				return
-			}
+		if w.serveRecords(st.Source, m[:st.Bytes], &scratch) {
+			return
 		}
+		w.serveReady(&scratch)
+	}
+}
+
+// serveReady serves the requests held back from the origins whose lazy
+// lock was granted (or refused) meanwhile, in order.
+func (w *Win) serveReady(scratch *[]byte) {
+	n := w.net
+	for len(n.ready) > 0 {
+		o := n.ready[0]
+		n.ready = n.ready[1:]
+		held := n.deferred[o]
+		n.deferred[o] = nil
+		w.serveRecords(o, held, scratch)
+	}
+}
+
+// serveRecords serves the requests in buf from src, or holds them back
+// while src waits for a lock it asked for lazily; it reports whether the
+// server is to stop.
+func (w *Win) serveRecords(src int, buf []byte, scratch *[]byte) bool {
+	n := w.net
+	for at := 0; at+netHeader <= len(buf); {
+		start := at
+		kind, tag, off, size := getHeader(buf[at:])
+		at += netHeader
+		var inline []byte
+		if kind&reqInline != 0 {
+			if size < 0 || size > len(buf)-at {
+				return false // not a request of ours
+			}
+			inline = buf[at : at+size]
+			at += (size + 7) &^ 7
+		}
+		if n.waiting[src] {
+			n.deferred[src] = append(n.deferred[src], buf[start:at]...)
+			continue
+		}
+		kind &^= reqInline
+		if n.failed[src] {
+			w.serveFailed(src, kind, tag, size, inline, scratch)
+			continue
+		}
+		if w.serveOne(src, kind, tag, off, size, inline, scratch) {
+			return true
+		}
+	}
+	return false
+}
+
+// serveFailed answers a request of src's epoch whose lazy lock failed
+// (its holder died): nothing is applied, and what waits gets the error,
+// until src's Unlock.
+func (w *Win) serveFailed(src int, kind int64, tag, size int, inline []byte, scratch *[]byte) {
+	switch kind & reqKindMask {
+	case reqPut, reqAccPut, reqAccOp:
+		if inline == nil && size > 0 {
+			if cap(*scratch) < size {
+				*scratch = make([]byte, size)
+			}
+			ranks.Recv(w.c, (*scratch)[:size], src, tag) // the bytes, dropped
+		}
+	case reqGet:
+		ranks.Send(w.c, []byte{}, src, tag)
+	case reqUnlock:
+		w.net.failed[src] = false
+		w.netReply(src, tag, replyPoisoned)
+	case reqFlush, reqAccGet, reqGetAccOp, reqCAS, reqLockExcl, reqLockShared:
+		w.netReply(src, tag, replyPoisoned)
 	}
 }
 
@@ -550,6 +633,9 @@ func (w *Win) serveOne(src int, kind int64, tag int, off uint64, size int, inlin
 		w.netReply(src, tag, n.pending[src])
 		n.pending[src] = replyOK
 	case reqLockExcl, reqLockShared:
+		if kind&reqLazy != 0 {
+			n.waiting[src] = true // until grant
+		}
 		n.queue = append(n.queue, netWaiter{src: src, tag: tag, kind: kind})
 		n.grant(w)
 	case reqUnlock:
@@ -602,22 +688,30 @@ func (w *Win) netReply(dst, tag int, code int64) {
 func (n *netWin) grant(w *Win) {
 	for len(n.queue) > 0 {
 		q := n.queue[0]
+		kind, lazy := q.kind&reqKindMask, q.kind&reqLazy != 0
+		code := int64(replyOK)
 		switch {
 		case n.poisoned:
-			w.netReply(q.src, q.tag, replyPoisoned)
-		case q.kind == reqLockExcl && n.excl == 0 && n.nshared == 0:
+			code = replyPoisoned
+		case kind == reqLockExcl && n.excl == 0 && n.nshared == 0:
 			n.excl = q.src + 1
-			w.netReply(q.src, q.tag, replyOK)
-		case q.kind == reqLockShared && n.excl == 0:
+		case kind == reqLockShared && n.excl == 0:
 			if !n.shared[q.src] {
 				n.shared[q.src] = true
 				n.nshared++
 			}
-			w.netReply(q.src, q.tag, replyOK)
 		default:
 			return
 		}
 		n.queue = n.queue[1:]
+		if !lazy {
+			w.netReply(q.src, q.tag, code)
+			continue
+		}
+		// The origin's requests held back run now (serve), or fail.
+		n.waiting[q.src] = false
+		n.failed[q.src] = code != replyOK
+		n.ready = append(n.ready, q.src)
 	}
 }
 
@@ -722,6 +816,7 @@ func (n *netWin) reap(w *Win) {
 		if n.acc == r+1 {
 			n.accBad = true
 		}
+		n.waiting[r], n.failed[r], n.deferred[r] = false, false, nil
 	}
 	alive := func(q []netWaiter) []netWaiter {
 		keep := q[:0]
