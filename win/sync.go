@@ -295,6 +295,9 @@ func (w *Win) deadHolder(t int, l uint64) bool {
 // nothing. assert may be ModeNoCheck: no conflicting lock is held or
 // asked for meanwhile, and the lock is then not taken at all (see the
 // Mode constants). A member that gave the no_locks hint gets ErrRMASync.
+// In a window across nodes, Lock of another member returns before the
+// lock is held (MPI allows it; span.go): its ErrProcFailed then comes
+// from the epoch's first call that waits for t (Get, Flush, Unlock).
 func (w *Win) Lock(lockType, t int, assert ...int) error {
 	const op = "Win.Lock"
 	if t == ranks.ProcNull {
