@@ -128,11 +128,7 @@ func Create(c *ranks.Comm, buf []byte, dispUnit int, opts ...Option) (*Win, erro
 		return nil, err
 	}
 	if ext.AcrossNodes(c, op) != nil {
-		w, err := newNet(c, op, buf[:len(buf):len(buf)], dispUnit, false, h, FlavorCreate)
-		if err == nil && len(buf) > 0 {
-			w.pin(buf)
-		}
-		return w, err
+		return newNet(c, op, buf[:len(buf):len(buf)], dispUnit, false, h, FlavorCreate)
 	}
 	w, err := newRemote(c, op, dispUnit, false, h)
 	if err != nil {
@@ -231,6 +227,9 @@ func CreateDynamic(c *ranks.Comm, opts ...Option) (*Win, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ext.AcrossNodes(c, op) != nil {
+		return newNet(c, op, nil, 1, true, h, FlavorDynamic)
+	}
 	return newRemote(c, op, 1, true, h)
 }
 
@@ -238,12 +237,8 @@ func CreateDynamic(c *ranks.Comm, opts ...Option) (*Win, error) {
 // bytes in the window's memory, so only the units can differ: not when
 // the hints say they do not, nor in a dynamic window (all 1).
 func newRemote(c *ranks.Comm, op string, dispUnit int, dynamic bool, h *hints) (*Win, error) {
-	if ext.AcrossNodes(c, op) != nil {
-		flavor := FlavorCreate
-		if dynamic {
-			flavor = FlavorDynamic
-		}
-		return newNet(c, op, nil, dispUnit, dynamic, h, flavor)
+	if err := ext.AcrossNodes(c, op); err != nil {
+		return nil, err // Create and CreateDynamic take newNet there
 	}
 	d, err := c.Dup()
 	if err != nil {
