@@ -710,15 +710,10 @@ func rmaSetup(origin unsafe.Pointer, ocount int64, odt C.uintptr_t, target C.int
 		return nil, winCode(h, MPI_ERR_ARG, fname)
 	}
 	a := &rmaArgs{o: o, h: h, ob: buffer{p: origin, count: ocount, t: ot, n: ocount * ot.size}, target: lockRank(target), disp: int64(disp), tt: tt, tcount: tcount, fname: fname}
+	// The target's own unit (members may give different ones).
 	a.unit = 1
-	if a.target >= 0 {
-		if _, u, err := o.w.SharedQuery(a.target); err == nil && u > 0 {
-			a.unit = u
-		} else if o.flavor == MPI_WIN_FLAVOR_DYNAMIC {
-			a.unit = 1
-		} else if o.unit > 0 {
-			a.unit = o.unit
-		}
+	if u := o.w.DispUnitOf(a.target); u > 0 {
+		a.unit = u
 	}
 	rs, ok := targetRuns(tt, tcount, a.unit)
 	if !ok {

@@ -72,6 +72,16 @@ func (w *Win) Base() []byte {
 // a dynamic window.
 func (w *Win) DispUnit() int { return w.dispUnit[w.rank] }
 
+// DispUnitOf is member r's displacement unit, by which the RMA calls
+// scale a displacement at target r (members may give different units);
+// 0 for a rank out of range.
+func (w *Win) DispUnitOf(r int) int {
+	if r < 0 || r >= len(w.dispUnit) {
+		return 0
+	}
+	return w.dispUnit[r]
+}
+
 // Flavor is how the window was created (MPI_WIN_CREATE_FLAVOR).
 func (w *Win) Flavor() Flavor { return w.flavor }
 

@@ -113,6 +113,30 @@ int main(int argc, char **argv)
     MPI_Win_free(&w);
     free(mem);
 
+    /* Members may give different displacement units: each target's own
+     * scales the displacements to it (member 0: an int, the others: 1). */
+    int *du_mem = calloc(4, sizeof(int));
+    for (int i = 0; i < 4; i++)
+        du_mem[i] = 100 * rank + i;
+    CHECK_RC(MPI_Win_create(du_mem, 4 * sizeof(int), rank == 0 ? (int)sizeof(int) : 1, MPI_INFO_NULL,
+                            MPI_COMM_WORLD, &w));
+    /* A target type whose element lies 2 ints past the displacement: its
+     * byte offset is converted with the target's unit. */
+    MPI_Datatype third;
+    int one_len = 1, at2 = 2;
+    MPI_Type_indexed(1, &one_len, &at2, MPI_INT, &third);
+    MPI_Type_commit(&third);
+    MPI_Win_fence(0, w);
+    int du0 = -1, du1 = -1, du_right = -1;
+    CHECK_RC(MPI_Get(&du0, 1, MPI_INT, 0, 2, 1, MPI_INT, w));
+    CHECK_RC(MPI_Get(&du1, 1, MPI_INT, 0, 1, 1, third, w));
+    CHECK_RC(MPI_Get(&du_right, 1, MPI_INT, right, 0, 1, third, w));
+    MPI_Win_fence(0, w);
+    CHECK(du0 == 2 && du1 == 3 && du_right == 100 * right + 2);
+    MPI_Type_free(&third);
+    MPI_Win_free(&w);
+    free(du_mem);
+
     /* Alloc_mem memory in a window. */
     int *am;
     CHECK_RC(MPI_Alloc_mem(sizeof(int), MPI_INFO_NULL, &am));
