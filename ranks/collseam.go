@@ -81,7 +81,7 @@ func init() {
 	ext.Serving = func(comm any, tag int) {
 		c := comm.(*Comm)
 		c.e.lock()
-		c.servingTag = tag + 1
+		c.serving, c.servingTag = true, tag
 		c.e.unlock()
 	}
 	ext.NeedProgress = func(comm any, kick func() bool) { comm.(*Comm).e.needProgress(kick) }

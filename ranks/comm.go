@@ -45,8 +45,9 @@ type Comm struct {
 	// and the upper packages take ways of their own there (acrossNodes,
 	// docs/nodes.md).
 	spansNodes bool
-	// servingTag is 1 + the tag of AnySource receives that serve other
-	// ranks (ext.Serving), which a sleep does not record; 0: none.
+	// serving: AnySource receives of servingTag serve other ranks
+	// (ext.Serving), and a sleep in one is not recorded.
+	serving    bool
 	servingTag int
 	// peerCtx, when the communicator spans nodes: by world rank, the wire
 	// context of the member's own node. Each node gives a communicator a

@@ -179,7 +179,7 @@ func (c *Comm) recvSlow(p unsafe.Pointer, n, esize, src, tag int, op string, st 
 	if !r.done {
 		failedPending := false
 		rec := job.OpRecv
-		if src == AnySource && tag+1 == c.servingTag {
+		if c.serving && src == AnySource && tag == c.servingTag {
 			rec = job.OpNone // not what the program waits in
 		}
 		e.block(func() bool {
