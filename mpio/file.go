@@ -1,6 +1,7 @@
 package mpio
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -203,6 +204,14 @@ func Open(c *ranks.Comm, name string, amode int, info *ranks.Info) (*File, error
 	}
 	f, err := open(d, op, name, amode, info, local, span)
 	if err != nil {
+		if errors.Is(err, ranks.ErrProcFailed) || errors.Is(err, ranks.ErrRevoked) {
+			// A failure can end a step of open at some members while
+			// others still wait in it for a live member that left (a
+			// creation ignores deaths it does not need): revoking the
+			// private communicator, which the program cannot reach,
+			// ends their wait with ErrRevoked.
+			ext.Revoke(d)
+		}
 		d.Free()
 		return nil, err
 	}
