@@ -80,9 +80,10 @@ type dtype struct {
 	mu             sync.Mutex
 	name           string
 	attrSet
-	contig           bool  // one run of extent bytes: a buffer is data from its first run's offset
-	firstOff         int64 // runs[0].off
-	pairPredef       bool  // a predefined pair type (MPI_DOUBLE_INT...): reduced as its C struct
+	contig           bool   // one run of extent bytes: a buffer is data from its first run's offset
+	firstOff         int64  // runs[0].off
+	pairPredef       bool   // a predefined pair type (MPI_DOUBLE_INT...): reduced as its C struct
+	pair             *dtype // the predefined pair type this type is made of only, if any (accumulates of MINLOC/MAXLOC)
 	pairSize, valOff int64
 }
 
@@ -233,6 +234,7 @@ func init() {
 		t.finish()
 		if p.parts != nil {
 			t.red = p.k
+			t.pair = t
 		}
 		types.predef(p.h, t)
 		t.publish(uint32(p.h-0x200), 1)
@@ -288,6 +290,11 @@ func (b *builder) add(old *dtype, n int64, disp int64) {
 		return
 	}
 	t := b.t
+	if b.first {
+		t.pair = old.pair
+	} else if t.pair != old.pair {
+		t.pair = nil
+	}
 	ext := old.extent()
 	lb := disp + old.lb + min(0, (n-1)*ext)
 	ub := disp + old.ub + max(0, (n-1)*ext)
@@ -559,7 +566,7 @@ func shmpi_MPI_Type_create_resized(old C.uintptr_t, lb, extent C.int64_t, out *C
 func (t *dtype) clone() *dtype {
 	n := &dtype{size: t.size, lb: t.lb, ub: t.ub, trueLB: t.trueLB, trueUB: t.trueUB, align: t.align,
 		explicitBounds: t.explicitBounds, runs: t.runs, prims: t.prims, committed: t.committed,
-		combiner: t.combiner, ints: t.ints, aints: t.aints, kids: t.kids, pairPredef: t.pairPredef}
+		combiner: t.combiner, ints: t.ints, aints: t.aints, kids: t.kids, pairPredef: t.pairPredef, pair: t.pair}
 	n.finish()
 	n.red = t.red
 	return n

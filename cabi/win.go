@@ -842,14 +842,34 @@ func accCall(kind redKind, origin unsafe.Pointer, ocount int64, odt C.uintptr_t,
 	if a == nil {
 		return r
 	}
+	if a.ob.n == 0 && (kind != rGetAcc || rcount == 0 || getType(handle(rdt)) != nil && getType(handle(rdt)).size == 0) {
+		// No element moves (a zero count or a type of no data, as MPI
+		// allows): nothing to do, whatever the types' kinds.
+		if req != nil {
+			*req = C.uintptr_t(doneRequest(MPI_COMM_WORLD))
+		}
+		return 0
+	}
 	tt := a.tt
+	if tt.pair != nil && !(tt.pairPredef && tt.contig) {
+		return a.pairAcc(kind, origin, ocount, odt, result, rcount, rdt, opo, req)
+	}
 	k := tt.red
 	per := tt.nprim
 	if tt.pairPredef {
 		per = 1
 	}
-	if k == bNone || k == bOpaque || len(a.rs) != 1 && !tt.pairPredef {
+	if k == bNone || k == bOpaque {
 		return winCode(h, MPI_ERR_UNSUPPORTED_OPERATION, fname)
+	}
+	// The size of one element of the reduction's Go type: the target's
+	// runs (one per contiguous piece of a derived type) each hold whole
+	// elements, since every basic element of the type is of kind k.
+	esize := int64(1)
+	if tt.pairPredef {
+		esize = tt.size
+	} else if tt.nprim > 0 {
+		esize = tt.size / tt.nprim
 	}
 	var data []byte
 	if origin != nil {
@@ -861,7 +881,10 @@ func accCall(kind redKind, origin unsafe.Pointer, ocount int64, odt C.uintptr_t,
 		data = make([]byte, 1)
 	}
 	ra := &redArgs{kind: kind, send: unsafe.Pointer(&data[0]), sendN: int(tcount * per)}
-	ra.acc = &accState{w: a.o.w, target: a.target, disp: int(a.disp + a.rs[0].off/int64(a.unit))}
+	ra.acc = &accState{w: a.o.w, target: a.target}
+	if len(a.rs) > 0 {
+		ra.acc.disp = int(a.disp + a.rs[0].off/int64(a.unit))
+	}
 	var rarea []byte
 	var rb buffer
 	staged := false
@@ -881,14 +904,140 @@ func accCall(kind redKind, origin unsafe.Pointer, ocount int64, odt C.uintptr_t,
 		ra.acc.result = unsafe.Pointer(&rarea[0])
 	}
 	if a.target == ranks.ProcNull {
+		if req != nil {
+			*req = C.uintptr_t(doneRequest(MPI_COMM_WORLD))
+		}
 		return 0
 	}
-	_, err, ok := dispatch(ra, k, opo.predef, isLogical(handle(tdt)))
-	if !ok {
-		return winCode(h, MPI_ERR_OP, fname)
+	var err error
+	if len(a.rs) <= 1 || tt.pairPredef {
+		var ok bool
+		if _, err, ok = dispatch(ra, k, opo.predef, isLogical(handle(tdt))); !ok {
+			return winCode(h, MPI_ERR_OP, fname)
+		}
+	} else {
+		// A target type of several pieces: an accumulate per piece, in
+		// the type map's order, over the packed origin (and result)
+		// elements that fall in it. MPI makes accumulates atomic per
+		// basic element only, so each piece may be applied alone.
+		send, result := ra.send, ra.acc.result
+		pos := int64(0)
+		for _, r := range a.rs {
+			ra.send, ra.sendN = unsafe.Add(send, pos), int(r.n/esize)
+			if result != nil {
+				ra.acc.result = unsafe.Add(result, pos)
+			}
+			ra.acc.disp = int(a.disp + r.off/int64(a.unit))
+			var ok bool
+			if _, err, ok = dispatch(ra, k, opo.predef, isLogical(handle(tdt))); !ok {
+				return winCode(h, MPI_ERR_OP, fname)
+			}
+			if err != nil {
+				break
+			}
+			pos += r.n
+		}
 	}
 	if err == nil && staged {
 		rb.t.unpack(rb.p, rarea[:rb.n], rb.count)
+	}
+	if err == nil && req != nil {
+		*req = C.uintptr_t(doneRequest(MPI_COMM_WORLD))
+	}
+	return winFail(h, err, fname)
+}
+
+// pairStarts lists where each pair of count elements of t (a type made
+// of one predefined pair type only) begins, from the buffer's start, in
+// the type map's order: every other basic element is a pair's value.
+func (t *dtype) pairStarts(count int64) []int64 {
+	var out []int64
+	for i := range count {
+		base := i * t.extent()
+		j := 0
+		for _, p := range t.prims {
+			for c := range p.cnt {
+				if j%2 == 0 {
+					out = append(out, base+p.off+c*p.size)
+				}
+				j++
+			}
+		}
+	}
+	return out
+}
+
+// copyPair copies one pair's data (its value and its index, not the
+// padding) from src to dst, both laid out as pair's C struct.
+func copyPair(pair *dtype, dst, src unsafe.Pointer) {
+	for _, p := range pair.prims {
+		copy(unsafe.Slice((*byte)(unsafe.Add(dst, p.off)), p.size), unsafe.Slice((*byte)(unsafe.Add(src, p.off)), p.size))
+	}
+}
+
+// pairAcc is an accumulate on a target type made of pairs (MINLOC and
+// MAXLOC's MPI_DOUBLE_INT... alone or in derived types): the origin's
+// pairs go into an array of the pair's C structs, as the reduction
+// reads them, and each run of adjacent pairs at the target is one
+// accumulate (MPI makes them atomic per pair only).
+func (a *rmaArgs) pairAcc(kind redKind, origin unsafe.Pointer, ocount int64, odt C.uintptr_t, result unsafe.Pointer, rcount int64, rdt C.uintptr_t, opo *opObj, req *C.uintptr_t) C.int {
+	h, fname, pair := a.h, a.fname, a.tt.pair
+	pe := pair.extent()
+	tstarts := a.tt.pairStarts(a.tcount)
+	n := int64(len(tstarts))
+	send := make([]byte, (n+1)*pe)
+	if origin != nil {
+		ot := getType(handle(odt))
+		if ot.pair != pair {
+			return winCode(h, MPI_ERR_TYPE, fname)
+		}
+		for j, s := range ot.pairStarts(ocount) {
+			copyPair(pair, unsafe.Pointer(&send[int64(j)*pe]), unsafe.Add(origin, s))
+		}
+	}
+	var recv []byte
+	var rstarts []int64
+	if kind == rGetAcc || kind == rFetchOp {
+		rt := getType(handle(rdt))
+		if rt == nil || !rt.committed || rt.pair != pair {
+			return winCode(h, MPI_ERR_TYPE, fname)
+		}
+		if rstarts = rt.pairStarts(rcount); int64(len(rstarts)) != n {
+			return winCode(h, MPI_ERR_ARG, fname)
+		}
+		recv = make([]byte, (n+1)*pe)
+	}
+	if a.target == ranks.ProcNull {
+		if req != nil {
+			*req = C.uintptr_t(doneRequest(MPI_COMM_WORLD))
+		}
+		return 0
+	}
+	ra := &redArgs{kind: kind, acc: &accState{w: a.o.w, target: a.target}}
+	var err error
+	for j0 := int64(0); j0 < n && err == nil; {
+		j := j0 + 1
+		for j < n && tstarts[j] == tstarts[j-1]+pe {
+			j++
+		}
+		if tstarts[j0]%int64(a.unit) != 0 {
+			return winCode(h, MPI_ERR_UNSUPPORTED_OPERATION, fname)
+		}
+		ra.send, ra.sendN = unsafe.Pointer(&send[j0*pe]), int(j-j0)
+		ra.acc.disp = int(a.disp + tstarts[j0]/int64(a.unit))
+		if recv != nil {
+			ra.acc.result = unsafe.Pointer(&recv[j0*pe])
+		}
+		var ok bool
+		if _, err, ok = dispatch(ra, pair.red, opo.predef, false); !ok {
+			return winCode(h, MPI_ERR_OP, fname)
+		}
+		j0 = j
+	}
+	if err == nil && recv != nil {
+		for j, s := range rstarts {
+			copyPair(pair, unsafe.Add(result, s), unsafe.Pointer(&recv[int64(j)*pe]))
+		}
 	}
 	if err == nil && req != nil {
 		*req = C.uintptr_t(doneRequest(MPI_COMM_WORLD))

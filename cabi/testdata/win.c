@@ -149,6 +149,78 @@ int main(int argc, char **argv)
     MPI_Win_free(&w);
     CHECK_RC(MPI_Free_mem(am));
 
+    /* Accumulates on derived datatypes: every other int of the target
+     * (a vector), a strided origin, and pairs (MAXLOC on MPI_DOUBLE_INT,
+     * whose C struct has padding, alone and in a vector). */
+    {
+        int acc[8];
+        for (int i = 0; i < 8; i++)
+            acc[i] = 0;
+        MPI_Datatype every2, dipairs;
+        MPI_Type_vector(4, 1, 2, MPI_INT, &every2);
+        MPI_Type_commit(&every2);
+        CHECK_RC(MPI_Win_create(acc, sizeof(acc), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &w));
+        int src[8] = {1, -1, 2, -1, 3, -1, 4, -1}, fetched[8];
+        MPI_Win_fence(0, w);
+        CHECK_RC(MPI_Accumulate(src, 1, every2, right, 1, 1, every2, MPI_SUM, w));
+        MPI_Win_fence(0, w);
+        CHECK(acc[0] == 0 && acc[1] == 1 && acc[2] == 0 && acc[3] == 2 && acc[5] == 3 && acc[7] == 4);
+        MPI_Barrier(MPI_COMM_WORLD); /* the next accumulates change acc */
+        for (int i = 0; i < 8; i++)
+            fetched[i] = -7;
+        int four[4] = {1, 2, 3, 4};
+        CHECK_RC(MPI_Get_accumulate(four, 4, MPI_INT, fetched, 1, every2, left, 1, 1, every2, MPI_SUM, w));
+        MPI_Win_fence(0, w);
+        CHECK(fetched[0] == 1 && fetched[1] == -7 && fetched[2] == 2 && fetched[4] == 3 && fetched[6] == 4);
+        CHECK(acc[1] == 2 && acc[3] == 4 && acc[5] == 6 && acc[7] == 8 && acc[0] == 0 && acc[6] == 0);
+        /* A type of no data and a request to MPI_PROC_NULL complete. */
+        MPI_Datatype none;
+        MPI_Type_contiguous(0, MPI_INT, &none);
+        MPI_Type_commit(&none);
+        MPI_Request rq = MPI_REQUEST_NULL;
+        CHECK_RC(MPI_Accumulate(src, 1, none, right, 0, 1, none, MPI_SUM, w));
+        CHECK_RC(MPI_Raccumulate(src, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, MPI_SUM, w, &rq));
+        CHECK(rq != MPI_REQUEST_NULL);
+        CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+        MPI_Win_fence(0, w);
+        MPI_Win_free(&w);
+        MPI_Type_free(&none);
+        MPI_Type_free(&every2);
+
+        struct { double v; int i; } pairs[4], mine[4], got[4];
+        for (int i = 0; i < 4; i++) {
+            pairs[i].v = 0.5;
+            pairs[i].i = -1;
+            mine[i].v = i == 1 ? -1 : rank;
+            mine[i].i = 10 * rank + i;
+        }
+        MPI_Type_vector(2, 1, 2, MPI_DOUBLE_INT, &dipairs); /* pairs 0 and 2 */
+        MPI_Type_commit(&dipairs);
+        CHECK_RC(MPI_Win_create(pairs, sizeof(pairs), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w));
+        MPI_Win_fence(0, w);
+        /* Every rank: MAXLOC of its two first pairs into 0 and 1 at rank 0,
+         * and of pairs 0 and 2 into 0 and 2 at rank 1 (a vector). */
+        CHECK_RC(MPI_Accumulate(mine, 2, MPI_DOUBLE_INT, 0, 0, 2, MPI_DOUBLE_INT, MPI_MAXLOC, w));
+        CHECK_RC(MPI_Accumulate(mine, 1, dipairs, 1, 0, 1, dipairs, MPI_MAXLOC, w));
+        MPI_Win_fence(0, w);
+        if (rank == 0) {
+            CHECK(pairs[0].v == size - 1 && pairs[0].i == 10 * (size - 1));
+            CHECK(pairs[1].v == 0.5 && pairs[1].i == -1);
+            CHECK(pairs[2].v == 0.5 && pairs[3].v == 0.5);
+        }
+        if (rank == 1) {
+            CHECK(pairs[0].v == size - 1 && pairs[0].i == 10 * (size - 1));
+            CHECK(pairs[2].v == size - 1 && pairs[2].i == 10 * (size - 1) + 2);
+            CHECK(pairs[1].v == 0.5 && pairs[1].i == -1 && pairs[3].i == -1);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK_RC(MPI_Get_accumulate(NULL, 0, MPI_DOUBLE_INT, got, 1, dipairs, 1, 0, 1, dipairs, MPI_NO_OP, w));
+        MPI_Win_fence(0, w);
+        CHECK(got[0].v == size - 1 && got[0].i == 10 * (size - 1) && got[2].i == 10 * (size - 1) + 2);
+        MPI_Win_free(&w);
+        MPI_Type_free(&dipairs);
+    }
+
     /* Errors on windows: an RMA call outside an epoch. */
     CHECK_RC(MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &w));
     MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
