@@ -15,11 +15,12 @@ import (
 	"github.com/shmpi/shmpi/win"
 )
 
-// Windows: one-sided communication over package win. The origin's data
-// is packed like a message's; the target's type must be contiguous, or
-// have its runs on multiples of the target's displacement unit (each run
-// is then one RMA call). Accumulates run on the Go type of the basic
-// elements, as reductions do (ops.go).
+// Windows: one-sided communication over package win, whose windows take
+// byte displacements here (win.ByteDisplacements): the C displacement
+// times the target's unit, plus each run's offset in the target
+// datatype. The origin's data is packed like a message's; each run of
+// the target's type is one RMA call. Accumulates run on the Go type of
+// the basic elements, as reductions do (ops.go).
 
 type winObj struct {
 	w      *win.Win
@@ -88,16 +89,22 @@ func newWin(w *win.Win, out *C.uintptr_t) {
 
 // winHints converts an info argument into window creation hints.
 func winHints(info C.uintptr_t, comm C.uintptr_t, fname string) ([]win.Option, C.int) {
+	// The C layer scales displacements itself (rmaArgs), so that a
+	// datatype's elements may lie between two of the target's units.
+	opts := []win.Option{win.ByteDisplacements()}
 	in, r := infoArg(info, fname)
-	if r != 0 || in == nil {
+	if r != 0 {
 		return nil, r
 	}
-	m := win.Info{}
-	for _, k := range in.Keys() {
-		v, _, _ := in.Get(k)
-		m[k] = v
+	if in != nil {
+		m := win.Info{}
+		for _, k := range in.Keys() {
+			v, _, _ := in.Get(k)
+			m[k] = v
+		}
+		opts = append(opts, m)
 	}
-	return []win.Option{m}, 0
+	return opts, 0
 }
 
 func winAlloc(size int64, unit int64, info C.uintptr_t, comm C.uintptr_t, base unsafe.Pointer, out *C.uintptr_t, shared bool, fname string) C.int {
@@ -655,26 +662,19 @@ func shmpi_MPIX_Win_get_failed(h C.uintptr_t, out *C.uintptr_t) C.int {
 
 // RMA operations.
 
-// targetRuns is where the target's data goes: byte offsets from the
-// target displacement (in displacement units) of each run of count
-// elements of t, or false if a run is not on a multiple of unit.
-func targetRuns(t *dtype, count int64, unit int) ([]run, bool) {
-	var rs []run
+// targetRuns is where the target's data goes: the byte offset from the
+// target displacement of each run of count elements of t.
+func targetRuns(t *dtype, count int64) []run {
 	if t.contig {
-		rs = []run{{t.firstOff, count * t.size}}
-	} else {
-		for i := int64(0); i < count; i++ {
-			for _, r := range t.runs {
-				rs = appendRun(rs, run{i*t.extent() + r.off, r.n})
-			}
+		return []run{{t.firstOff, count * t.size}}
+	}
+	var rs []run
+	for i := int64(0); i < count; i++ {
+		for _, r := range t.runs {
+			rs = appendRun(rs, run{i*t.extent() + r.off, r.n})
 		}
 	}
-	for _, r := range rs {
-		if r.off%int64(unit) != 0 {
-			return nil, false
-		}
-	}
-	return rs, true
+	return rs
 }
 
 type rmaArgs struct {
@@ -682,11 +682,10 @@ type rmaArgs struct {
 	h                C.uintptr_t
 	ob               buffer // origin
 	target           int
-	disp             int64
+	base             int64 // the target displacement in bytes
 	tt               *dtype
 	tcount           int64
 	fname            string
-	unit             int
 	rs               []run
 	result           buffer
 	hasResult        bool
@@ -709,17 +708,13 @@ func rmaSetup(origin unsafe.Pointer, ocount int64, odt C.uintptr_t, target C.int
 	if ocount*ot.size != tcount*tt.size {
 		return nil, winCode(h, MPI_ERR_ARG, fname)
 	}
-	a := &rmaArgs{o: o, h: h, ob: buffer{p: origin, count: ocount, t: ot, n: ocount * ot.size}, target: lockRank(target), disp: int64(disp), tt: tt, tcount: tcount, fname: fname}
-	// The target's own unit (members may give different ones).
-	a.unit = 1
+	a := &rmaArgs{o: o, h: h, ob: buffer{p: origin, count: ocount, t: ot, n: ocount * ot.size}, target: lockRank(target), tt: tt, tcount: tcount, fname: fname}
+	// Scaled by the target's own unit (members may give different ones).
+	a.base = int64(disp)
 	if u := o.w.DispUnitOf(a.target); u > 0 {
-		a.unit = u
+		a.base *= int64(u)
 	}
-	rs, ok := targetRuns(tt, tcount, a.unit)
-	if !ok {
-		return nil, winCode(h, MPI_ERR_UNSUPPORTED_OPERATION, fname)
-	}
-	a.rs = rs
+	a.rs = targetRuns(tt, tcount)
 	return a, 0
 }
 
@@ -727,7 +722,7 @@ func rmaSetup(origin unsafe.Pointer, ocount int64, odt C.uintptr_t, target C.int
 func (a *rmaArgs) each(data []byte, f func(part []byte, disp int) error) error {
 	pos := int64(0)
 	for _, r := range a.rs {
-		if err := f(data[pos:pos+r.n], int(a.disp+r.off/int64(a.unit))); err != nil {
+		if err := f(data[pos:pos+r.n], int(a.base+r.off)); err != nil {
 			return err
 		}
 		pos += r.n
@@ -883,7 +878,7 @@ func accCall(kind redKind, origin unsafe.Pointer, ocount int64, odt C.uintptr_t,
 	ra := &redArgs{kind: kind, send: unsafe.Pointer(&data[0]), sendN: int(tcount * per)}
 	ra.acc = &accState{w: a.o.w, target: a.target}
 	if len(a.rs) > 0 {
-		ra.acc.disp = int(a.disp + a.rs[0].off/int64(a.unit))
+		ra.acc.disp = int(a.base + a.rs[0].off)
 	}
 	var rarea []byte
 	var rb buffer
@@ -927,7 +922,7 @@ func accCall(kind redKind, origin unsafe.Pointer, ocount int64, odt C.uintptr_t,
 			if result != nil {
 				ra.acc.result = unsafe.Add(result, pos)
 			}
-			ra.acc.disp = int(a.disp + r.off/int64(a.unit))
+			ra.acc.disp = int(a.base + r.off)
 			var ok bool
 			if _, err, ok = dispatch(ra, k, opo.predef, isLogical(handle(tdt))); !ok {
 				return winCode(h, MPI_ERR_OP, fname)
@@ -1020,11 +1015,8 @@ func (a *rmaArgs) pairAcc(kind redKind, origin unsafe.Pointer, ocount int64, odt
 		for j < n && tstarts[j] == tstarts[j-1]+pe {
 			j++
 		}
-		if tstarts[j0]%int64(a.unit) != 0 {
-			return winCode(h, MPI_ERR_UNSUPPORTED_OPERATION, fname)
-		}
 		ra.send, ra.sendN = unsafe.Pointer(&send[j0*pe]), int(j-j0)
-		ra.acc.disp = int(a.disp + tstarts[j0]/int64(a.unit))
+		ra.acc.disp = int(a.base + tstarts[j0])
 		if recv != nil {
 			ra.acc.result = unsafe.Pointer(&recv[j0*pe])
 		}
@@ -1091,16 +1083,20 @@ func shmpi_MPI_Compare_and_swap(o, cmp, res unsafe.Pointer, dt C.uintptr_t, t C.
 	if target == ranks.ProcNull {
 		return 0
 	}
+	disp := int64(d) // in bytes (win.ByteDisplacements)
+	if u := w.w.DispUnitOf(target); u > 0 {
+		disp *= int64(u)
+	}
 	var err error
 	switch tt.size {
 	case 1:
-		err = cas[uint8](w.w, o, cmp, res, target, int(d))
+		err = cas[uint8](w.w, o, cmp, res, target, int(disp))
 	case 2:
-		err = cas[uint16](w.w, o, cmp, res, target, int(d))
+		err = cas[uint16](w.w, o, cmp, res, target, int(disp))
 	case 4:
-		err = cas[uint32](w.w, o, cmp, res, target, int(d))
+		err = cas[uint32](w.w, o, cmp, res, target, int(disp))
 	case 8:
-		err = cas[uint64](w.w, o, cmp, res, target, int(d))
+		err = cas[uint64](w.w, o, cmp, res, target, int(disp))
 	default:
 		return winCode(h, MPI_ERR_TYPE, fname)
 	}

@@ -82,6 +82,15 @@ func (w *Win) DispUnitOf(r int) int {
 	return w.dispUnit[r]
 }
 
+// unit is what the RMA calls multiply a displacement at target t by: its
+// displacement unit, or 1 (ByteDisplacements).
+func (w *Win) unit(t int) int {
+	if w.byteDisp {
+		return 1
+	}
+	return w.dispUnit[t]
+}
+
 // Flavor is how the window was created (MPI_WIN_CREATE_FLAVOR).
 func (w *Win) Flavor() Flavor { return w.flavor }
 

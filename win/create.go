@@ -393,7 +393,7 @@ func (w *Win) locate(op string, t, disp, n int) (where, error) {
 	}
 	tb := w.table(t)
 	if !w.dynamic {
-		at, l := uint64(disp)*uint64(w.dispUnit[t]), tb.len.Load()
+		at, l := uint64(disp)*uint64(w.unit(t)), tb.len.Load()
 		if at > l || uint64(n) > l-at {
 			return where{}, w.errf(ranks.ErrArg, op, t, "%d bytes at displacement %d: not in memory the target exposes", n, disp)
 		}

@@ -562,3 +562,45 @@ func TestPSCWGroupsDiffer(t *testing.T) {
 		r.Check(w.Free(), "free")
 	})
 }
+
+// ByteDisplacements: displacements are bytes at every target, whatever
+// its unit (which DispUnitOf still reports), for every kind of window.
+func TestByteDisplacements(t *testing.T) {
+	forSizes(t, func(r *ranktest.R) {
+		me, size := r.Rank, r.Size
+		right, left := (me+1)%size, (me+size-1)%size
+		for _, f := range []win.Flavor{win.FlavorShared, win.FlavorAllocate, win.FlavorCreate} {
+			var w *win.Win
+			var err error
+			switch f {
+			case win.FlavorShared:
+				w, err = win.AllocateShared(r.Comm, 16, 8, win.ByteDisplacements())
+			case win.FlavorAllocate:
+				w, err = win.Allocate(r.Comm, 16, 8, win.ByteDisplacements())
+			default:
+				w, err = win.Create(r.Comm, make([]byte, 16), 8, win.ByteDisplacements())
+			}
+			r.Check(err, f.String())
+			if w.DispUnit() != 8 || w.DispUnitOf(right) != 8 {
+				r.Errorf("%v: units %d and %d, want 8", f, w.DispUnit(), w.DispUnitOf(right))
+			}
+			r.Check(w.Fence(0), "fence")
+			// Byte 4: between the target's units 0 and 1.
+			r.Check(win.Put(w, []int32{int32(100 + me)}, right, 4), "Put")
+			r.Check(win.Accumulate(w, []int32{1}, right, 8, coll.Sum[int32]), "Accumulate")
+			r.Check(w.Fence(0), "fence")
+			var got [2]int32
+			r.Check(win.Get(w, got[:], right, 4), "Get")
+			r.Check(w.Fence(0), "fence")
+			if got[0] != int32(100+me) || got[1] != 1 {
+				r.Errorf("%v: bytes 4-11 of member %d: %v, want [%d 1]", f, right, got, 100+me)
+			}
+			if b := w.Base(); len(b) != 16 || b[4] != byte(100+left) || b[0] != 0 {
+				r.Errorf("%v: own part %v: member %d's Put is not at byte 4", f, b, left)
+			}
+			// The end of the target's part is in bytes too.
+			wantClass(r, win.Put(w, []int32{0}, right, 13), ranks.ErrArg, "Put past the end")
+			r.Check(w.Free(), "free")
+		}
+	})
+}

@@ -50,6 +50,17 @@ type Option interface {
 	apply(h *hints) error
 }
 
+// ByteDisplacements makes this member's RMA calls on the window take
+// displacements in bytes at every target, whatever displacement units the
+// members gave (DispUnit and DispUnitOf still report those). It serves a
+// layer that scales displacements itself, such as the C interface, whose
+// datatypes may place elements between two of a target's units.
+func ByteDisplacements() Option { return byteDisplacements{} }
+
+type byteDisplacements struct{}
+
+func (byteDisplacements) apply(h *hints) error { h.byteDisp = true; return nil }
+
 // Flag is a boolean hint set to true: Flag(k) is Info{k: "true"}.
 type Flag string
 
@@ -91,6 +102,7 @@ type hints struct {
 	sameSize     bool
 	sameDispUnit bool
 	noncontig    bool // asked here; Win.noncontig is what every member agreed
+	byteDisp     bool // ByteDisplacements
 }
 
 func defaultHints() hints { return hints{ordering: orderingDefault, accOps: accOpsDefault} }

@@ -151,6 +151,7 @@ func newNet(c *ranks.Comm, op string, buf []byte, dispUnit int, dynamic bool, h 
 			shared: make([]bool, size), pending: make([]int64, size),
 			waiting: make([]bool, size), deferred: make([][]byte, size), failed: make([]bool, size)}}
 	w.hints.Store(h)
+	w.byteDisp = h.byteDisp
 	w.words = (size + 63) / 64
 	if dynamic {
 		w.lists = make([]atomic.Pointer[regionList], size)
@@ -845,7 +846,7 @@ func (w *Win) netLocate(op string, t, disp, n int) (where, error) {
 		}
 		return where{pid: netPid, addr: uintptr(disp)}, nil
 	}
-	at, l := uint64(disp)*uint64(w.dispUnit[t]), uint64(w.length[t])
+	at, l := uint64(disp)*uint64(w.unit(t)), uint64(w.length[t])
 	if at > l || uint64(n) > l-at {
 		return where{}, w.errf(ranks.ErrArg, op, t, "%d bytes at displacement %d: not in memory the target exposes", n, disp)
 	}
@@ -862,7 +863,7 @@ func (w *Win) netAt(t, disp int) where {
 	if w.dynamic {
 		return where{pid: netPid, addr: uintptr(disp)}
 	}
-	return where{pid: netPid, addr: uintptr(disp * w.dispUnit[t])}
+	return where{pid: netPid, addr: uintptr(disp * w.unit(t))}
 }
 
 // applyOp applies a registered op (reqAccOp, reqGetAccOp) or a compare

@@ -142,6 +142,7 @@ type Win struct {
 	size     int
 	rank     int
 	dispUnit []int
+	byteDisp bool  // displacements in bytes (ByteDisplacements)
 	off      []int // byte offset of each member's part in mem
 	length   []int // bytes of each member's part
 	mem      *shm.Mem
@@ -259,6 +260,7 @@ func build(c *ranks.Comm, op string, n, dispUnit int, remote bool, h *hints, uni
 		locked: make([]atomic.Int32, size), inAccess: make([]atomic.Bool, size), started: make([]uint32, size),
 		seenStart: make([]bool, size), seenPost: make([]bool, size)}
 	w.hints.Store(h)
+	w.byteDisp = h.byteDisp
 	w.words = (size + 63) / 64
 	ctlBytes := 64 + size*64 + 2*size*w.words*8
 	regions0 := ctlBytes
@@ -576,7 +578,7 @@ func (w *Win) span(op string, t, disp, n int) ([]byte, error) {
 	if disp < 0 {
 		return nil, w.errf(ranks.ErrArg, op, t, "negative displacement %d", disp)
 	}
-	at := disp * w.dispUnit[t]
+	at := disp * w.unit(t)
 	if at > w.length[t] || n > w.length[t]-at {
 		return nil, w.errf(ranks.ErrArg, op, t, "%d bytes at byte %d: past the end of the target's %d bytes", n, at, w.length[t])
 	}

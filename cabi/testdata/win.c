@@ -219,6 +219,24 @@ int main(int argc, char **argv)
         CHECK(got[0].v == size - 1 && got[0].i == 10 * (size - 1) && got[2].i == 10 * (size - 1) + 2);
         MPI_Win_free(&w);
         MPI_Type_free(&dipairs);
+
+        /* A unit of the pair's size: MPI_SHORT_INT's int lies 4 bytes in,
+         * between two units. */
+        struct { short s; int i; } si[4], one = {(short)(rank + 1), 100 + rank}, back;
+        memset(si, 0, sizeof(si));
+        CHECK_RC(MPI_Win_create(si, sizeof(si), sizeof(si[0]), MPI_INFO_NULL, MPI_COMM_WORLD, &w));
+        MPI_Win_fence(0, w);
+        CHECK_RC(MPI_Put(&one, 1, MPI_SHORT_INT, right, 1, 1, MPI_SHORT_INT, w));
+        CHECK_RC(MPI_Accumulate(&one, 1, MPI_SHORT_INT, 0, 2, 1, MPI_SHORT_INT, MPI_MAXLOC, w));
+        MPI_Win_fence(0, w);
+        CHECK(si[1].s == left + 1 && si[1].i == 100 + left);
+        if (rank == 0)
+            CHECK(si[2].s == size && si[2].i == 100 + size - 1);
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK_RC(MPI_Get(&back, 1, MPI_SHORT_INT, left, 1, 1, MPI_SHORT_INT, w));
+        MPI_Win_fence(0, w);
+        CHECK(back.s == (left + size - 1) % size + 1 && back.i == 100 + (left + size - 1) % size);
+        MPI_Win_free(&w);
     }
 
     /* Errors on windows: an RMA call outside an epoch. */
