@@ -3,6 +3,7 @@ package win
 import (
 	"encoding/binary"
 	"reflect"
+	"sync"
 	"unsafe"
 
 	"github.com/shmpi/shmpi/coll"
@@ -79,17 +80,37 @@ func init() {
 	regOps(Replace[float64], NoOp[float64], coll.Sum[float64], coll.Prod[float64], coll.Min[float64], coll.Max[float64])
 	regOps(Replace[complex64], NoOp[complex64], coll.Sum[complex64], coll.Prod[complex64])
 	regOps(Replace[complex128], NoOp[complex128], coll.Sum[complex128], coll.Prod[complex128])
+	netBytes = &netType{id: len(netTypeList), size: 1, apply: []func(dst, src []byte) bool{
+		func(dst, src []byte) bool { return len(dst) == len(src) && copy(dst, src) >= 0 },
+		func(dst, src []byte) bool { return len(dst) == len(src) },
+	}}
+	netTypeList = append(netTypeList, netBytes)
 	if len(netTypeList) > 255 {
 		panic("win: too many element types for a request's op code")
 	}
 }
+
+// Replace and NoOp of any other element type (a C layer's MINLOC pairs,
+// a program's structs) need no arithmetic: the server applies them to
+// the bytes (netBytes: its ops replace, then no_op). They are known by
+// the function values PredefinedOp made for such types (byteOps: code
+// pointer to op index); whatever the type, such a function copies, or
+// leaves, the elements' bytes.
+var (
+	netBytes *netType
+	byteOps  sync.Map // uintptr → int
+)
 
 // netOpOf returns f's code for the server (type index << 8 | op index),
 // or false if f is not a registered op of T.
 func netOpOf[T any](f coll.Op[T]) (int64, bool) {
 	nt := netTypeOf[reflect.TypeFor[T]()]
 	if nt == nil {
-		return 0, false
+		i, ok := byteOps.Load(reflect.ValueOf(f).Pointer())
+		if !ok {
+			return 0, false
+		}
+		return int64(netBytes.id)<<8 | int64(i.(int)), true
 	}
 	i, ok := nt.ops[reflect.ValueOf(f).Pointer()]
 	return int64(nt.id)<<8 | int64(i), ok
@@ -102,11 +123,26 @@ func netOpOf[T any](f coll.Op[T]) (int64, bool) {
 // message, where other ops take a lock and two round trips), knowing it
 // by its function; coll.Sum named at a call site is the same function,
 // but coll.Sum[T] inside a generic function is a closure of that site:
-// generic code gets the known one here.
+// generic code gets the known one here. For any other T, "replace" and
+// "no_op" give functions that such a window applies at the target too.
 func PredefinedOp[T any](name string) (coll.Op[T], bool) {
 	nt := netTypeOf[reflect.TypeFor[T]()]
 	if nt == nil {
-		return nil, false
+		var f coll.Op[T]
+		switch name {
+		case "replace":
+			f = Replace[T]
+		case "no_op":
+			f = NoOp[T]
+		default:
+			return nil, false
+		}
+		i := 0
+		if name == "no_op" {
+			i = 1
+		}
+		byteOps.Store(reflect.ValueOf(f).Pointer(), i)
+		return f, true
 	}
 	for i, n := range netOpNames[:len(nt.funcs)] {
 		if n == name {

@@ -57,4 +57,34 @@ func TestNetOpOf(t *testing.T) {
 	if f(bytesOf(dst), bytesOf(src[:1])) {
 		t.Error("operands of different lengths applied")
 	}
+	// Replace and NoOp of another type, from PredefinedOp: applied to
+	// the bytes; other ops of such a type and Replace named elsewhere
+	// are not known.
+	type pair struct {
+		V int16
+		L int32
+	}
+	rf, ok1 := PredefinedOp[pair]("replace")
+	nf, ok2 := PredefinedOp[pair]("no_op")
+	if !ok1 || !ok2 {
+		t.Fatal("PredefinedOp[pair](replace, no_op) missing")
+	}
+	rc, ok1 := netOpOf(rf)
+	nc, ok2 := netOpOf(nf)
+	if !ok1 || !ok2 || rc == nc {
+		t.Errorf("pair's replace and no_op: codes %#x %v, %#x %v", rc, ok1, nc, ok2)
+	}
+	if _, ok := PredefinedOp[pair]("sum"); ok {
+		t.Error("PredefinedOp[pair](sum) exists")
+	}
+	if _, ok := netOpOf[pair](func(inout, in []pair) {}); ok {
+		t.Error("a function of the program's on pairs is known")
+	}
+	pd, ps := []pair{{1, 2}}, []pair{{3, 4}}
+	if !netApplier(nc)(bytesOf(pd), bytesOf(ps)) || pd[0] != (pair{1, 2}) {
+		t.Errorf("no_op at the server: %v", pd)
+	}
+	if !netApplier(rc)(bytesOf(pd), bytesOf(ps)) || pd[0] != (pair{3, 4}) {
+		t.Errorf("replace at the server: %v", pd)
+	}
 }

@@ -214,8 +214,31 @@ func accumulate[T any](w *Win, op string, src, result []T, target, disp int, f c
 	}
 	cur := (*[1]T)(unsafe.Pointer(&s[0]))
 	cb := bytesOf(cur[:])
-	for i := range src {
+	// Elements smaller than a word: each aligned 8-byte word of them is
+	// one compare-and-swap (which updates every element in it
+	// atomically) and one call of the op, on all of its elements; an
+	// element-wise op gives the same. Bytes: 8 times fewer of each (MPICH's
+	// large_acc_flush_local sums 37.5 GiB of MPI_CHAR).
+	per := 8 / sz
+	ws := unsafe.Slice((*T)(unsafe.Pointer(&s[0])), per)
+	for i := 0; i < len(src); {
 		p := unsafe.Add(base, i*sz)
+		if per > 1 && uintptr(p)%8 == 0 && len(src)-i >= per {
+			w := (*atomic.Uint64)(p)
+			for {
+				old := w.Load()
+				s[0] = old
+				if result != nil {
+					copy(result[i:i+per], ws)
+				}
+				f(ws, src[i:i+per])
+				if s[0] == old || w.CompareAndSwap(old, s[0]) {
+					break
+				}
+			}
+			i += per
+			continue
+		}
 		for {
 			old := load(p, sz)
 			putBits(cb, old)
@@ -228,6 +251,7 @@ func accumulate[T any](w *Win, op string, src, result []T, target, disp int, f c
 				break
 			}
 		}
+		i++
 	}
 	return nil
 }

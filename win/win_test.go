@@ -81,8 +81,9 @@ func TestAtomics(t *testing.T) {
 			ranktest.RunOpts(t, ranktest.Options{N: 4, Cores: cores, Quiet: true}, func(r *ranktest.R) {
 				me, size := r.Rank, r.Size
 				const iters = 300
-				w := alloc(r, 64, 1)
+				w := alloc(r, 88, 1)
 				r.Check(w.Fence(0), "fence")
+				var words []int16 // GetAccumulate's old values, a word of elements at once
 				for i := range iters {
 					r.Check(win.Accumulate(w, []int64{1, 2}, 0, 0, coll.Sum[int64]), "acc int64")
 					r.Check(win.Accumulate(w, []int32{1}, 0, 16, coll.Sum[int32]), "acc int32")
@@ -90,10 +91,31 @@ func TestAtomics(t *testing.T) {
 					r.Check(win.Accumulate(w, []uint8{1, 1, 1}, 0, 24, coll.Sum[uint8]), "acc uint8")
 					r.Check(win.Accumulate(w, []float64{0.5}, 0, 32, coll.Sum[float64]), "acc float64")
 					r.Check(win.Accumulate(w, []int64{int64(me*iters + i)}, 0, 40, coll.Max[int64]), "acc max")
+					// Whole 8-byte words of small elements, and one more.
+					r.Check(win.Accumulate(w, []uint8{1, 1, 1, 1, 1, 1, 1, 1, 1}, 0, 64, coll.Sum[uint8]), "acc uint8 word")
+					old := make([]int16, 4)
+					r.Check(win.GetAccumulate(w, []int16{1, 1, 1, 1}, old, 0, 80, coll.Sum[int16]), "get acc int16 word")
+					if old[1] != old[0] || old[2] != old[0] || old[3] != old[0] {
+						r.Errorf("GetAccumulate of a word: old values %v, want one value (a word is updated at once)", old)
+					}
+					words = append(words, old[0])
 				}
 				r.Check(w.Fence(0), "fence")
+				all16 := make([]int16, size*iters)
+				r.Check(coll.Allgather(r.Comm, words, all16), "allgather")
+				slices.Sort(all16)
+				for i, v := range all16 {
+					if v != int16(i) {
+						r.Fatalf("GetAccumulate of a word: old value %d at %d, want each of 0..%d once", v, i, size*iters-1)
+					}
+				}
 				if me == 0 {
 					p, _ := win.View[byte](w, 0)
+					for k, b := range p[64:73] {
+						if b != uint8(size*iters) {
+							r.Errorf("accumulated uint8 words: byte %d is %d, want %d", 64+k, b, uint8(size*iters))
+						}
+					}
 					i64, _ := win.View[int64](w, 0)
 					i32, _ := win.View[int32](w, 0)
 					i16, _ := win.View[int16](w, 0)
