@@ -287,7 +287,10 @@ func reduceCall(kind redKind, sendp, recvp unsafe.Pointer, count int64, dt, op C
 	sendEl, recvEl := count, count
 	switch kind {
 	case rRSBlock:
-		sendEl = count * int64(o.peers())
+		// n blocks, n the size of this member's own group: of an
+		// intercommunicator too (the other group's reduction, n times
+		// its recvcount, is what this group's members share).
+		sendEl = count * int64(o.c.Size())
 	case rRS:
 		total := 0
 		for _, c := range counts {

@@ -215,6 +215,21 @@ int main(int argc, char **argv)
     CHECK(mrank == (color == 1 ? lrank : gsize[1] + lrank));
     MPI_Comm_free(&merged);
 
+    /* Reduce_scatter_block: each group sends its own size's blocks of its
+     * recvcount; the other group's reduction is shared out (groups of
+     * different sizes: recvcount is 2 times the remote size). */
+    {
+        int rc = 2 * rsize, sc = rc * lsize;
+        long long *sb = malloc(sizeof(long long) * sc), *rb = malloc(sizeof(long long) * rc);
+        for (int i = 0; i < sc; i++)
+            sb[i] = i + 1;
+        CHECK_RC(MPI_Reduce_scatter_block(sb, rb, rc, MPI_LONG_LONG, MPI_SUM, inter));
+        for (int i = 0; i < rc; i++)
+            CHECK(rb[i] == (long long)rsize * (lrank * rc + i + 1));
+        free(sb);
+        free(rb);
+    }
+
     MPI_Op_free(&op);
     MPI_Type_free(&mt);
     CHECK_RC(MPI_Comm_free(&inter));
