@@ -261,12 +261,14 @@ func shmpi_MPI_Comm_split_type(comm C.uintptr_t, kind, key C.int, info C.uintptr
 	hw := ""
 	switch kind {
 	case MPI_UNDEFINED:
-		c, err = o.c.Split(ranks.Undefined, int(key))
-	case MPI_COMM_TYPE_SHARED, MPI_COMM_TYPE_RESOURCE_GUIDED:
-		// Every rank of a job shares one node's memory (and is one
-		// process set).
+		// The same collective as the members that pass a type make.
+		c, err = o.c.SplitType(ranks.Undefined, int(key))
+	case MPI_COMM_TYPE_SHARED:
 		c, err = o.c.SplitType(ranks.TypeShared, int(key))
-	case MPI_COMM_TYPE_HW_GUIDED:
+	case MPI_COMM_TYPE_HW_GUIDED, MPI_COMM_TYPE_RESOURCE_GUIDED:
+		// RESOURCE_GUIDED takes the resource type from the info as
+		// HW_GUIDED does (as MPICH does); none, or one it does not
+		// know, gives MPI_COMM_NULL.
 		c, err = o.c.SplitTypeInfo(ranks.TypeHWGuided, int(key), in)
 	case MPI_COMM_TYPE_HW_UNGUIDED:
 		// The chosen level goes to the new communicator's info, not

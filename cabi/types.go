@@ -6,6 +6,7 @@ package main
 import "C"
 
 import (
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -218,6 +219,11 @@ func init() {
 	for _, p := range predefTypes {
 		t := &dtype{size: p.size, ub: p.ext, trueUB: p.size, committed: true, predef: true, combiner: MPI_COMBINER_NAMED, name: p.name}
 		t.align = min(p.size, 16)
+		if strings.Contains(p.name, "COMPLEX") {
+			// A complex number is aligned as its real part (C11's
+			// float _Complex: 4), as struct padding must be.
+			t.align = max(1, p.size/2)
+		}
 		if p.parts != nil {
 			t.prims = p.parts
 			t.runs = nil

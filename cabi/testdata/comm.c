@@ -166,6 +166,18 @@ int main(int argc, char **argv)
     MPI_Comm_size(node, &s2);
     CHECK(s2 == size);
     MPI_Comm_free(&node);
+    /* MPI_UNDEFINED at odd ranks: they get MPI_COMM_NULL, the others the
+     * even ranks; RESOURCE_GUIDED without a resource type: null. */
+    CHECK_RC(MPI_Comm_split_type(MPI_COMM_WORLD, rank % 2 ? MPI_UNDEFINED : MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    if (rank % 2) {
+        CHECK(node == MPI_COMM_NULL);
+    } else {
+        MPI_Comm_size(node, &s2);
+        CHECK(s2 == (size + 1) / 2);
+        MPI_Comm_free(&node);
+    }
+    CHECK_RC(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_RESOURCE_GUIDED, 0, MPI_INFO_NULL, &node));
+    CHECK(node == MPI_COMM_NULL);
     int inter;
     MPI_Comm_test_inter(dup, &inter);
     CHECK(!inter);

@@ -3,6 +3,7 @@
  * type and received as bytes (and back). Sizes, extents, Get_elements,
  * envelope and contents, names. */
 #include "check.h"
+#include <complex.h>
 #include <stddef.h>
 
 #define N 4096
@@ -296,5 +297,22 @@ int main(int argc, char **argv)
         CHECK(cls == MPI_ERR_VALUE_TOO_LARGE);
     }
 
+    /* A struct's extent pads to its members' C alignment: a complex
+     * number's is its real part's. */
+    {
+        struct dz { double complex z; char ch; };
+        struct fz { float complex z; char ch; };
+        int bl2[2] = {1, 1};
+        MPI_Aint dd[2] = {offsetof(struct dz, z), offsetof(struct dz, ch)}, df[2] = {offsetof(struct fz, z), offsetof(struct fz, ch)}, lb2, ext2;
+        MPI_Datatype tdz[2] = {MPI_C_DOUBLE_COMPLEX, MPI_CHAR}, tfz[2] = {MPI_C_FLOAT_COMPLEX, MPI_CHAR}, sz;
+        CHECK_RC(MPI_Type_create_struct(2, bl2, dd, tdz, &sz));
+        MPI_Type_get_extent(sz, &lb2, &ext2);
+        CHECK(ext2 == sizeof(struct dz));
+        MPI_Type_free(&sz);
+        CHECK_RC(MPI_Type_create_struct(2, bl2, df, tfz, &sz));
+        MPI_Type_get_extent(sz, &lb2, &ext2);
+        CHECK(ext2 == sizeof(struct fz));
+        MPI_Type_free(&sz);
+    }
     DONE();
 }
