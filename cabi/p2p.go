@@ -75,13 +75,19 @@ func tagOut(t int) int32 {
 	return int32(t)
 }
 
-// setStatus fills a C status (nil: MPI_STATUS_IGNORE).
+// setStatus fills a C status (nil: MPI_STATUS_IGNORE). Its error field
+// only on an error: MPI lets only the calls that complete several
+// requests set it (they do, per request), and programs check that the
+// others leave it alone (MPICH's pt2pt/mprobe).
 func setStatus(p unsafe.Pointer, st *ranks.Status, code int) {
 	if p == nil {
 		return
 	}
 	s := (*cStatus)(p)
-	s.Source, s.Tag, s.Error = rankOut(st.Source), tagOut(st.Tag), int32(code)
+	s.Source, s.Tag = rankOut(st.Source), tagOut(st.Tag)
+	if code != 0 {
+		s.Error = int32(code)
+	}
 	s.lo, s.hi = int32(uint32(st.Bytes)), int32(uint32(uint64(st.Bytes)>>32))
 	s.cancelled = 0
 	if st.Cancelled {
@@ -370,13 +376,13 @@ func shmpi_MPI_Waitall(n C.int, rs *C.uintptr_t, sts unsafe.Pointer) C.int {
 	for i := range hs {
 		comm := reqComm(handle(hs[i]))
 		_, code := waitReq(&hs[i], statusAt(sts, i), true)
+		if code < 0 {
+			code = -code
+		}
+		if s := statusAt(sts, i); s != nil {
+			(*cStatus)(s).Error = int32(code)
+		}
 		if code != 0 {
-			if code < 0 {
-				code = -code
-				if s := statusAt(sts, i); s != nil {
-					(*cStatus)(s).Error = int32(code)
-				}
-			}
 			if !failed {
 				failed, errComm, firstCode = true, comm, code
 			}
@@ -691,11 +697,14 @@ func someOf(n C.int, rs *C.uintptr_t, block bool, outcount *C.int, idxs *C.int, 
 			if settle(o) {
 				comm := o.comm
 				_, code := waitReq(&hs[i], statusAt(sts, k), true)
-				out[k] = int32(i)
-				k++
 				if code < 0 {
 					code = -code
 				}
+				if s := statusAt(sts, k); s != nil {
+					(*cStatus)(s).Error = int32(code)
+				}
+				out[k] = int32(i)
+				k++
 				if code != 0 && !failed {
 					failed, errComm, firstCode = true, comm, code
 				}
