@@ -470,12 +470,15 @@ const (
 	cWeightsEmpty = 11
 )
 
-// weightsArg reads n weights at p: nil for MPI_UNWEIGHTED (and for a
-// null pointer, which is MPICH's MPI_UNWEIGHTED), ranks.WeightsEmpty for
-// MPI_WEIGHTS_EMPTY; ok is false if they cannot be read.
+// weightsArg reads n weights at p: nil for MPI_UNWEIGHTED,
+// ranks.WeightsEmpty for MPI_WEIGHTS_EMPTY; ok is false if they cannot
+// be read. A null pointer is an array like any other (MPICH's
+// distgraph1: a weighted graph), so it holds no weights.
 func weightsArg(p *C.int, n int) (w []int, ok bool) {
 	switch uintptr(unsafe.Pointer(p)) {
-	case 0, cUnweighted:
+	case 0:
+		return ranks.WeightsEmpty, n == 0
+	case cUnweighted:
 		return nil, true
 	case cWeightsEmpty:
 		return ranks.WeightsEmpty, n == 0

@@ -786,7 +786,8 @@ func checkWeights(w []int, n int, what, op string) error {
 // create): this rank names, for each i, degrees[i] edges from
 // sources[i], to the next degrees[i] entries of destinations, with the
 // matching weights (nil: unweighted, at every rank; WeightsEmpty: a
-// weighted graph's rank that names no edge). Any rank may name any edge;
+// weighted graph's rank that names no edge; a rank that names no edge may
+// pass nil in a weighted graph too). Any rank may name any edge;
 // each edge goes to the neighbour lists of its two ends, ordered by the
 // rank that named it, then as it named them. If any rank's arguments are
 // invalid, every rank gets an error. reorder is ignored. It is
@@ -814,6 +815,11 @@ func (c *Comm) DistGraphCreate(sources, degrees, destinations, weights []int, re
 			}
 		}
 		info[2] = int64(k)
+		if weights == nil && k == 0 {
+			// No edge, no weights: either kind of graph (a C program
+			// passes a null array for its no weights).
+			info[1] = weightingAny
+		}
 	}
 	mine, err := c.topoExchange(info, op, distTable)
 	if bad != nil {
@@ -1050,16 +1056,30 @@ func distTable(infos [][]int64) ([][]int64, []int64) {
 	return answers, nil
 }
 
-// sameWeighting checks that all members or none are weighted.
+// weightingAny is the weighted flag (info[1]) of a member of
+// DistGraphCreate that names no edge and gives no weights: it fits
+// either kind of graph.
+const weightingAny = 2
+
+// sameWeighting checks that all members or none are weighted (but those
+// of weightingAny), and sets every member's flag to the graph's.
 func sameWeighting(infos [][]int64) []int64 {
+	first, flag := -1, int64(0)
 	for r, in := range infos {
-		if in[1] != infos[0][1] {
-			a, b := int64(0), int64(r)
+		switch {
+		case in[1] == weightingAny:
+		case first < 0:
+			first, flag = r, in[1]
+		case in[1] != flag:
+			a, b := int64(first), int64(r)
 			if in[1] != 0 {
 				a, b = b, a
 			}
 			return []int64{verdictWeighted, a, b}
 		}
+	}
+	for _, in := range infos {
+		in[1] = flag
 	}
 	return nil
 }

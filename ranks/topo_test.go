@@ -594,6 +594,29 @@ func TestTopoBadInput(t *testing.T) {
 		} else {
 			want(err, ranks.ErrArg, "source out of range (the others)")
 		}
+		// Members that name no edge and give no weights fit a weighted
+		// graph and an unweighted one: a ring that rank 0 makes alone.
+		for _, weighted := range []bool{true, false} {
+			var srcs0, deg0, dst0, w0 []int
+			if me == 0 {
+				for k := range n {
+					srcs0, deg0, dst0 = append(srcs0, k), append(deg0, 1), append(dst0, (k+1)%n)
+					if weighted {
+						w0 = append(w0, 10+k)
+					}
+				}
+			}
+			g, err := c.DistGraphCreate(srcs0, deg0, dst0, w0, false)
+			if err != nil {
+				r.Fatalf("a ring from rank 0 (weighted %v): %v", weighted, err)
+			}
+			in, out, wt, err := g.DistGraphNeighborsCount()
+			_, sw, _, _, err2 := g.DistGraphNeighbors()
+			if err != nil || err2 != nil || in != 1 || out != 1 || wt != weighted || weighted && (len(sw) != 1 || sw[0] != 10+prev) {
+				r.Errorf("a ring from rank 0 (weighted %v): in %d, out %d, weighted %v, source weights %v, %v %v", weighted, in, out, wt, sw, err, err2)
+			}
+			g.Free()
+		}
 		// No topology.
 		if k, err := c.Topo(); k != ranks.Undefined || err != nil {
 			r.Errorf("world's Topo: %v, %v", k, err)
