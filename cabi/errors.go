@@ -208,9 +208,15 @@ var classStrings = map[int]string{
 func errorString(code int) string {
 	errMu.Lock()
 	s, ok := errStrings[code]
+	_, added := errClassOf[code]
 	errMu.Unlock()
 	if ok {
 		return s
+	}
+	if added {
+		// An added code or class that was given no string: MPI says
+		// its string is empty.
+		return ""
 	}
 	if s, ok := classStrings[code]; ok {
 		return s

@@ -79,6 +79,8 @@ int main(int argc, char **argv)
     CHECK(class_of(code) == cls && cls > MPI_ERR_ABI);
     MPI_Error_string(code, s, &len);
     CHECK(strcmp(s, "my own error") == 0);
+    MPI_Error_string(cls, s, &len); /* no string given: empty */
+    CHECK(len == 0 && s[0] == 0);
     int *last_used, flag;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last_used, &flag);
     CHECK(flag);
