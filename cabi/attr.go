@@ -9,6 +9,7 @@ import "C"
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/shmpi/shmpi/ranks"
@@ -136,6 +137,26 @@ func dropKeyvalRef(k int) {
 type attrSet struct {
 	amu   sync.Mutex
 	attrs map[int]uintptr
+	order map[int]uint64 // when each was set (attrClock), for deleteAllAttrs
+}
+
+// attrClock orders the settings of attributes.
+var attrClock atomic.Uint64
+
+// adopt gives a new object the attributes copied to it, as set in
+// keyval order.
+func (a *attrSet) adopt(attrs map[int]uintptr) {
+	keys := make([]int, 0, len(attrs))
+	for k := range attrs {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	a.amu.Lock()
+	a.attrs, a.order = attrs, make(map[int]uint64, len(keys))
+	for _, k := range keys {
+		a.order[k] = attrClock.Add(1)
+	}
+	a.amu.Unlock()
 }
 
 func (a *attrSet) setAttr(kind int, h handle, k int, v uintptr) int {
@@ -153,9 +174,10 @@ func (a *attrSet) setAttr(kind int, h handle, k int, v uintptr) int {
 	}
 	a.amu.Lock()
 	if a.attrs == nil {
-		a.attrs = map[int]uintptr{}
+		a.attrs, a.order = map[int]uintptr{}, map[int]uint64{}
 	}
 	a.attrs[k] = v
+	a.order[k] = attrClock.Add(1)
 	a.amu.Unlock()
 	if !had {
 		kvMu.Lock()
@@ -177,8 +199,12 @@ func (a *attrSet) getAttr(kind int, k int) (uintptr, bool, int) {
 }
 
 func (a *attrSet) deleteAttr(kind int, h handle, k int) int {
-	kv := attrKeyval(k, kind)
-	if kv == nil {
+	// A freed keyval still names the attributes it is attached to: MPI
+	// lets them be deleted (MPICH's fkeyval).
+	kvMu.Lock()
+	kv := keyvals[k]
+	kvMu.Unlock()
+	if kv == nil || kv.kind != kind {
 		return MPI_ERR_KEYVAL
 	}
 	a.amu.Lock()
@@ -192,21 +218,23 @@ func (a *attrSet) deleteAttr(kind int, h handle, k int) int {
 	}
 	a.amu.Lock()
 	delete(a.attrs, k)
+	delete(a.order, k)
 	a.amu.Unlock()
 	dropKeyvalRef(k)
 	return 0
 }
 
-// deleteAllAttrs deletes every attribute, the last created keyval first
-// (MPI leaves the order unspecified).
+// deleteAllAttrs deletes every attribute, the last set first: MPI asks
+// it of MPI_COMM_SELF's at Finalize, and it serves as well elsewhere.
 func (a *attrSet) deleteAllAttrs(h handle) {
 	a.amu.Lock()
 	keys := make([]int, 0, len(a.attrs))
 	for k := range a.attrs {
 		keys = append(keys, k)
 	}
+	order := a.order
+	sort.Slice(keys, func(i, j int) bool { return order[keys[i]] > order[keys[j]] })
 	a.amu.Unlock()
-	sort.Sort(sort.Reverse(sort.IntSlice(keys)))
 	for _, k := range keys {
 		kvMu.Lock()
 		kv := keyvals[k]
@@ -214,6 +242,7 @@ func (a *attrSet) deleteAllAttrs(h handle) {
 		a.amu.Lock()
 		v := a.attrs[k]
 		delete(a.attrs, k)
+		delete(a.order, k)
 		a.amu.Unlock()
 		if kv != nil {
 			callDelete(kv, h, k, v)

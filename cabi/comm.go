@@ -132,7 +132,7 @@ func commDup(comm C.uintptr_t, info C.uintptr_t, withInfo bool, out *C.uintptr_t
 		freeComm(h, getComm(h))
 		return failCode(handle(comm), rc, fname)
 	}
-	getComm(h).attrs = attrs
+	getComm(h).adopt(attrs)
 	*out = C.uintptr_t(h)
 	return 0
 }
@@ -181,7 +181,7 @@ func commIdup(comm C.uintptr_t, info C.uintptr_t, withInfo bool, out *C.uintptr_
 			return err
 		}
 		h := newComm(*nc, o)
-		getComm(h).attrs = attrs
+		getComm(h).adopt(attrs)
 		*out = C.uintptr_t(h)
 		return nil
 	}

@@ -591,7 +591,7 @@ func shmpi_MPI_Type_dup(old C.uintptr_t, out *C.uintptr_t) C.int {
 	if rc != 0 {
 		return failNone(rc, "MPI_Type_dup")
 	}
-	t.attrs = attrs
+	t.adopt(attrs)
 	return typeResult(t, out, "MPI_Type_dup")
 }
 

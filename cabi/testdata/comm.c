@@ -21,6 +21,15 @@ static int delete_fn(MPI_Comm c, int k, void *val, void *extra)
     return MPI_SUCCESS;
 }
 
+/* The order of deletions: each records its value's number. */
+static int order[3], norder;
+static int record_fn(MPI_Comm c, int k, void *val, void *extra)
+{
+    (void)c, (void)k, (void)extra;
+    order[norder++] = *(int *)val;
+    return MPI_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
     int rank, size, r2, s2, res;
@@ -143,6 +152,30 @@ int main(int argc, char **argv)
     CHECK(!flag);
     MPI_Comm_free_keyval(&key);
     CHECK(key == MPI_KEYVAL_INVALID);
+    /* A freed keyval still names its attributes: delete_attr works; and
+     * a free deletes the attributes the last set first. */
+    {
+        static int vals[3] = {0, 1, 2};
+        int ks[3];
+        MPI_Comm d3;
+        MPI_Comm_dup(dup, &d3);
+        for (int i = 0; i < 3; i++)
+            CHECK_RC(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, record_fn, &ks[i], NULL));
+        CHECK_RC(MPI_Comm_set_attr(d3, ks[1], &vals[0]));
+        CHECK_RC(MPI_Comm_set_attr(d3, ks[2], &vals[1]));
+        CHECK_RC(MPI_Comm_set_attr(d3, ks[0], &vals[2]));
+        CHECK_RC(MPI_Comm_free_keyval(&ks[1]));
+        MPI_Comm_free(&d3);
+        CHECK(norder == 3 && order[0] == 2 && order[1] == 1 && order[2] == 0);
+        MPI_Comm_dup(dup, &d3);
+        CHECK_RC(MPI_Comm_set_attr(d3, ks[0], &vals[0]));
+        int k0 = ks[0];
+        CHECK_RC(MPI_Comm_free_keyval(&ks[0]));
+        CHECK_RC(MPI_Comm_delete_attr(d3, k0));
+        CHECK(norder == 4);
+        MPI_Comm_free(&d3);
+        MPI_Comm_free_keyval(&ks[2]);
+    }
     /* Predefined attributes. */
     int *tagub;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tagub, &flag);
