@@ -332,15 +332,18 @@ func interAlltoallv[T any](st *state, send []T, scounts, sdispls []int, recv []T
 	}
 	n := st.ic.rsize
 	if scounts == nil {
-		if len(send)%max(n, 1) != 0 || len(send) != len(recv) {
-			return errf(ranks.ErrBuffer, name, "buffers must be RemoteSize() equal blocks, the same length")
+		// The blocks of the two buffers may differ: what this group
+		// sends is what the other receives (an empty direction too).
+		if len(send)%max(n, 1) != 0 || len(recv)%max(n, 1) != 0 {
+			return errf(ranks.ErrBuffer, name, "buffers must each be RemoteSize() equal blocks")
 		}
-		m := len(send) / max(n, 1)
+		ms, mr := len(send)/max(n, 1), len(recv)/max(n, 1)
 		scounts, sdispls = make([]int, n), make([]int, n)
+		rcounts, rdispls = make([]int, n), make([]int, n)
 		for r := range scounts {
-			scounts[r], sdispls[r] = m, r*m
+			scounts[r], sdispls[r] = ms, r*ms
+			rcounts[r], rdispls[r] = mr, r*mr
 		}
-		rcounts, rdispls = scounts, sdispls
 	}
 	if err := checkV(name, n, scounts, sdispls, len(send)); err != nil {
 		return err

@@ -230,6 +230,22 @@ int main(int argc, char **argv)
         free(rb);
     }
 
+    /* Alltoall in one direction: group 0 sends an int to each member of
+     * group 1 and receives nothing (MPICH's icalltoall). */
+    {
+        int *sb = malloc(sizeof(int) * rsize), *rb = malloc(sizeof(int) * rsize);
+        for (int i = 0; i < rsize; i++)
+            sb[i] = 100 * lrank + i, rb[i] = -1;
+        if (color == 0)
+            CHECK_RC(MPI_Alltoall(sb, 1, MPI_INT, rb, 0, MPI_INT, inter));
+        else
+            CHECK_RC(MPI_Alltoall(sb, 0, MPI_INT, rb, 1, MPI_INT, inter));
+        for (int i = 0; i < rsize; i++)
+            CHECK(color == 0 ? rb[i] == -1 : rb[i] == 100 * i + lrank);
+        free(sb);
+        free(rb);
+    }
+
     MPI_Op_free(&op);
     MPI_Type_free(&mt);
     CHECK_RC(MPI_Comm_free(&inter));
