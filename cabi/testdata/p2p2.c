@@ -190,7 +190,7 @@ int main(int argc, char **argv)
     e = MPI_Bsend(bout, BN, MPI_DOUBLE, right, 39, MPI_COMM_WORLD);
     MPI_Error_class(e, &cls);
     int sent4 = e == MPI_SUCCESS, got4;
-    CHECK(cls == MPI_ERR_BUFFER || rnode == MPI_UNDEFINED && sent4);
+    CHECK(cls == MPI_ERR_BUFFER || (rnode == MPI_UNDEFINED && sent4));
     CHECK_RC(MPI_Send(&sent4, 1, MPI_INT, right, 38, MPI_COMM_WORLD));
     MPI_Group_free(&bng);
     MPI_Group_free(&bwg);
