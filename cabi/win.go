@@ -837,33 +837,31 @@ func accCall(kind redKind, origin unsafe.Pointer, ocount int64, odt C.uintptr_t,
 	if a == nil {
 		return r
 	}
-	if a.ob.n == 0 && (kind != rGetAcc || rcount == 0 || getType(handle(rdt)) != nil && getType(handle(rdt)).size == 0) {
-		// No element moves (a zero count or a type of no data, as MPI
-		// allows): nothing to do, whatever the types' kinds.
+	done := func() C.int {
 		if req != nil {
 			*req = C.uintptr_t(doneRequest(MPI_COMM_WORLD))
 		}
 		return 0
+	}
+	if rt := getType(handle(rdt)); a.ob.n == 0 && (kind != rGetAcc || rcount == 0 || rt != nil && rt.size == 0) {
+		// No element moves (a zero count or a type of no data, as MPI
+		// allows): nothing to do, whatever the types' kinds.
+		return done()
 	}
 	tt := a.tt
 	if tt.pair != nil && !(tt.pairPredef && tt.contig) {
 		return a.pairAcc(kind, origin, ocount, odt, result, rcount, rdt, opo, req)
 	}
 	k := tt.red
-	per := tt.nprim
-	if tt.pairPredef {
-		per = 1
-	}
 	if k == bNone || k == bOpaque {
 		return winCode(h, MPI_ERR_UNSUPPORTED_OPERATION, fname)
 	}
-	// The size of one element of the reduction's Go type: the target's
-	// runs (one per contiguous piece of a derived type) each hold whole
-	// elements, since every basic element of the type is of kind k.
-	esize := int64(1)
-	if tt.pairPredef {
-		esize = tt.size
-	} else if tt.nprim > 0 {
+	// The size of one element of the reduction's Go type (a contiguous
+	// pair's C struct, or a basic element): the target's runs (one per
+	// contiguous piece of a derived type) each hold whole elements, since
+	// every basic element of the type is of kind k.
+	esize := tt.size
+	if !tt.pairPredef && tt.nprim > 0 {
 		esize = tt.size / tt.nprim
 	}
 	var data []byte
@@ -875,11 +873,7 @@ func accCall(kind redKind, origin unsafe.Pointer, ocount int64, odt C.uintptr_t,
 	if len(data) == 0 {
 		data = make([]byte, 1)
 	}
-	ra := &redArgs{kind: kind, send: unsafe.Pointer(&data[0]), sendN: int(tcount * per)}
-	ra.acc = &accState{w: a.o.w, target: a.target}
-	if len(a.rs) > 0 {
-		ra.acc.disp = int(a.base + a.rs[0].off)
-	}
+	ra := &redArgs{kind: kind, acc: &accState{w: a.o.w, target: a.target}}
 	var rarea []byte
 	var rb buffer
 	staged := false
@@ -896,48 +890,36 @@ func accCall(kind redKind, origin unsafe.Pointer, ocount int64, odt C.uintptr_t,
 		if len(rarea) == 0 {
 			rarea = make([]byte, 1)
 		}
-		ra.acc.result = unsafe.Pointer(&rarea[0])
 	}
 	if a.target == ranks.ProcNull {
-		if req != nil {
-			*req = C.uintptr_t(doneRequest(MPI_COMM_WORLD))
-		}
-		return 0
+		return done()
 	}
+	// An accumulate per run of the target's type, in the type map's
+	// order, over the packed origin (and result) elements that fall in
+	// it: MPI makes accumulates atomic per basic element only, so each
+	// piece may be applied alone.
 	var err error
-	if len(a.rs) <= 1 || tt.pairPredef {
+	pos := int64(0)
+	for _, r := range a.rs {
+		ra.send, ra.sendN = unsafe.Pointer(&data[pos]), int(r.n/esize)
+		if rarea != nil {
+			ra.acc.result = unsafe.Pointer(&rarea[pos])
+		}
+		ra.acc.disp = int(a.base + r.off)
 		var ok bool
 		if _, err, ok = dispatch(ra, k, opo.predef, isLogical(handle(tdt))); !ok {
 			return winCode(h, MPI_ERR_OP, fname)
 		}
-	} else {
-		// A target type of several pieces: an accumulate per piece, in
-		// the type map's order, over the packed origin (and result)
-		// elements that fall in it. MPI makes accumulates atomic per
-		// basic element only, so each piece may be applied alone.
-		send, result := ra.send, ra.acc.result
-		pos := int64(0)
-		for _, r := range a.rs {
-			ra.send, ra.sendN = unsafe.Add(send, pos), int(r.n/esize)
-			if result != nil {
-				ra.acc.result = unsafe.Add(result, pos)
-			}
-			ra.acc.disp = int(a.base + r.off)
-			var ok bool
-			if _, err, ok = dispatch(ra, k, opo.predef, isLogical(handle(tdt))); !ok {
-				return winCode(h, MPI_ERR_OP, fname)
-			}
-			if err != nil {
-				break
-			}
-			pos += r.n
+		if err != nil {
+			break
 		}
+		pos += r.n
 	}
 	if err == nil && staged {
 		rb.t.unpack(rb.p, rarea[:rb.n], rb.count)
 	}
-	if err == nil && req != nil {
-		*req = C.uintptr_t(doneRequest(MPI_COMM_WORLD))
+	if err == nil {
+		done()
 	}
 	return winFail(h, err, fname)
 }
