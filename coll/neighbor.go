@@ -813,7 +813,7 @@ func NeighborAllgatherInit[T any](c *ranks.Comm, send, recv []T) (*ranks.Request
 	if err := neighborInit[T](c, "NeighborAllgatherInit"); err != nil {
 		return nil, err
 	}
-	return persistent(c, "NeighborAllgatherInit", func() error { return neighborAllgather(c, send, recv) })
+	return persistent(c, "NeighborAllgatherInit", func(pc *ranks.Comm) error { return neighborAllgather(pc, send, recv) })
 }
 
 // NeighborAlltoallInit makes a persistent NeighborAlltoall of send into
@@ -822,7 +822,7 @@ func NeighborAlltoallInit[T any](c *ranks.Comm, send, recv []T) (*ranks.Request,
 	if err := neighborInit[T](c, "NeighborAlltoallInit"); err != nil {
 		return nil, err
 	}
-	return persistent(c, "NeighborAlltoallInit", func() error { return neighborAlltoall(c, send, recv) })
+	return persistent(c, "NeighborAlltoallInit", func(pc *ranks.Comm) error { return neighborAlltoall(pc, send, recv) })
 }
 
 // neighborInit is the check of a persistent neighbourhood collective at
@@ -962,7 +962,7 @@ func NeighborAllgathervInit[T any](c *ranks.Comm, send, recv []T, counts, displs
 	if err := neighborInit[T](c, "NeighborAllgathervInit"); err != nil {
 		return nil, err
 	}
-	return persistent(c, "NeighborAllgathervInit", func() error { return neighborAllgatherv(c, send, recv, counts, displs) })
+	return persistent(c, "NeighborAllgathervInit", func(pc *ranks.Comm) error { return neighborAllgatherv(pc, send, recv, counts, displs) })
 }
 
 // NeighborAlltoallvInit is the persistent NeighborAlltoallv.
@@ -970,8 +970,8 @@ func NeighborAlltoallvInit[T any](c *ranks.Comm, send []T, scounts, sdispls []in
 	if err := neighborInit[T](c, "NeighborAlltoallvInit"); err != nil {
 		return nil, err
 	}
-	return persistent(c, "NeighborAlltoallvInit", func() error {
-		return neighborAlltoallv(c, send, scounts, sdispls, recv, rcounts, rdispls)
+	return persistent(c, "NeighborAlltoallvInit", func(pc *ranks.Comm) error {
+		return neighborAlltoallv(pc, send, scounts, sdispls, recv, rcounts, rdispls)
 	})
 }
 
@@ -980,5 +980,5 @@ func NeighborAlltoallwInit(c *ranks.Comm, send, recv [][]byte) (*ranks.Request, 
 	if err := neighborInit[byte](c, "NeighborAlltoallwInit"); err != nil {
 		return nil, err
 	}
-	return persistent(c, "NeighborAlltoallwInit", func() error { return neighborAlltoallw(c, send, recv) })
+	return persistent(c, "NeighborAlltoallwInit", func(pc *ranks.Comm) error { return neighborAlltoallw(pc, send, recv) })
 }

@@ -8,11 +8,18 @@ import (
 // Persistent collectives (MPI 4.0 §6.13). Each …Init call returns an
 // inactive persistent *ranks.Request; every ranks Start (or StartAll)
 // runs the collective once more with the arguments given at Init, and
-// Wait or Test completes that run, as for a nonblocking collective. Init
-// is local (it communicates nothing), and, as for nonblocking
-// collectives, every member must make its Init calls, and then its
-// Starts, in the same order on a communicator. Free the request when it
-// is no longer needed (it must be inactive).
+// Wait or Test completes that run, as for a nonblocking collective. Every
+// member makes its Init calls on a communicator in the same order, as for
+// other collectives; it may then start them in any order (MPI 4.0): the
+// runs match by the order of the Init calls. Each persistent collective
+// therefore runs on a private duplicate of the communicator, which Init
+// makes (a creation: Init synchronizes the members, as MPI 4.0 allows)
+// and Free gives back (ext.PersistentComm). A communicator whose info
+// asserts mpi_assert_strict_persistent_collective_ordering ("true") has
+// its persistent collectives started in Init order everywhere, so they
+// run on it, in order with its other collectives, and Init communicates
+// nothing. Free the request when it is no longer needed (it must be
+// inactive).
 //
 // What Init does once, so that a Start costs less than a fresh
 // nonblocking call: it checks the element type, the root and the op, and
@@ -21,9 +28,9 @@ import (
 // area at the first run and keep it (big.go).
 
 // persistent makes the persistent collective op on c, whose every run
-// calls run on the communicator's collective queue (nonblocking.go), in
-// order with the communicator's other collectives.
-func persistent(c *ranks.Comm, op string, run func() error) (*ranks.Request, error) {
+// calls run, with the communicator it runs on, on that communicator's
+// collective queue (nonblocking.go).
+func persistent(c *ranks.Comm, op string, run func(pc *ranks.Comm) error) (*ranks.Request, error) {
 	st := stateOf(c)
 	if st == nil {
 		return nil, &ranks.Error{Class: ranks.ErrComm, Op: op, Rank: -1, Detail: "nil or foreign communicator"}
@@ -31,14 +38,20 @@ func persistent(c *ranks.Comm, op string, run func() error) (*ranks.Request, err
 	if st.freed.Load() {
 		return nil, freedErr(op)
 	}
+	p, release, err := ext.PersistentComm(c, op)
+	if err != nil {
+		return nil, relabel(err, op)
+	}
+	pc := p.(*ranks.Comm)
+	pst := stateOf(pc)
 	var complete func(error)
 	var n uint64 // the queued run's number
-	job := func() { complete(relabel(run(), op)) }
+	job := func() { complete(relabel(run(pc), op)) }
 	req := ext.NewPersistent(c, op, func(done func(error)) {
 		complete = done // the same function every time; set before the job is queued
-		n = st.enqueue(job)
-	})
-	ext.SetHelp(req, func() { st.help(n) })
+		n = pst.enqueue(job)
+	}, release)
+	ext.SetHelp(req, func() { pst.help(n) })
 	return req.(*ranks.Request), nil
 }
 
@@ -71,7 +84,7 @@ func BarrierInit(c *ranks.Comm) (*ranks.Request, error) {
 	if err := initCheck[byte](c, "BarrierInit", noRoot, true); err != nil {
 		return nil, err
 	}
-	return persistent(c, "BarrierInit", func() error { return barrier(c) })
+	return persistent(c, "BarrierInit", func(pc *ranks.Comm) error { return barrier(pc) })
 }
 
 // BcastInit is the persistent Bcast (MPI_Bcast_init).
@@ -79,7 +92,7 @@ func BcastInit[T any](c *ranks.Comm, buf []T, root int) (*ranks.Request, error) 
 	if err := initCheck[T](c, "BcastInit", root, true); err != nil {
 		return nil, err
 	}
-	return persistent(c, "BcastInit", func() error { return bcast(c, buf, root) })
+	return persistent(c, "BcastInit", func(pc *ranks.Comm) error { return bcast(pc, buf, root) })
 }
 
 // ReduceInit is the persistent Reduce (MPI_Reduce_init).
@@ -87,7 +100,7 @@ func ReduceInit[T any](c *ranks.Comm, send, recv []T, op Op[T], root int) (*rank
 	if err := initCheck[T](c, "ReduceInit", root, op != nil); err != nil {
 		return nil, err
 	}
-	return persistent(c, "ReduceInit", func() error { return reduce(c, send, recv, op, root) })
+	return persistent(c, "ReduceInit", func(pc *ranks.Comm) error { return reduce(pc, send, recv, op, root) })
 }
 
 // AllreduceInit is the persistent Allreduce (MPI_Allreduce_init).
@@ -98,7 +111,7 @@ func AllreduceInit[T any](c *ranks.Comm, send, recv []T, op Op[T]) (*ranks.Reque
 	if send != nil && len(send) != len(recv) {
 		return nil, errf(ranks.ErrBuffer, "AllreduceInit", "send and receive buffers differ in length")
 	}
-	return persistent(c, "AllreduceInit", func() error { return allreduce(c, send, recv, op) })
+	return persistent(c, "AllreduceInit", func(pc *ranks.Comm) error { return allreduce(pc, send, recv, op) })
 }
 
 // GatherInit is the persistent Gather (MPI_Gather_init).
@@ -106,7 +119,7 @@ func GatherInit[T any](c *ranks.Comm, send, recv []T, root int) (*ranks.Request,
 	if err := initCheck[T](c, "GatherInit", root, true); err != nil {
 		return nil, err
 	}
-	return persistent(c, "GatherInit", func() error { return gather(c, send, recv, root) })
+	return persistent(c, "GatherInit", func(pc *ranks.Comm) error { return gather(pc, send, recv, root) })
 }
 
 // GathervInit is the persistent Gatherv (MPI_Gatherv_init).
@@ -114,7 +127,7 @@ func GathervInit[T any](c *ranks.Comm, send, recv []T, counts, displs []int, roo
 	if err := initCheck[T](c, "GathervInit", root, true); err != nil {
 		return nil, err
 	}
-	return persistent(c, "GathervInit", func() error { return gatherv(c, send, recv, counts, displs, root) })
+	return persistent(c, "GathervInit", func(pc *ranks.Comm) error { return gatherv(pc, send, recv, counts, displs, root) })
 }
 
 // ScatterInit is the persistent Scatter (MPI_Scatter_init).
@@ -122,7 +135,7 @@ func ScatterInit[T any](c *ranks.Comm, send, recv []T, root int) (*ranks.Request
 	if err := initCheck[T](c, "ScatterInit", root, true); err != nil {
 		return nil, err
 	}
-	return persistent(c, "ScatterInit", func() error { return scatter(c, send, recv, root) })
+	return persistent(c, "ScatterInit", func(pc *ranks.Comm) error { return scatter(pc, send, recv, root) })
 }
 
 // ScattervInit is the persistent Scatterv (MPI_Scatterv_init).
@@ -130,7 +143,7 @@ func ScattervInit[T any](c *ranks.Comm, send []T, counts, displs []int, recv []T
 	if err := initCheck[T](c, "ScattervInit", root, true); err != nil {
 		return nil, err
 	}
-	return persistent(c, "ScattervInit", func() error { return scatterv(c, send, counts, displs, recv, root) })
+	return persistent(c, "ScattervInit", func(pc *ranks.Comm) error { return scatterv(pc, send, counts, displs, recv, root) })
 }
 
 // AllgatherInit is the persistent Allgather (MPI_Allgather_init).
@@ -138,7 +151,7 @@ func AllgatherInit[T any](c *ranks.Comm, send, recv []T) (*ranks.Request, error)
 	if err := initCheck[T](c, "AllgatherInit", noRoot, true); err != nil {
 		return nil, err
 	}
-	return persistent(c, "AllgatherInit", func() error { return allgather(c, send, recv) })
+	return persistent(c, "AllgatherInit", func(pc *ranks.Comm) error { return allgather(pc, send, recv) })
 }
 
 // AllgathervInit is the persistent Allgatherv (MPI_Allgatherv_init).
@@ -146,7 +159,7 @@ func AllgathervInit[T any](c *ranks.Comm, send, recv []T, counts, displs []int) 
 	if err := initCheck[T](c, "AllgathervInit", noRoot, true); err != nil {
 		return nil, err
 	}
-	return persistent(c, "AllgathervInit", func() error { return allgatherv(c, send, recv, counts, displs) })
+	return persistent(c, "AllgathervInit", func(pc *ranks.Comm) error { return allgatherv(pc, send, recv, counts, displs) })
 }
 
 // AlltoallInit is the persistent Alltoall (MPI_Alltoall_init).
@@ -154,7 +167,7 @@ func AlltoallInit[T any](c *ranks.Comm, send, recv []T) (*ranks.Request, error) 
 	if err := initCheck[T](c, "AlltoallInit", noRoot, true); err != nil {
 		return nil, err
 	}
-	return persistent(c, "AlltoallInit", func() error { return alltoall(c, send, recv) })
+	return persistent(c, "AlltoallInit", func(pc *ranks.Comm) error { return alltoall(pc, send, recv) })
 }
 
 // AlltoallvInit is the persistent Alltoallv (MPI_Alltoallv_init).
@@ -162,7 +175,7 @@ func AlltoallvInit[T any](c *ranks.Comm, send []T, scounts, sdispls []int, recv 
 	if err := initCheck[T](c, "AlltoallvInit", noRoot, true); err != nil {
 		return nil, err
 	}
-	return persistent(c, "AlltoallvInit", func() error { return alltoallv(c, send, scounts, sdispls, recv, rcounts, rdispls) })
+	return persistent(c, "AlltoallvInit", func(pc *ranks.Comm) error { return alltoallv(pc, send, scounts, sdispls, recv, rcounts, rdispls) })
 }
 
 // AlltoallwInit is the persistent Alltoallw (MPI_Alltoallw_init).
@@ -170,7 +183,7 @@ func AlltoallwInit(c *ranks.Comm, send, recv [][]byte) (*ranks.Request, error) {
 	if err := initCheck[byte](c, "AlltoallwInit", noRoot, true); err != nil {
 		return nil, err
 	}
-	return persistent(c, "AlltoallwInit", func() error { return alltoallw(c, send, recv) })
+	return persistent(c, "AlltoallwInit", func(pc *ranks.Comm) error { return alltoallw(pc, send, recv) })
 }
 
 // ReduceScatterInit is the persistent ReduceScatter (MPI_Reduce_scatter_init).
@@ -178,7 +191,7 @@ func ReduceScatterInit[T any](c *ranks.Comm, send, recv []T, counts []int, op Op
 	if err := initCheck[T](c, "ReduceScatterInit", noRoot, op != nil); err != nil {
 		return nil, err
 	}
-	return persistent(c, "ReduceScatterInit", func() error { return reduceScatter(c, send, recv, counts, op) })
+	return persistent(c, "ReduceScatterInit", func(pc *ranks.Comm) error { return reduceScatter(pc, send, recv, counts, op) })
 }
 
 // ReduceScatterBlockInit is the persistent ReduceScatterBlock
@@ -187,7 +200,7 @@ func ReduceScatterBlockInit[T any](c *ranks.Comm, send, recv []T, op Op[T]) (*ra
 	if err := initCheck[T](c, "ReduceScatterBlockInit", noRoot, op != nil); err != nil {
 		return nil, err
 	}
-	return persistent(c, "ReduceScatterBlockInit", func() error { return reduceScatterBlock(c, send, recv, op) })
+	return persistent(c, "ReduceScatterBlockInit", func(pc *ranks.Comm) error { return reduceScatterBlock(pc, send, recv, op) })
 }
 
 // ScanInit is the persistent Scan (MPI_Scan_init).
@@ -195,7 +208,7 @@ func ScanInit[T any](c *ranks.Comm, send, recv []T, op Op[T]) (*ranks.Request, e
 	if err := initCheck[T](c, "ScanInit", noRoot, op != nil); err != nil {
 		return nil, err
 	}
-	return persistent(c, "ScanInit", func() error { return scan(c, send, recv, op) })
+	return persistent(c, "ScanInit", func(pc *ranks.Comm) error { return scan(pc, send, recv, op) })
 }
 
 // ExscanInit is the persistent Exscan (MPI_Exscan_init).
@@ -203,5 +216,5 @@ func ExscanInit[T any](c *ranks.Comm, send, recv []T, op Op[T]) (*ranks.Request,
 	if err := initCheck[T](c, "ExscanInit", noRoot, op != nil); err != nil {
 		return nil, err
 	}
-	return persistent(c, "ExscanInit", func() error { return exscan(c, send, recv, op) })
+	return persistent(c, "ExscanInit", func(pc *ranks.Comm) error { return exscan(pc, send, recv, op) })
 }

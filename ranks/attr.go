@@ -400,7 +400,13 @@ var hintKeys = [...]string{
 	"mpi_assert_no_any_source",
 	"mpi_assert_exact_length",
 	"mpi_assert_allow_overtaking",
+	// MPI 4.1: persistent collectives are started in the order of their
+	// Init calls at every member (persistentComm).
+	"mpi_assert_strict_persistent_collective_ordering",
 }
+
+// hintStrictPersistent indexes mpi_assert_strict_persistent_collective_ordering.
+const hintStrictPersistent = 4
 
 type commHints [len(hintKeys)]bool
 

@@ -1,6 +1,7 @@
 package ranks
 
 import (
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -72,8 +73,19 @@ func init() {
 		h.r.help = help
 		h.r.e.unlock()
 	}
-	ext.NewPersistent = func(comm any, op string, start func(complete func(error))) any {
-		return comm.(*Comm).persistentRequest(op, start)
+	ext.NewPersistent = func(comm any, op string, start func(complete func(error)), onFree func()) any {
+		return comm.(*Comm).persistentRequest(op, start, onFree)
+	}
+	ext.PersistentComm = func(comm any, op string) (any, func(), error) {
+		c := comm.(*Comm)
+		pc, err := c.persistentComm(op)
+		switch {
+		case err != nil:
+			return nil, nil, err
+		case pc == c:
+			return c, nil, nil
+		}
+		return pc, pc.releasePrivate, nil
 	}
 	ext.SleepTimeouts = func(comm any) uint64 { return comm.(*Comm).e.sleepTimeouts.Load() }
 	ext.Hold = func(comm any) { comm.(*Comm).holds.Add(1) }
@@ -246,7 +258,7 @@ func (c *Comm) genRequest(op string) (*Request, func(error)) {
 // persistentRequest makes an inactive persistent request whose Start
 // calls start, which must arrange for complete to be called, from any
 // goroutine, with the operation's error (a persistent collective).
-func (c *Comm) persistentRequest(op string, start func(complete func(error))) *Request {
+func (c *Comm) persistentRequest(op string, start func(complete func(error)), onFree func()) *Request {
 	e := c.e
 	e.lock()
 	defer e.unlock()
@@ -259,7 +271,59 @@ func (c *Comm) persistentRequest(op string, start func(complete func(error))) *R
 		e.unlock()
 	}
 	r.startFn = func() { start(complete) }
+	r.freeFn = onFree
 	return h
+}
+
+// persistentComm returns the communicator that one persistent collective
+// of c runs on (ext.PersistentComm). MPI 4.0 (§6.13) lets members start
+// their persistent collectives in different orders: they match by the
+// order of the Init calls, which is the same at every member. Each
+// therefore runs on a private duplicate of c, made here; its runs queue
+// and progress apart from those of c and of the other duplicates. The
+// Init calls of persistent collectives may synchronize, as this creation
+// does (they are not local in MPI 4.0). A communicator that asserts
+// mpi_assert_strict_persistent_collective_ordering starts them in the
+// same order everywhere, and they run on c itself.
+func (c *Comm) persistentComm(op string) (*Comm, error) {
+	if err := c.usableLocked(op); err != nil {
+		return nil, err
+	}
+	c.local.mu.Lock()
+	strict := c.local.hints[hintStrictPersistent]
+	c.local.mu.Unlock()
+	if strict {
+		return c, nil
+	}
+	var nc *Comm
+	var err error
+	c.inOrder(func() { nc, err = c.dupNow(op) })
+	if err != nil {
+		return nil, err
+	}
+	e := c.e
+	e.lock()
+	defer e.unlock()
+	nc.topo = c.topo // neighborhood collectives read it
+	nc.dependentOf = c
+	c.dependents = append(c.dependents, nc)
+	if c.revoked {
+		e.revokeLocal(nc)
+	}
+	return nc, nil
+}
+
+// releasePrivate frees c, a persistent collective's private duplicate,
+// when its request is freed.
+func (c *Comm) releasePrivate() {
+	e := c.e
+	e.lock()
+	if p := c.dependentOf; p != nil {
+		p.dependents = slices.DeleteFunc(p.dependents, func(d *Comm) bool { return d == c })
+		c.dependentOf = nil
+	}
+	e.unlock()
+	c.Free() // an error (the job finalized) leaves nothing to free
 }
 
 // concurrent makes the engine take its lock from now on, if it took none

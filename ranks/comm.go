@@ -64,6 +64,12 @@ type Comm struct {
 	local commLocal // attributes, hints, creation queue (attr.go, idup.go)
 	topo  *topology // its virtual topology, or nil (topo.go); immutable
 
+	// A persistent collective's private duplicate (persistentComm) and
+	// its parent: revoking the parent revokes the duplicates here too.
+	// Under the engine lock.
+	dependents  []*Comm
+	dependentOf *Comm
+
 	// collCheck's cache: the failure epoch it last judged, and the error;
 	// okEpoch, read without the lock, is the epoch of the last check that
 	// found nothing (0: none, or freed since).

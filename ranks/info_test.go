@@ -116,10 +116,11 @@ func hints(r *ranktest.R, c *ranks.Comm) map[string]string {
 }
 
 var noHints = map[string]string{
-	"mpi_assert_no_any_tag":       "false",
-	"mpi_assert_no_any_source":    "false",
-	"mpi_assert_exact_length":     "false",
-	"mpi_assert_allow_overtaking": "false",
+	"mpi_assert_no_any_tag":                            "false",
+	"mpi_assert_no_any_source":                         "false",
+	"mpi_assert_exact_length":                          "false",
+	"mpi_assert_allow_overtaking":                      "false",
+	"mpi_assert_strict_persistent_collective_ordering": "false",
 }
 
 func withHints(kv ...string) map[string]string {

@@ -106,6 +106,9 @@ type request struct {
 	// persistent collective, ext.NewPersistent): Start calls it, and the
 	// operation completes the request itself.
 	startFn func()
+	// freeFn, if set, runs when the request is freed (a persistent
+	// collective's private communicator goes with it).
+	freeFn func()
 	// help, if set, runs the operation on the waiting goroutine (a
 	// collective queued on its communicator, ext.SetHelp); Wait and
 	// WaitAll call it, without the engine lock, before they wait.
@@ -203,7 +206,7 @@ func (e *engine) recycle(r *request) {
 	if len(e.nbFree) >= 256 {
 		return // enough kept
 	}
-	r.buf, r.c, r.st.Err, r.startFn, r.help, r.pt = nil, nil, nil, nil, nil, nil
+	r.buf, r.c, r.st.Err, r.startFn, r.freeFn, r.help, r.pt = nil, nil, nil, nil, nil, nil, nil
 	e.nbFree = append(e.nbFree, r)
 }
 
@@ -513,15 +516,20 @@ func (h *Request) Free() error {
 		return err
 	}
 	e := r.e
-	defer e.unlock()
 	if r.persistent && r.active && !r.done {
+		e.unlock()
 		return newErr(ErrRequest, "Free", -1, "persistent request is active; Wait for it first")
 	}
 	r.bmode = false
 	if r.pt != nil {
 		e.ptFree(r)
 	}
+	freeFn := r.freeFn
 	e.releaseReq(r)
+	e.unlock()
+	if freeFn != nil {
+		freeFn() // takes the engine lock itself
+	}
 	return nil
 }
 

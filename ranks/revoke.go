@@ -166,6 +166,11 @@ func (e *engine) revokeLocal(c *Comm) {
 			e.revokeLocal(u)
 		}
 	}
+	for _, d := range c.dependents {
+		// Persistent collectives' private duplicates: a member that saw
+		// the revoke leaves their runs too.
+		e.revokeLocal(d)
+	}
 	e.needEval = true // flushQueues forgets emptied queues
 }
 

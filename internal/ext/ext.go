@@ -155,7 +155,16 @@ var (
 	// *ranks.Request) whose every Start calls start; start arranges for
 	// complete to be called, from any goroutine, with that run's error:
 	// how a persistent collective plugs into Start, Wait and Free.
-	NewPersistent func(comm any, op string, start func(complete func(error))) any
+	// onFree, if not nil, runs when the request is freed.
+	NewPersistent func(comm any, op string, start func(complete func(error)), onFree func()) any
+	// PersistentComm returns the communicator that one persistent
+	// collective of comm runs on (a *ranks.Comm): a private duplicate,
+	// made now, collectively, so that the runs of the persistent
+	// collectives of comm match by the order of their Init calls, not of
+	// their Starts; or comm itself when it asserts
+	// mpi_assert_strict_persistent_collective_ordering (release is then
+	// nil). release frees the duplicate.
+	PersistentComm func(comm any, op string) (pc any, release func(), err error)
 	// LeftBehind, installed by coll, returns the error of a collective
 	// wait on comm that a finalized member will never join (it finalized
 	// before it took part in the phase waited for), or nil. Wait calls it
