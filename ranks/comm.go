@@ -88,17 +88,17 @@ func identityGroup(n int) []int {
 }
 
 // Context ids on the wire. A communicator's messages carry its context id
-// (2*slot, or 2*slot+1 for its collective twin: 11 bits, since there are
-// job.MaxContexts slots) and, above it, the low 21 bits of its owner
+// (2*slot, or 2*slot+1 for its collective twin: 12 bits, since there are
+// job.MaxContexts slots) and, above it, the low 20 bits of its owner
 // number in the slot (gen/2: the slot's generation is odd while owned and
 // grows by 2 per owner). A message for a communicator that this rank has
 // freed thus never reaches the next owner of its slot: the receiver finds
 // no communicator with that wire context, sees that its owner number is
 // not newer than the slot's last one here (fresh), and drops it. Owner
-// numbers compare modulo 2^21: a message would have to wait in an inbox
-// while its slot changed owner a million times to be mistaken.
+// numbers compare modulo 2^20: a message would have to wait in an inbox
+// while its slot changed owner half a million times to be mistaken.
 const (
-	ctxIDBits  = 11
+	ctxIDBits  = 12
 	ctxIDMask  = 1<<ctxIDBits - 1
 	ownerBits  = 32 - ctxIDBits
 	ownerMask  = 1<<ownerBits - 1

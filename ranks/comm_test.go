@@ -303,3 +303,58 @@ func TestCommCreateDeath(t *testing.T) {
 		})
 	}
 }
+
+// A job holds up to job.MaxContexts-2 communicators of its own at once
+// (the world's slot and the ports' are taken): MPICH's comm/cmfree holds
+// 1,020 splits beside a duplicate. Past that, a creation fails with
+// ErrNoMem at every member, the communicators made still work, and
+// freeing them gives every slot back.
+func TestManyCommunicators(t *testing.T) {
+	ranktest.RunOpts(t, ranktest.Options{N: 2, Quiet: true}, func(r *ranktest.R) {
+		settle := func() {
+			_, err := ranks.Sendrecv(r.Comm, []byte{1}, 1-r.Rank, 1, make([]byte, 1), 1-r.Rank, 1)
+			r.Check(err, "settle")
+		}
+		// The ports' slot counts as free until a port is opened, but no
+		// communicator takes it.
+		settle()
+		free := r.World.FreeContexts()
+		settle() // nobody creates before both have counted
+		if free != job.MaxContexts-1 {
+			r.Errorf("free context slots at the start: %d, want %d", free, job.MaxContexts-1)
+		}
+		var made []*ranks.Comm
+		var err error
+		for {
+			var c *ranks.Comm
+			if len(made)%2 == 0 {
+				c, err = r.Comm.Dup()
+			} else {
+				c, err = r.Comm.Split(0, r.Size-r.Rank)
+			}
+			if err != nil {
+				break
+			}
+			made = append(made, c)
+		}
+		if !errors.Is(err, ranks.ErrNoMem) || len(made) != job.MaxContexts-2 {
+			r.Errorf("after %d creations: %v, want ErrNoMem after %d", len(made), err, job.MaxContexts-2)
+		}
+		// The oldest and the newest still carry messages and collectives.
+		for _, c := range []*ranks.Comm{made[0], made[len(made)-1]} {
+			got := make([]int, 1)
+			_, err := ranks.Sendrecv(c, []int{c.Rank()}, 1-c.Rank(), 5, got, 1-c.Rank(), 5)
+			r.Check(err, "sendrecv")
+			if got[0] != 1-c.Rank() {
+				r.Errorf("sendrecv on a communicator: got %d", got[0])
+			}
+		}
+		for _, c := range made {
+			r.Check(c.Free(), "free")
+		}
+		settle() // both have freed theirs before either counts
+		if n := r.World.FreeContexts(); n != free {
+			r.Errorf("free context slots after freeing: %d, want %d", n, free)
+		}
+	})
+}

@@ -22,7 +22,7 @@ import (
 // reach the next owner of the slot, not even a late revoke.
 
 // MaxContexts is the number of context slots of a job.
-const MaxContexts = 1024
+const MaxContexts = 2048
 
 // CtxRecord is one context slot (64 bytes, one cache line, at
 // areaContexts + slot*64).
@@ -45,7 +45,7 @@ type CtxRecord struct {
 }
 
 // Holds is a rank's set of context slots it holds or is about to adopt
-// (128 bytes, one bit per slot, at areaHolds + rank*128).
+// (256 bytes, one bit per slot, at areaHolds + rank*256).
 //
 // Who holds a slot is what decides when it returns to the pool, whatever
 // fails: the allocator sets the bit of every member before it tells them

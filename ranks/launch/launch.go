@@ -804,7 +804,7 @@ func SegmentCost(l Layout) (perRank, fixed uint64) {
 }
 
 // SegmentNeed says in words what a job of layout l needs of /dev/shm,
-// "700 KiB a rank and 396 KiB for the job", as shmrun's help and the
+// "828 KiB a rank and 804 KiB for the job", as shmrun's help and the
 // launcher's refusals say it.
 func SegmentNeed(l Layout) string {
 	perRank, fixed := SegmentCost(l)

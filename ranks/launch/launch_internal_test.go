@@ -90,7 +90,7 @@ func TestSegmentCost(t *testing.T) {
 	// The default layout's figures (README quotes them).
 	def := Layout{Ranks: 2, InboxSlots: job.DefaultInboxSlots, HSSlots: job.DefaultHSSlots,
 		ChunkCount: job.DefaultChunkCount, ChunkSize: job.DefaultChunkSize}
-	if got, want := SegmentNeed(def), "700 KiB a rank and 420 KiB for the job"; got != want {
+	if got, want := SegmentNeed(def), "828 KiB a rank and 804 KiB for the job"; got != want {
 		t.Errorf("SegmentNeed(%+v) = %q, want %q", def, got, want)
 	}
 }
