@@ -282,6 +282,13 @@ func shmpi_MPI_Comm_split_type(comm C.uintptr_t, kind, key C.int, info C.uintptr
 	if err != nil {
 		return fail(handle(comm), err, fname)
 	}
+	if c != nil && in != nil {
+		// The info's assertions are the new communicator's hints, as
+		// MPI_Comm_dup_with_info's are.
+		if err := c.SetInfo(in); err != nil {
+			return fail(handle(comm), err, fname)
+		}
+	}
 	h := newComm(c, o)
 	if n := getComm(h); n != nil {
 		n.hwType = hw

@@ -38,7 +38,7 @@ func e32Size(k basic, size int64) int64 {
 // e32TypeSize is the external32 size of one element of t.
 func (t *dtype) e32TypeSize() int64 {
 	var n int64
-	for _, p := range t.prims {
+	for _, p := range t.primList() {
 		n += p.cnt * e32Size(p.k, p.size)
 	}
 	return n
@@ -164,7 +164,7 @@ func (t *dtype) e32Walk(buf unsafe.Pointer, count int64, ext []byte, f func(dst,
 	pos := int64(0)
 	for i := int64(0); i < count; i++ {
 		base := unsafe.Add(buf, i*extent)
-		for _, p := range t.prims {
+		for _, p := range t.primList() {
 			es := e32Size(p.k, p.size)
 			for j := int64(0); j < p.cnt; j++ {
 				native := unsafe.Slice((*byte)(unsafe.Add(base, p.off+j*p.size)), p.size)

@@ -246,12 +246,20 @@ int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count 
     return MPI_SUCCESS;
 }
 
+/* elements_bytes is the size of the first count basic elements of a
+ * buffer of datatype, so that Get_elements then reports count (an element
+ * of a derived or pair type holds several). Not a hot path: Go answers. */
+static int64_t elements_bytes(MPI_Datatype datatype, int64_t count)
+{
+    return shmpi_elements_bytes((uintptr_t)datatype, count);
+}
+
 int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
 {
     TYPE_OR_RAISE(e, datatype, "MPI_Status_set_elements");
     if (!status || count < 0)
         return raise_none(MPI_ERR_ARG, "MPI_Status_set_elements");
-    int64_t bytes = (int64_t)count * e->size;
+    int64_t bytes = elements_bytes(datatype, count);
     status->MPI_internal[0] = (int)(uint32_t)bytes;
     status->MPI_internal[1] = (int)(uint32_t)((uint64_t)bytes >> 32);
     return MPI_SUCCESS;
@@ -262,7 +270,7 @@ int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Co
     TYPE_OR_RAISE(e, datatype, "MPI_Status_set_elements_c");
     if (!status || count < 0)
         return raise_none(MPI_ERR_ARG, "MPI_Status_set_elements_c");
-    int64_t bytes = count * e->size;
+    int64_t bytes = elements_bytes(datatype, count);
     status->MPI_internal[0] = (int)(uint32_t)bytes;
     status->MPI_internal[1] = (int)(uint32_t)((uint64_t)bytes >> 32);
     return MPI_SUCCESS;

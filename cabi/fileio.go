@@ -602,10 +602,10 @@ const displacementCurrent = -1
 // displacement) and its blocks. ok is false if mpio cannot show it.
 func filetypeOf(t *dtype, esize int64) (skip int64, ft mpio.Filetype, ok bool) {
 	ext := t.extent()
-	if t.size == 0 || ext <= 0 || len(t.runs) == 0 {
+	if t.size == 0 || ext <= 0 || len(t.runList()) == 0 {
 		return 0, ft, false
 	}
-	rs := append([]run(nil), t.runs...)
+	rs := append([]run(nil), t.runList()...)
 	sort.Slice(rs, func(i, j int) bool { return rs[i].off < rs[j].off })
 	merged := rs[:1]
 	for _, r := range rs[1:] {

@@ -112,6 +112,9 @@ func shmpi_MPI_Session_init(info C.uintptr_t, errh C.uintptr_t, out *C.uintptr_t
 			return r
 		}
 	}
+	// The level provided, under MPI 4.0's key (a "thread_level" the
+	// caller asked for is replaced by it) and Open MPI's.
+	kept.Set("thread_level", "MPI_THREAD_MULTIPLE")
 	kept.Set("mpi_thread_support_level", "MPI_THREAD_MULTIPLE")
 	h, _ := sessions.add(&sessionObj{errh: handle(errh), eh: eh, info: kept})
 	if h == 0 {

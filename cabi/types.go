@@ -6,6 +6,7 @@ package main
 import "C"
 
 import (
+	"math"
 	"strings"
 	"sync"
 	"unsafe"
@@ -86,12 +87,73 @@ type dtype struct {
 	pairPredef       bool   // a predefined pair type (MPI_DOUBLE_INT...): reduced as its C struct
 	pair             *dtype // the predefined pair type this type is made of only, if any (accumulates of MINLOC/MAXLOC)
 	pairSize, valOff int64
+
+	// A type whose runs and prims would number more than
+	// maxEagerEntries keeps its constructor's blocks instead (ops) and
+	// lists them at the first use that needs them (runList, primList):
+	// its size, bounds and counts of basic elements are known without
+	// them, so that a vector of 2^30 blocks costs nothing until data
+	// moves. Such a type is never contig.
+	ops     []blockOp
+	flat    sync.Once
+	entries int64 // len(runs)+len(prims), or what they will be
+
+	// counts: the contents of a type made by a large-count constructor
+	// with a count that does not fit an int (MPI 4.0's large counts, in
+	// the order of MPI_Type_get_contents_c), nil otherwise.
+	counts []int64
+}
+
+// blockOp is a constructor's block: count copies, stride bytes apart, of
+// n consecutive elements of old at byte displacement disp.
+type blockOp struct {
+	old                    *dtype
+	n, disp, count, stride int64
+}
+
+// maxEagerEntries bounds the runs and prims a constructor lists at once
+// (16 MiB of them at most); a larger type lists them when first used.
+const maxEagerEntries = 1 << 20
+
+// runList is t's runs, listed now if t deferred them.
+func (t *dtype) runList() []run {
+	if t.ops != nil {
+		t.flat.Do(t.flatten)
+	}
+	return t.runs
+}
+
+// primList is t's prims, listed now if t deferred them.
+func (t *dtype) primList() []prim {
+	if t.ops != nil {
+		t.flat.Do(t.flatten)
+	}
+	return t.prims
+}
+
+// flatten lists the runs and prims of a type that deferred them.
+func (t *dtype) flatten() {
+	var runs []run
+	var prims []prim
+	for _, op := range t.ops {
+		for i := int64(0); i < op.count; i++ {
+			runs, prims = appendBlock(runs, prims, op.old, op.n, op.disp+i*op.stride)
+		}
+	}
+	t.runs, t.prims = runs, prims
 }
 
 func (t *dtype) extent() int64 { return t.ub - t.lb }
 
-// finish computes the derived fields once runs and prims are set.
+// finish computes the derived fields once runs and prims are set. A type
+// that deferred them has its counts from its builder (done) and is not
+// contig.
 func (t *dtype) finish() {
+	if t.ops != nil {
+		t.contig = false
+		return
+	}
+	t.entries = int64(len(t.runs) + len(t.prims))
 	t.contig = len(t.runs) == 1 && t.runs[0].n == t.extent() || len(t.runs) == 0 && t.extent() == 0
 	if len(t.runs) > 0 {
 		t.firstOff = t.runs[0].off
@@ -280,19 +342,28 @@ func getType(h handle) *dtype {
 	return *t
 }
 
-// builder accumulates a new type from blocks of old types.
+// builder accumulates a new type from blocks of old types: their
+// bounds, size and counts at once, the blocks themselves as ops, listed
+// as runs and prims by done unless there would be too many.
 type builder struct {
-	t     *dtype
-	first bool
+	t       *dtype
+	first   bool
+	ops     []blockOp
+	entries int64 // the runs and prims the ops would list, at most
+	redSet  bool  // a block with basic elements was added (t.red is its kind)
 }
 
 func newBuilder() *builder {
-	return &builder{t: &dtype{}, first: true}
+	return &builder{t: &dtype{red: bNone}, first: true}
 }
 
 // add appends n copies of old at byte displacement disp.
-func (b *builder) add(old *dtype, n int64, disp int64) {
-	if n <= 0 {
+func (b *builder) add(old *dtype, n int64, disp int64) { b.addStrided(old, n, disp, 1, 0) }
+
+// addStrided appends count blocks, stride bytes apart, of n copies of old
+// each, the first at byte displacement disp (a vector's blocks).
+func (b *builder) addStrided(old *dtype, n, disp, count, stride int64) {
+	if n <= 0 || count <= 0 {
 		return
 	}
 	t := b.t
@@ -302,10 +373,11 @@ func (b *builder) add(old *dtype, n int64, disp int64) {
 		t.pair = nil
 	}
 	ext := old.extent()
-	lb := disp + old.lb + min(0, (n-1)*ext)
-	ub := disp + old.ub + max(0, (n-1)*ext)
-	tlb := disp + old.trueLB + min(0, (n-1)*ext)
-	tub := disp + old.trueUB + max(0, (n-1)*ext)
+	span := (count - 1) * stride
+	lb := disp + min(0, span) + old.lb + min(0, (n-1)*ext)
+	ub := disp + max(0, span) + old.ub + max(0, (n-1)*ext)
+	tlb := disp + min(0, span) + old.trueLB + min(0, (n-1)*ext)
+	tub := disp + max(0, span) + old.trueUB + max(0, (n-1)*ext)
 	if b.first {
 		t.lb, t.ub, t.trueLB, t.trueUB = lb, ub, tlb, tub
 		b.first = false
@@ -313,34 +385,95 @@ func (b *builder) add(old *dtype, n int64, disp int64) {
 		t.lb, t.ub = min(t.lb, lb), max(t.ub, ub)
 		t.trueLB, t.trueUB = min(t.trueLB, tlb), max(t.trueUB, tub)
 	}
-	t.size += n * old.size
+	t.size += count * n * old.size
 	t.align = max(t.align, old.align)
-	dense := len(old.runs) == 1 && old.runs[0].n == ext
-	if dense {
-		t.runs = appendRun(t.runs, run{disp + old.runs[0].off, n * ext})
+	// The kind reductions use: that of every basic element, or bNone (a
+	// predefined pair's two members differ).
+	t.nprim += count * n * old.nprim
+	if old.nprim > 0 {
+		k := old.red
+		if old.pairPredef {
+			k = bNone
+		}
+		if !b.redSet {
+			t.red, b.redSet = k, true
+		} else if t.red != k {
+			t.red = bNone
+		}
 	}
-	densePrim := len(old.prims) == 1 && old.prims[0].size*old.prims[0].cnt == ext && old.prims[0].off == old.runs[0].off
+	b.ops = append(b.ops, blockOp{old, n, disp, count, stride})
+	per := int64(2) // a dense old type: a run and a prim per block, or fewer
+	if !old.dense() {
+		per = satMul(n, max(old.entries, 2))
+	}
+	b.entries = satAdd(b.entries, satMul(count, per))
+}
+
+// dense says whether t's elements lie back to back as one run of one
+// kind, so that n of them are one run and one prim.
+func (t *dtype) dense() bool {
+	return t.ops == nil && len(t.runs) == 1 && t.runs[0].n == t.extent() &&
+		len(t.prims) == 1 && t.prims[0].size*t.prims[0].cnt == t.extent() && t.prims[0].off == t.runs[0].off
+}
+
+func satMul(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// appendBlock appends the runs and prims of n copies of old at byte
+// displacement disp.
+func appendBlock(runs []run, prims []prim, old *dtype, n int64, disp int64) ([]run, []prim) {
+	ext := old.extent()
+	oruns, oprims := old.runList(), old.primList()
+	dense := len(oruns) == 1 && oruns[0].n == ext
+	if dense {
+		runs = appendRun(runs, run{disp + oruns[0].off, n * ext})
+	}
+	densePrim := len(oprims) == 1 && oprims[0].size*oprims[0].cnt == ext && oprims[0].off == oruns[0].off
 	if densePrim && dense {
-		p := old.prims[0]
-		t.prims = appendPrim(t.prims, prim{k: p.k, size: p.size, off: disp + p.off, cnt: n * p.cnt})
+		p := oprims[0]
+		prims = appendPrim(prims, prim{k: p.k, size: p.size, off: disp + p.off, cnt: n * p.cnt})
 	}
 	for i := int64(0); i < n && !(dense && densePrim); i++ {
 		base := disp + i*ext
 		if !dense {
-			for _, r := range old.runs {
-				t.runs = appendRun(t.runs, run{base + r.off, r.n})
+			for _, r := range oruns {
+				runs = appendRun(runs, run{base + r.off, r.n})
 			}
 		}
-		for _, p := range old.prims {
-			t.prims = appendPrim(t.prims, prim{k: p.k, size: p.size, off: base + p.off, cnt: p.cnt})
+		for _, p := range oprims {
+			prims = appendPrim(prims, prim{k: p.k, size: p.size, off: base + p.off, cnt: p.cnt})
 		}
 	}
+	return runs, prims
 }
 
-// done makes the builder's type; an empty one has zero bounds.
+// done makes the builder's type; an empty one has zero bounds. Its runs
+// and prims are listed now, unless there would be more than
+// maxEagerEntries of them.
 func (b *builder) done(combiner int) *dtype {
 	t := b.t
 	t.combiner = combiner
+	if b.entries > maxEagerEntries {
+		t.ops, t.entries = b.ops, b.entries
+		t.finish()
+		return t
+	}
+	for _, op := range b.ops {
+		for i := int64(0); i < op.count; i++ {
+			t.runs, t.prims = appendBlock(t.runs, t.prims, op.old, op.n, op.disp+i*op.stride)
+		}
+	}
 	t.finish()
 	return t
 }
@@ -414,9 +547,7 @@ func shmpi_MPI_Type_contiguous(count C.int, old C.uintptr_t, out *C.uintptr_t) C
 
 func vector(count, blen int64, stride int64, o *dtype) *builder {
 	b := newBuilder()
-	for i := int64(0); i < count; i++ {
-		b.add(o, blen, i*stride)
-	}
+	b.addStrided(o, blen, 0, count, stride)
 	return b
 }
 
@@ -520,18 +651,34 @@ func shmpi_MPI_Type_create_struct(count C.int, blens *C.int, disps *C.int64_t, o
 		return failNone(MPI_ERR_ARG, fname)
 	}
 	bl, da, ts := i32s(blens, n), i64s(disps, n), hs(olds, n)
+	lens := make([]int64, n)
+	for i, l := range bl {
+		lens[i] = int64(l)
+	}
+	t, code := structOf(lens, da, ts)
+	if t == nil {
+		return failNone(code, fname)
+	}
+	t.ints = append([]int32{int32(count)}, bl...)
+	t.aints, t.kids = da, ts
+	return typeResult(t, out, fname)
+}
+
+// structOf builds a struct of blocks of lens[i] elements of ts[i] at byte
+// displacements da[i], or returns nil and the error class.
+func structOf(lens, da []int64, ts []handle) (*dtype, int) {
 	b := newBuilder()
 	explicit := false
-	for i := 0; i < n; i++ {
+	for i := range lens {
 		o := getType(ts[i])
 		if o == nil {
-			return failNone(MPI_ERR_TYPE, fname)
+			return nil, MPI_ERR_TYPE
 		}
-		if bl[i] < 0 {
-			return failNone(MPI_ERR_ARG, fname)
+		if lens[i] < 0 {
+			return nil, MPI_ERR_ARG
 		}
 		explicit = explicit || o.explicitBounds
-		b.add(o, int64(bl[i]), da[i])
+		b.add(o, lens[i], da[i])
 	}
 	t := b.done(MPI_COMBINER_STRUCT)
 	// Pad the extent to the strictest alignment of the members, as C
@@ -544,9 +691,7 @@ func shmpi_MPI_Type_create_struct(count C.int, blens *C.int, disps *C.int64_t, o
 	}
 	t.explicitBounds = explicit
 	t.finish()
-	t.ints = append([]int32{int32(count)}, bl...)
-	t.aints, t.kids = da, ts
-	return typeResult(t, out, fname)
+	return t, 0
 }
 
 //export shmpi_MPI_Type_create_resized
@@ -571,8 +716,15 @@ func shmpi_MPI_Type_create_resized(old C.uintptr_t, lb, extent C.int64_t, out *C
 // clone copies t's type map into a new type.
 func (t *dtype) clone() *dtype {
 	n := &dtype{size: t.size, lb: t.lb, ub: t.ub, trueLB: t.trueLB, trueUB: t.trueUB, align: t.align,
-		explicitBounds: t.explicitBounds, runs: t.runs, prims: t.prims, committed: t.committed,
-		combiner: t.combiner, ints: t.ints, aints: t.aints, kids: t.kids, pairPredef: t.pairPredef, pair: t.pair}
+		explicitBounds: t.explicitBounds, committed: t.committed,
+		combiner: t.combiner, ints: t.ints, aints: t.aints, kids: t.kids, pairPredef: t.pairPredef, pair: t.pair,
+		nprim: t.nprim, entries: t.entries, counts: t.counts}
+	if t.ops != nil {
+		// The same blocks, listed when the copy is first used.
+		n.ops = t.ops
+	} else {
+		n.runs, n.prims = t.runs, t.prims
+	}
 	n.finish()
 	n.red = t.red
 	return n
@@ -628,9 +780,7 @@ func shmpi_MPI_Type_create_subarray(ndims C.int, sizes, subsizes, starts *C.int,
 	var disp int64
 	for _, d := range dims {
 		b := newBuilder()
-		for i := int64(0); i < int64(sub[d]); i++ {
-			b.add(cur, 1, i*stride)
-		}
+		b.addStrided(cur, 1, 0, int64(sub[d]), stride)
 		cur = b.done(MPI_COMBINER_HVECTOR)
 		disp += int64(st[d]) * stride
 		stride *= int64(sz[d])
@@ -723,6 +873,9 @@ func shmpi_MPI_Type_get_envelope(h C.uintptr_t, ni, na, nd, combiner *C.int) C.i
 	if ni == nil || na == nil || nd == nil || combiner == nil {
 		return failNone(MPI_ERR_ARG, "MPI_Type_get_envelope")
 	}
+	if t.counts != nil {
+		return tooLarge("MPI_Type_get_envelope") // its contents are large counts (typesc.go)
+	}
 	*ni, *na, *nd, *combiner = C.int(len(t.ints)), C.int(len(t.aints)), C.int(len(t.kids)), C.int(t.combiner)
 	return 0
 }
@@ -733,10 +886,20 @@ func shmpi_MPI_Type_get_contents(h C.uintptr_t, maxi, maxa, maxd C.int, ints *C.
 	if t == nil {
 		return r
 	}
+	if t.counts != nil {
+		return tooLarge("MPI_Type_get_contents") // its contents are large counts (typesc.go)
+	}
 	// Named types have no contents; the predefined F90 types (f90.go) have (p, r).
 	if t.combiner == MPI_COMBINER_NAMED || int(maxi) < len(t.ints) || int(maxa) < len(t.aints) || int(maxd) < len(t.kids) {
 		return failNone(MPI_ERR_ARG, "MPI_Type_get_contents")
 	}
+	t.contents(ints, aints, dts)
+	return 0
+}
+
+// contents writes t's integers, addresses and types (MPI_Type_get_contents
+// and its _c form, which checked the room).
+func (t *dtype) contents(ints *C.int, aints *C.int64_t, dts *C.uintptr_t) {
 	if len(t.ints) > 0 {
 		copy(unsafe.Slice((*int32)(unsafe.Pointer(ints)), len(t.ints)), t.ints)
 	}
@@ -757,7 +920,6 @@ func shmpi_MPI_Type_get_contents(h C.uintptr_t, maxi, maxa, maxd C.int, ints *C.
 			out[i] = registerType(d)
 		}
 	}
-	return 0
 }
 
 //export shmpi_MPI_Type_get_value_index
@@ -791,9 +953,10 @@ func (t *dtype) pack(dst []byte, src unsafe.Pointer, count int64) {
 		copy(dst[:n], unsafe.Slice((*byte)(unsafe.Add(src, t.firstOff)), n))
 		return
 	}
+	runs := t.runList()
 	for i := int64(0); i < count; i++ {
 		base := unsafe.Add(src, i*ext)
-		for _, r := range t.runs {
+		for _, r := range runs {
 			copy(dst[pos:pos+r.n], unsafe.Slice((*byte)(unsafe.Add(base, r.off)), r.n))
 			pos += r.n
 		}
@@ -811,9 +974,10 @@ func (t *dtype) unpack(dst unsafe.Pointer, src []byte, count int64) {
 		return
 	}
 	pos := int64(0)
+	runs := t.runList()
 	for i := int64(0); i < count && pos < total; i++ {
 		base := unsafe.Add(dst, i*ext)
-		for _, r := range t.runs {
+		for _, r := range runs {
 			n := min(r.n, total-pos)
 			if n <= 0 {
 				return
@@ -833,7 +997,10 @@ func (t *dtype) elements(bytes int64) int64 {
 	full := bytes / t.size
 	rem := bytes % t.size
 	n := full * t.nprim
-	for _, p := range t.prims {
+	if rem == 0 {
+		return n
+	}
+	for _, p := range t.primList() {
 		if rem == 0 {
 			break
 		}
@@ -848,6 +1015,40 @@ func (t *dtype) elements(bytes int64) int64 {
 		return MPI_UNDEFINED
 	}
 	return n
+}
+
+// bytesOf is the size in bytes of the first n basic elements of a
+// buffer of t (MPI_Status_set_elements: Get_elements then gives n).
+func (t *dtype) bytesOf(n int64) int64 {
+	if t.nprim == 0 {
+		return 0
+	}
+	bytes := n / t.nprim * t.size
+	rem := n % t.nprim
+	if rem == 0 {
+		return bytes // no need for the list of a type that deferred it
+	}
+	for _, p := range t.primList() {
+		if rem == 0 {
+			break
+		}
+		k := min(p.cnt, rem)
+		bytes += k * p.size
+		rem -= k
+	}
+	return bytes
+}
+
+// shmpi_elements_bytes is MPI_Status_set_elements' byte count for n basic
+// elements of a derived type (fast.c answers predefined ones itself).
+//
+//export shmpi_elements_bytes
+func shmpi_elements_bytes(h C.uintptr_t, n C.int64_t) C.int64_t {
+	t := getType(handle(h))
+	if t == nil {
+		return 0
+	}
+	return C.int64_t(t.bytesOf(int64(n)))
 }
 
 //export shmpi_MPI_Get_elements

@@ -37,3 +37,7 @@ func TestHWResourceInfo(t *testing.T) {
 
 // TestFortranABI: MPI_Abi_get/set_fortran_info and _booleans.
 func TestFortranABI(t *testing.T) { expectOK(t, 2, "fortran") }
+
+// TestBigTypes: a vector of 2^30 blocks answers its queries without
+// listing its blocks; a type listed at its first use moves its data.
+func TestBigTypes(t *testing.T) { expectOK(t, 2, "bigtypes") }

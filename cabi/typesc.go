@@ -11,12 +11,14 @@ import (
 )
 
 // The large-count (_c) datatype constructors: each takes MPI_Count
-// arguments where its int form takes ints, and builds the same type
-// through that form. A count or block length above 2^31-1 is
-// MPI_ERR_VALUE_TOO_LARGE (a type's whole size may still be above it:
-// its runs are 64-bit). The envelope of such a type is its int form's
-// (MPI_Type_get_envelope_c reports no large counts), which MPI's
-// decoders, mpi4py's among them, read either way.
+// arguments where its int form takes ints. When every value fits an int
+// they build the type through that form, whose envelope (no large counts)
+// MPI's decoders, mpi4py's among them, read either way. Otherwise the type
+// is built with 64-bit counts and its contents are MPI 4.0's large counts
+// (dtype.counts: MPI_Type_get_envelope_c reports them; the int
+// MPI_Type_get_envelope and _get_contents raise MPI_ERR_VALUE_TOO_LARGE).
+// Subarray and darray keep int sizes: a larger one is
+// MPI_ERR_VALUE_TOO_LARGE.
 
 const maxInt32 = 1<<31 - 1
 
@@ -51,16 +53,108 @@ func tooLarge(fname string) C.int { return failNone(MPI_ERR_VALUE_TOO_LARGE, fna
 
 //export shmpi_MPI_Type_contiguous_c
 func shmpi_MPI_Type_contiguous_c(count C.int64_t, old C.uintptr_t, out *C.uintptr_t) C.int {
-	if !fits(count) {
-		return tooLarge("MPI_Type_contiguous_c")
+	const fname = "MPI_Type_contiguous_c"
+	if fits(count) {
+		return shmpi_MPI_Type_contiguous(C.int(count), old, out)
 	}
-	return shmpi_MPI_Type_contiguous(C.int(count), old, out)
+	o, r := typeArg(old, fname)
+	if o == nil {
+		return r
+	}
+	if count < 0 {
+		return failNone(MPI_ERR_COUNT, fname)
+	}
+	b := newBuilder()
+	b.add(o, int64(count), 0)
+	t := b.done(MPI_COMBINER_CONTIGUOUS)
+	t.counts, t.kids = []int64{int64(count)}, []handle{handle(old)}
+	return typeResult(t, out, fname)
+}
+
+// largeVector is MPI_Type_vector_c or _create_hvector_c (stride in bytes
+// when bytes) with a value that does not fit an int.
+func largeVector(fname string, combiner int, count, blen, stride int64, bytes bool, old C.uintptr_t, out *C.uintptr_t) C.int {
+	o, r := typeArg(old, fname)
+	if o == nil {
+		return r
+	}
+	if count < 0 || blen < 0 {
+		return failNone(MPI_ERR_COUNT, fname)
+	}
+	st := stride
+	if !bytes {
+		st *= o.extent()
+	}
+	t := vector(count, blen, st, o).done(combiner)
+	t.counts, t.kids = []int64{count, blen, stride}, []handle{handle(old)}
+	return typeResult(t, out, fname)
+}
+
+// largeIndexed is an indexed, hindexed, indexed_block or hindexed_block
+// _c constructor with a value that does not fit an int: blens (or blen1
+// for every block) elements of old at disps (in old's extents unless
+// bytes).
+func largeIndexed(fname string, combiner int, count int64, blens *C.int64_t, blen1 int64, disps *C.int64_t, bytes bool, old C.uintptr_t, out *C.uintptr_t) C.int {
+	o, r := typeArg(old, fname)
+	if o == nil {
+		return r
+	}
+	if count < 0 {
+		return failNone(MPI_ERR_COUNT, fname)
+	}
+	n := int(count)
+	if n > 0 && ((blens == nil && blen1 < 0) || disps == nil) {
+		return failNone(MPI_ERR_ARG, fname)
+	}
+	var bl []int64
+	if blens != nil {
+		bl = i64s(blens, n)
+	}
+	ds := i64s(disps, n)
+	b := newBuilder()
+	for i := range n {
+		l := blen1
+		if bl != nil {
+			l = bl[i]
+		}
+		if l < 0 {
+			return failNone(MPI_ERR_ARG, fname)
+		}
+		d := ds[i]
+		if !bytes {
+			d *= o.extent()
+		}
+		b.add(o, l, d)
+	}
+	t := b.done(combiner)
+	t.counts = []int64{count}
+	if bl != nil {
+		t.counts = append(t.counts, bl...)
+	} else {
+		t.counts = append(t.counts, blen1)
+	}
+	t.counts = append(t.counts, ds...)
+	t.kids = []handle{handle(old)}
+	return typeResult(t, out, fname)
+}
+
+// allFit says whether the n values at p fit an int.
+func allFit(p *C.int64_t, n int64) bool {
+	if p == nil || n <= 0 {
+		return true
+	}
+	for _, v := range unsafe.Slice((*int64)(unsafe.Pointer(p)), n) {
+		if v > maxInt32 || v < -maxInt32-1 {
+			return false
+		}
+	}
+	return true
 }
 
 //export shmpi_MPI_Type_vector_c
 func shmpi_MPI_Type_vector_c(count, blen, stride C.int64_t, old C.uintptr_t, out *C.uintptr_t) C.int {
 	if !fits(count, blen, stride) {
-		return tooLarge("MPI_Type_vector_c")
+		return largeVector("MPI_Type_vector_c", MPI_COMBINER_VECTOR, int64(count), int64(blen), int64(stride), false, old, out)
 	}
 	return shmpi_MPI_Type_vector(C.int(count), C.int(blen), C.int(stride), old, out)
 }
@@ -68,7 +162,7 @@ func shmpi_MPI_Type_vector_c(count, blen, stride C.int64_t, old C.uintptr_t, out
 //export shmpi_MPI_Type_create_hvector_c
 func shmpi_MPI_Type_create_hvector_c(count, blen, stride C.int64_t, old C.uintptr_t, out *C.uintptr_t) C.int {
 	if !fits(count, blen) {
-		return tooLarge("MPI_Type_create_hvector_c")
+		return largeVector("MPI_Type_create_hvector_c", MPI_COMBINER_HVECTOR, int64(count), int64(blen), int64(stride), true, old, out)
 	}
 	return shmpi_MPI_Type_create_hvector(C.int(count), C.int(blen), stride, old, out)
 }
@@ -102,6 +196,9 @@ func indexedC(fname string, count C.int64_t, blens, disps *C.int64_t, intDisps b
 
 //export shmpi_MPI_Type_indexed_c
 func shmpi_MPI_Type_indexed_c(count C.int64_t, blens, disps *C.int64_t, old C.uintptr_t, out *C.uintptr_t) C.int {
+	if !fits(count) || !allFit(blens, int64(count)) || !allFit(disps, int64(count)) {
+		return largeIndexed("MPI_Type_indexed_c", MPI_COMBINER_INDEXED, int64(count), blens, 0, disps, false, old, out)
+	}
 	return indexedC("MPI_Type_indexed_c", count, blens, disps, true, func(n C.int, bl *C.int, d unsafe.Pointer) C.int {
 		return shmpi_MPI_Type_indexed(n, bl, (*C.int)(d), old, out)
 	})
@@ -109,6 +206,9 @@ func shmpi_MPI_Type_indexed_c(count C.int64_t, blens, disps *C.int64_t, old C.ui
 
 //export shmpi_MPI_Type_create_hindexed_c
 func shmpi_MPI_Type_create_hindexed_c(count C.int64_t, blens, disps *C.int64_t, old C.uintptr_t, out *C.uintptr_t) C.int {
+	if !fits(count) || !allFit(blens, int64(count)) {
+		return largeIndexed("MPI_Type_create_hindexed_c", MPI_COMBINER_HINDEXED, int64(count), blens, 0, disps, true, old, out)
+	}
 	return indexedC("MPI_Type_create_hindexed_c", count, blens, disps, false, func(n C.int, bl *C.int, d unsafe.Pointer) C.int {
 		return shmpi_MPI_Type_create_hindexed(n, bl, (*C.int64_t)(d), old, out)
 	})
@@ -116,8 +216,8 @@ func shmpi_MPI_Type_create_hindexed_c(count C.int64_t, blens, disps *C.int64_t, 
 
 //export shmpi_MPI_Type_create_indexed_block_c
 func shmpi_MPI_Type_create_indexed_block_c(count, blen C.int64_t, disps *C.int64_t, old C.uintptr_t, out *C.uintptr_t) C.int {
-	if !fits(blen) {
-		return tooLarge("MPI_Type_create_indexed_block_c")
+	if !fits(count, blen) || !allFit(disps, int64(count)) {
+		return largeIndexed("MPI_Type_create_indexed_block_c", MPI_COMBINER_INDEXED_BLOCK, int64(count), nil, int64(blen), disps, false, old, out)
 	}
 	return indexedC("MPI_Type_create_indexed_block_c", count, nil, disps, true, func(n C.int, _ *C.int, d unsafe.Pointer) C.int {
 		return shmpi_MPI_Type_create_indexed_block(n, C.int(blen), (*C.int)(d), old, out)
@@ -127,13 +227,31 @@ func shmpi_MPI_Type_create_indexed_block_c(count, blen C.int64_t, disps *C.int64
 //export shmpi_MPI_Type_create_hindexed_block_c
 func shmpi_MPI_Type_create_hindexed_block_c(count, blen C.int64_t, disps *C.int64_t, old C.uintptr_t, out *C.uintptr_t) C.int {
 	if !fits(count, blen) {
-		return tooLarge("MPI_Type_create_hindexed_block_c")
+		return largeIndexed("MPI_Type_create_hindexed_block_c", MPI_COMBINER_HINDEXED_BLOCK, int64(count), nil, int64(blen), disps, true, old, out)
 	}
 	return shmpi_MPI_Type_create_hindexed_block(C.int(count), C.int(blen), disps, old, out)
 }
 
 //export shmpi_MPI_Type_create_struct_c
 func shmpi_MPI_Type_create_struct_c(count C.int64_t, blens, disps *C.int64_t, olds *C.uintptr_t, out *C.uintptr_t) C.int {
+	if !fits(count) || !allFit(blens, int64(count)) {
+		const fname = "MPI_Type_create_struct_c"
+		if count < 0 {
+			return failNone(MPI_ERR_COUNT, fname)
+		}
+		n := int(count)
+		if n > 0 && (blens == nil || disps == nil || olds == nil) {
+			return failNone(MPI_ERR_ARG, fname)
+		}
+		bl, da, ts := i64s(blens, n), i64s(disps, n), hs(olds, n)
+		t, code := structOf(bl, da, ts)
+		if t == nil {
+			return failNone(code, fname)
+		}
+		t.counts = append(append([]int64{int64(count)}, bl...), da...)
+		t.kids = ts
+		return typeResult(t, out, fname)
+	}
 	return indexedC("MPI_Type_create_struct_c", count, blens, disps, false, func(n C.int, bl *C.int, d unsafe.Pointer) C.int {
 		return shmpi_MPI_Type_create_struct(n, bl, (*C.int64_t)(d), olds, out)
 	})
@@ -176,13 +294,22 @@ func shmpi_MPI_Type_get_envelope_c(h C.uintptr_t, ni, na, nc, nd *C.int64_t, com
 	if ni == nil || na == nil || nc == nil || nd == nil || combiner == nil {
 		return failNone(MPI_ERR_ARG, "MPI_Type_get_envelope_c")
 	}
-	*ni, *na, *nc, *nd = C.int64_t(len(t.ints)), C.int64_t(len(t.aints)), 0, C.int64_t(len(t.kids))
+	*ni, *na, *nc, *nd = C.int64_t(len(t.ints)), C.int64_t(len(t.aints)), C.int64_t(len(t.counts)), C.int64_t(len(t.kids))
 	*combiner = C.int(t.combiner)
 	return 0
 }
 
 //export shmpi_MPI_Type_get_contents_c
 func shmpi_MPI_Type_get_contents_c(h C.uintptr_t, maxi, maxa, maxc, maxd C.int64_t, ints *C.int, aints *C.int64_t, counts *C.int64_t, dts *C.uintptr_t) C.int {
+	const fname = "MPI_Type_get_contents_c"
+	if t := getType(handle(h)); t != nil && t.counts != nil {
+		if maxi < C.int64_t(len(t.ints)) || maxa < C.int64_t(len(t.aints)) || maxc < C.int64_t(len(t.counts)) || maxd < C.int64_t(len(t.kids)) {
+			return failNone(MPI_ERR_ARG, fname)
+		}
+		copy(unsafe.Slice((*int64)(unsafe.Pointer(counts)), len(t.counts)), t.counts)
+		t.contents(ints, aints, dts)
+		return 0
+	}
 	if !fits(maxi, maxa, maxd) {
 		return tooLarge("MPI_Type_get_contents_c")
 	}

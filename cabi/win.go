@@ -670,7 +670,7 @@ func targetRuns(t *dtype, count int64) []run {
 	}
 	var rs []run
 	for i := int64(0); i < count; i++ {
-		for _, r := range t.runs {
+		for _, r := range t.runList() {
 			rs = appendRun(rs, run{i*t.extent() + r.off, r.n})
 		}
 	}
@@ -932,7 +932,7 @@ func (t *dtype) pairStarts(count int64) []int64 {
 	for i := range count {
 		base := i * t.extent()
 		j := 0
-		for _, p := range t.prims {
+		for _, p := range t.primList() {
 			for c := range p.cnt {
 				if j%2 == 0 {
 					out = append(out, base+p.off+c*p.size)
@@ -947,7 +947,7 @@ func (t *dtype) pairStarts(count int64) []int64 {
 // copyPair copies one pair's data (its value and its index, not the
 // padding) from src to dst, both laid out as pair's C struct.
 func copyPair(pair *dtype, dst, src unsafe.Pointer) {
-	for _, p := range pair.prims {
+	for _, p := range pair.primList() {
 		copy(unsafe.Slice((*byte)(unsafe.Add(dst, p.off)), p.size), unsafe.Slice((*byte)(unsafe.Add(src, p.off)), p.size))
 	}
 }

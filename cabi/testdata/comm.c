@@ -199,6 +199,19 @@ int main(int argc, char **argv)
     MPI_Comm_size(node, &s2);
     CHECK(s2 == size);
     MPI_Comm_free(&node);
+    /* Its info's assertions are the new communicator's hints. */
+    MPI_Info hint, got;
+    MPI_Info_create(&hint);
+    MPI_Info_set(hint, "mpi_assert_no_any_tag", "true");
+    CHECK_RC(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, hint, &node));
+    CHECK_RC(MPI_Comm_get_info(node, &got));
+    char hv[16];
+    int hflag = 0;
+    CHECK_RC(MPI_Info_get_string(got, "mpi_assert_no_any_tag", &(int){sizeof hv}, hv, &hflag));
+    CHECK(hflag && strcmp(hv, "true") == 0);
+    MPI_Info_free(&got);
+    MPI_Info_free(&hint);
+    MPI_Comm_free(&node);
     /* MPI_UNDEFINED at odd ranks: they get MPI_COMM_NULL, the others the
      * even ranks; RESOURCE_GUIDED without a resource type: null. */
     CHECK_RC(MPI_Comm_split_type(MPI_COMM_WORLD, rank % 2 ? MPI_UNDEFINED : MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));

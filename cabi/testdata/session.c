@@ -78,6 +78,9 @@ int main(int argc, char **argv)
     CHECK_RC(MPI_Session_get_info(s, &si));
     CHECK_RC(MPI_Info_get_string(si, "mpi_thread_support_level", &(int){sizeof v}, v, &flag));
     CHECK(flag);
+    /* MPI 4.0's key for the level provided. */
+    CHECK_RC(MPI_Info_get_string(si, "thread_level", &(int){sizeof v}, v, &flag));
+    CHECK(flag && strcmp(v, "MPI_THREAD_MULTIPLE") == 0);
     MPI_Info_free(&si);
 
     /* A communicator of every rank, and of this rank alone. */

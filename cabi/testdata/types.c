@@ -291,7 +291,14 @@ int main(int argc, char **argv)
         CHECK(ps == 80);
         CHECK_RC(MPI_Type_match_size(MPI_TYPECLASS_REAL, 8, &b));
         CHECK(b == MPI_REAL8);
-        rc = MPI_Type_contiguous_c((MPI_Count)1 << 40, MPI_INT, &b);
+        /* Counts past an int: a type of 4 TiB (bigtypes.c tests more);
+         * subarray sizes must fit an int. */
+        CHECK_RC(MPI_Type_contiguous_c((MPI_Count)1 << 40, MPI_INT, &b));
+        MPI_Type_size_c(b, &sb);
+        CHECK(sb == (MPI_Count)1 << 42);
+        MPI_Type_free(&b);
+        MPI_Count bigsz[1] = {(MPI_Count)1 << 40}, bigsub[1] = {1}, bigst[1] = {0};
+        rc = MPI_Type_create_subarray_c(1, bigsz, bigsub, bigst, MPI_ORDER_C, MPI_INT, &b);
         int cls;
         MPI_Error_class(rc, &cls);
         CHECK(cls == MPI_ERR_VALUE_TOO_LARGE);
