@@ -25,7 +25,7 @@ import (
 // segment written by another layout version is refused at attach.
 const (
 	Magic   = "SHMPISEG"
-	Version = 14
+	Version = 15 // 15: 2,048 context slots (internal/job)
 
 	// HeaderSize is the size of the header page at offset 0.
 	HeaderSize = 4096
