@@ -15,7 +15,8 @@ import (
 // representation (MPI 4.1 section 15.5.2): every basic element big-endian,
 // byte aligned, packed one after the other in type-map order, with the
 // sizes of the standard's table (the native ones here, except MPI_WCHAR:
-// 2 bytes there, 4 in C on Linux). A type's prims already list its basic
+// 2 bytes there, 4 in C on Linux; and MPI_LONG and MPI_UNSIGNED_LONG: 4
+// bytes there, 8 in C on LP64 Linux). A type's prims already list its basic
 // elements in type-map order, so packing walks them element by element.
 //
 // The machines shmpi runs on (x86-64, arm64) are little-endian, so a
@@ -29,8 +30,11 @@ const datarepExternal32 = "external32"
 
 // e32Size is the external32 size of one basic element of kind k.
 func e32Size(k basic, size int64) int64 {
-	if k == bWchar {
+	switch k {
+	case bWchar:
 		return 2
+	case bSLong, bULong:
+		return 4
 	}
 	return size
 }
@@ -114,6 +118,10 @@ func e32Encode(dst, src []byte, k basic) {
 	case bWchar:
 		// Unicode in 16 bits: code points above U+FFFF do not fit.
 		binary.BigEndian.PutUint16(dst, uint16(binary.LittleEndian.Uint32(src)))
+	case bSLong, bULong:
+		// The standard's 4 bytes: values beyond them keep their low 32
+		// bits (MPI defines no 8-byte long in external32).
+		binary.BigEndian.PutUint32(dst, uint32(binary.LittleEndian.Uint64(src)))
 	case bLong:
 		longToE32(dst, src)
 	case bCLong:
@@ -139,6 +147,10 @@ func e32Decode(dst, src []byte, k basic) {
 		dst[0] = src[0]
 	case bWchar:
 		binary.LittleEndian.PutUint32(dst, uint32(binary.BigEndian.Uint16(src)))
+	case bSLong:
+		binary.LittleEndian.PutUint64(dst, uint64(int64(int32(binary.BigEndian.Uint32(src)))))
+	case bULong:
+		binary.LittleEndian.PutUint64(dst, uint64(binary.BigEndian.Uint32(src)))
 	case bLong:
 		longFromE32(dst, src)
 	case bCLong:

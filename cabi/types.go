@@ -51,7 +51,21 @@ const (
 	b2Double
 	bOpaque // REAL2, REAL16, INTEGER16, COMPLEX4, COMPLEX32: moved, never reduced
 	bWchar  // wchar_t: reduced as bI32; its own kind because external32 gives it 2 bytes
+	bSLong  // C long: reduced as bI64; its own kind because external32 gives it 4 bytes
+	bULong  // C unsigned long: reduced as bU64; 4 bytes in external32 too
 )
+
+// arith is the kind reductions use for elements of kind k: C long is
+// int64 here, whatever external32 makes of it.
+func arith(k basic) basic {
+	switch k {
+	case bSLong:
+		return bI64
+	case bULong:
+		return bU64
+	}
+	return k
+}
 
 type run struct{ off, n int64 }
 
@@ -163,8 +177,8 @@ func (t *dtype) finish() {
 	for i, p := range t.prims {
 		t.nprim += p.cnt
 		if i == 0 {
-			t.red = p.k
-		} else if p.k != t.red {
+			t.red = arith(p.k)
+		} else if arith(p.k) != t.red {
 			t.red = bNone
 		}
 	}
@@ -200,11 +214,11 @@ var predefTypes = []predefType{
 	{MPI_PACKED, bByte, 1, nil, 1, "MPI_PACKED"},
 	{MPI_SHORT, bI16, 2, nil, 2, "MPI_SHORT"},
 	{MPI_INT, bI32, 4, nil, 4, "MPI_INT"},
-	{MPI_LONG, bI64, 8, nil, 8, "MPI_LONG"},
+	{MPI_LONG, bSLong, 8, nil, 8, "MPI_LONG"},
 	{MPI_LONG_LONG, bI64, 8, nil, 8, "MPI_LONG_LONG"},
 	{MPI_UNSIGNED_SHORT, bU16, 2, nil, 2, "MPI_UNSIGNED_SHORT"},
 	{MPI_UNSIGNED, bU32, 4, nil, 4, "MPI_UNSIGNED"},
-	{MPI_UNSIGNED_LONG, bU64, 8, nil, 8, "MPI_UNSIGNED_LONG"},
+	{MPI_UNSIGNED_LONG, bULong, 8, nil, 8, "MPI_UNSIGNED_LONG"},
 	{MPI_UNSIGNED_LONG_LONG, bU64, 8, nil, 8, "MPI_UNSIGNED_LONG_LONG"},
 	{MPI_FLOAT, bF32, 4, nil, 4, "MPI_FLOAT"},
 	{MPI_C_FLOAT_COMPLEX, bC64, 8, nil, 8, "MPI_C_FLOAT_COMPLEX"},
@@ -224,7 +238,7 @@ var predefTypes = []predefType{
 	{MPI_CXX_LONG_DOUBLE_COMPLEX, bCLong, 32, nil, 32, "MPI_CXX_LONG_DOUBLE_COMPLEX"},
 	{MPI_FLOAT_INT, bFloatInt, 8, p2(bF32, 4, 0, bI32, 4, 4), 8, "MPI_FLOAT_INT"},
 	{MPI_DOUBLE_INT, bDoubleInt, 12, p2(bF64, 8, 0, bI32, 4, 8), 16, "MPI_DOUBLE_INT"},
-	{MPI_LONG_INT, bLongInt, 12, p2(bI64, 8, 0, bI32, 4, 8), 16, "MPI_LONG_INT"},
+	{MPI_LONG_INT, bLongInt, 12, p2(bSLong, 8, 0, bI32, 4, 8), 16, "MPI_LONG_INT"},
 	{MPI_2INT, b2Int, 8, p2(bI32, 4, 0, bI32, 4, 4), 8, "MPI_2INT"},
 	{MPI_SHORT_INT, bShortInt, 6, p2(bI16, 2, 0, bI32, 4, 4), 8, "MPI_SHORT_INT"},
 	{MPI_LONG_DOUBLE_INT, bLongDoubleInt, 20, p2(bLong, 16, 0, bI32, 4, 16), 32, "MPI_LONG_DOUBLE_INT"},

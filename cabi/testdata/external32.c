@@ -59,7 +59,7 @@ struct size_case {
 static const struct size_case sizes[] = {
     SC(MPI_PACKED, 1, 1), SC(MPI_BYTE, 1, 1), SC(MPI_CHAR, 1, 1), SC(MPI_UNSIGNED_CHAR, 1, 1),
     SC(MPI_SIGNED_CHAR, 1, 1), SC(MPI_WCHAR, 2, 0), SC(MPI_SHORT, 2, 2), SC(MPI_UNSIGNED_SHORT, 2, 2),
-    SC(MPI_INT, 4, 4), SC(MPI_UNSIGNED, 4, 4), SC(MPI_LONG, 8, 8), SC(MPI_UNSIGNED_LONG, 8, 8),
+    SC(MPI_INT, 4, 4), SC(MPI_UNSIGNED, 4, 4), SC(MPI_LONG, 4, 0), SC(MPI_UNSIGNED_LONG, 4, 0),
     SC(MPI_LONG_LONG, 8, 8), SC(MPI_UNSIGNED_LONG_LONG, 8, 8), SC(MPI_FLOAT, 4, 4), SC(MPI_DOUBLE, 8, 8),
     SC(MPI_LONG_DOUBLE, 16, 0), SC(MPI_C_BOOL, 1, 1), SC(MPI_INT8_T, 1, 1), SC(MPI_INT16_T, 2, 2),
     SC(MPI_INT32_T, 4, 4), SC(MPI_INT64_T, 8, 8), SC(MPI_UINT8_T, 1, 1), SC(MPI_UINT16_T, 2, 2),
@@ -74,7 +74,7 @@ static const struct size_case sizes[] = {
     SC(MPI_LOGICAL4, 4, 4), SC(MPI_LOGICAL8, 8, 8), SC(MPI_LOGICAL16, 16, 16), SC(MPI_CXX_BOOL, 1, 1),
     SC(MPI_CXX_FLOAT_COMPLEX, 8, 4), SC(MPI_CXX_DOUBLE_COMPLEX, 16, 8), SC(MPI_CXX_LONG_DOUBLE_COMPLEX, 32, 0),
     /* pair types: the members one after the other */
-    SC(MPI_FLOAT_INT, 8, 0), SC(MPI_DOUBLE_INT, 12, 0), SC(MPI_LONG_INT, 12, 0), SC(MPI_2INT, 8, 4),
+    SC(MPI_FLOAT_INT, 8, 0), SC(MPI_DOUBLE_INT, 12, 0), SC(MPI_LONG_INT, 8, 0), SC(MPI_2INT, 8, 4),
     SC(MPI_SHORT_INT, 6, 0), SC(MPI_LONG_DOUBLE_INT, 20, 0), SC(MPI_2REAL, 8, 4),
     SC(MPI_2DOUBLE_PRECISION, 16, 8), SC(MPI_2INTEGER, 8, 4),
 };
@@ -118,8 +118,20 @@ static void exact(void)
     EXPECT(MPI_INT, -2, 0xff, 0xff, 0xff, 0xfe);
     EXPECT(MPI_SHORT, (short)-3, 0xff, 0xfd);
     EXPECT(MPI_UNSIGNED_SHORT, (unsigned short)0xbeef, 0xbe, 0xef);
-    EXPECT(MPI_LONG, 0x0102030405060708L, 1, 2, 3, 4, 5, 6, 7, 8);
-    EXPECT(MPI_LONG, -1L, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff);
+    /* C long is 4 bytes in external32 (MPI's table): a value beyond
+     * 32 bits keeps its low ones. */
+    EXPECT(MPI_LONG, 0x05060708L, 5, 6, 7, 8);
+    EXPECT(MPI_LONG, -1L, 0xff, 0xff, 0xff, 0xff);
+    EXPECT(MPI_LONG, -0x7fffffffL, 0x80, 0, 0, 1);
+    EXPECT(MPI_UNSIGNED_LONG, 0xfffffffeUL, 0xff, 0xff, 0xff, 0xfe);
+    {
+        long big = 0x0102030405060708L, back = 0;
+        unsigned char g4[4], w4[4] = {5, 6, 7, 8};
+        CHECK(pack(&big, 1, MPI_LONG, g4, sizeof g4) == 4);
+        CHECK(memcmp(g4, w4, 4) == 0);
+        unpack(g4, 4, &back, 1, MPI_LONG);
+        CHECK(back == 0x05060708L);
+    }
     EXPECT(MPI_AINT, (MPI_Aint)0x1122334455667788, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88);
     EXPECT(MPI_COUNT, (MPI_Count)-0x100, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00);
     EXPECT(MPI_OFFSET, (MPI_Offset)258, 0, 0, 0, 0, 0, 0, 1, 2);
@@ -203,9 +215,9 @@ static void pairs(void)
     CHECK(pack(&si, 1, MPI_SHORT_INT, g, sizeof g) == 6);
     CHECK(memcmp(g, ws, 6) == 0);
     struct { long v; int i; } li = {1, 2};
-    unsigned char wli[12] = {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2};
-    CHECK(pack(&li, 1, MPI_LONG_INT, g, sizeof g) == 12);
-    CHECK(memcmp(g, wli, 12) == 0);
+    unsigned char wli[8] = {0, 0, 0, 1, 0, 0, 0, 2};
+    CHECK(pack(&li, 1, MPI_LONG_INT, g, sizeof g) == 8);
+    CHECK(memcmp(g, wli, 8) == 0);
     struct { float v; int i; } fi = {1.0f, -1};
     unsigned char wfi[8] = {0x3f, 0x80, 0, 0, 0xff, 0xff, 0xff, 0xff};
     CHECK(pack(&fi, 1, MPI_FLOAT_INT, g, sizeof g) == 8);
@@ -307,13 +319,13 @@ static void errors(void)
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_UNSUPPORTED_DATAREP);
     /* Too small a buffer: truncation, position unchanged. */
-    long l = 5;
+    long long l = 5;
     pos = 4;
-    rc = MPI_Pack_external(E32, &l, 1, MPI_LONG, b, sizeof b, &pos);
+    rc = MPI_Pack_external(E32, &l, 1, MPI_LONG_LONG, b, sizeof b, &pos);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_TRUNCATE && pos == 4);
     pos = 0;
-    rc = MPI_Unpack_external(E32, b, 4, &pos, &l, 1, MPI_LONG);
+    rc = MPI_Unpack_external(E32, b, 4, &pos, &l, 1, MPI_LONG_LONG);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_TRUNCATE && pos == 0);
     rc = MPI_Pack_external(E32, &v, 1, MPI_DATATYPE_NULL, b, sizeof b, &pos);
