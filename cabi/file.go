@@ -23,12 +23,13 @@ import (
 // handler MPI_FILE_NULL has when it is opened.
 //
 // Views: the etype must be contiguous (size equal to extent); the
-// filetype must show, in each of its extents, equal blocks at equal
-// strides (a contiguous type, a vector, a 1-D subarray, a resized
-// block...), which is what mpio's Filetype describes. Other filetypes
-// are refused with MPI_ERR_UNSUPPORTED_OPERATION, and data
-// representations other than "native" (and "internal", the same here)
-// with MPI_ERR_UNSUPPORTED_DATAREP. Memory buffers of any datatype are
+// filetype may be any type of etypes whose bytes do not overlap, at
+// non-negative displacements, with no etype split between two runs:
+// mpio's Filetype takes equal blocks at equal strides as such, and any
+// other shape as its runs (indexed, subarray, darray...). Others are
+// refused with MPI_ERR_UNSUPPORTED_OPERATION, and data representations
+// other than "native" (and "internal", the same here) with
+// MPI_ERR_UNSUPPORTED_DATAREP. Memory buffers of any datatype are
 // packed and unpacked as messages' are.
 
 type fileObj struct {

@@ -599,7 +599,9 @@ const displacementCurrent = -1
 
 // filetypeOf maps filetype t, of etypes of esize bytes, to mpio's
 // filetype: the bytes before its first visible byte (added to the
-// displacement) and its blocks. ok is false if mpio cannot show it.
+// displacement) and its visible runs, as one block and a stride when
+// they are that regular. ok is false if mpio cannot show it: bytes that
+// overlap, a negative displacement, runs that are not whole etypes.
 func filetypeOf(t *dtype, esize int64) (skip int64, ft mpio.Filetype, ok bool) {
 	ext := t.extent()
 	if t.size == 0 || ext <= 0 || len(t.runList()) == 0 {
@@ -623,28 +625,32 @@ func filetypeOf(t *dtype, esize int64) (skip int64, ft mpio.Filetype, ok bool) {
 	if first < 0 {
 		return 0, ft, false
 	}
+	for _, r := range merged {
+		if r.n%esize != 0 || r.off+r.n > first+ext {
+			return 0, ft, false // an etype across runs, or tiles that overlap
+		}
+	}
 	stride := ext
+	regular := true
 	if len(merged) > 1 {
 		stride = merged[1].off - first
 		for i, r := range merged {
-			if r.n != block || r.off != first+int64(i)*stride {
-				return 0, ft, false
-			}
+			regular = regular && r.n == block && r.off == first+int64(i)*stride
 		}
-		if int64(len(merged))*stride != ext {
-			return 0, ft, false
-		}
+		regular = regular && int64(len(merged))*stride == ext
 	}
-	if block > stride {
-		return 0, ft, false
-	}
-	if block == stride {
+	switch {
+	case regular && block == stride:
 		return first, mpio.Contiguous, true
+	case regular && stride%esize == 0:
+		return first, mpio.Filetype{Block: int(block / esize), Stride: int(stride / esize)}, true
 	}
-	if block%esize != 0 || stride%esize != 0 {
-		return 0, ft, false
+	ft.Extent = ext
+	ft.Runs = make([]mpio.Run, len(merged))
+	for i, r := range merged {
+		ft.Runs[i] = mpio.Run{Off: r.off - first, Len: r.n}
 	}
-	return first, mpio.Filetype{Block: int(block / esize), Stride: int(stride / esize)}, true
+	return first, ft, true
 }
 
 //export shmpi_MPI_File_set_view

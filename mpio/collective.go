@@ -181,7 +181,7 @@ func (f *File) accessAll(op string, a *access, p0 int64, local error, write bool
 		lo, hi = a.v.extent(p0, p1)
 	}
 	var contig int64
-	if p1 > p0 && (a.v.block == 0 || p0/a.v.block == (p1-1)/a.v.block) {
+	if p1 > p0 && a.v.contiguous(p0, p1) {
 		contig = 1
 	}
 	all := make([]int64, 4*f.size)

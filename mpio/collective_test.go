@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -290,4 +291,77 @@ func TestAggregatorWriteFails(t *testing.T) {
 		}
 		r.Check(f.Close(), "Close")
 	})
+}
+
+// Views of any shape (Filetype.Runs): a 2-D array of int32 split by
+// column blocks, each member's view a subarray (one tile, a run per
+// row); WriteAll gives the array in row order, ReadAll each member its
+// part. Then an irregular tile (1 and 2 etypes of every 5) read across
+// tiles against a reference map, and tiles refused as MPI says.
+func TestRunsView(t *testing.T) {
+	for _, n := range []int{1, 3, 4} {
+		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
+			job(t, ranktest.Options{N: n}, func(r *ranktest.R, dir string) {
+				const rows, cols = 9, 5 // a member's part: rows x cols
+				p := r.Size
+				name := filepath.Join(dir, "grid")
+				f := open(r, r.Comm, name, mpio.ModeCreate|mpio.ModeRdwr, hints(2, 4096))
+				runs := make([]mpio.Run, rows)
+				for i := range runs {
+					runs[i] = mpio.Run{Off: int64(4 * (i*cols*p + r.Rank*cols)), Len: 4 * cols}
+				}
+				ft := mpio.Filetype{Runs: runs, Extent: int64(4 * rows * cols * p)}
+				r.Check(f.SetView(0, 4, ft), "SetView")
+				mine := make([]int32, rows*cols)
+				for i := range rows {
+					for j := range cols {
+						mine[i*cols+j] = int32(i*cols*p + r.Rank*cols + j)
+					}
+				}
+				if k, err := mpio.WriteAll(f, mine); err != nil || k != len(mine) {
+					r.Fatalf("WriteAll: %d, %v", k, err)
+				}
+				if r.Rank == 0 {
+					all := make([]int32, rows*cols*p)
+					for i := range all {
+						all[i] = int32(i)
+					}
+					sameFile(r, name, unsafe.Slice((*byte)(unsafe.Pointer(&all[0])), 4*len(all)), "subarray write")
+				}
+				if o, err := f.GetByteOffset(int64(cols + 1)); err != nil || o != int64(4*(cols*p+r.Rank*cols+1)) {
+					r.Errorf("GetByteOffset(%d): %d, %v", cols+1, o, err)
+				}
+				_, err := f.Seek(0, mpio.SeekSet)
+				r.Check(err, "Seek")
+				got := make([]int32, len(mine))
+				if k, err := mpio.ReadAll(f, got); err != nil || k != len(got) || !slices.Equal(got, mine) {
+					r.Errorf("ReadAll: %d, %v, %v", k, err, got)
+				}
+				if end, err := f.Seek(0, mpio.SeekEnd); err != nil || end != int64(len(mine)) {
+					r.Errorf("Seek(0, SeekEnd): %d, %v; want %d", end, err, len(mine))
+				}
+				// Ints 0, 3, 4 of every 5, from the second visible one on:
+				// pieces cross runs and tiles.
+				odd := mpio.Filetype{Runs: []mpio.Run{{Off: 0, Len: 4}, {Off: 12, Len: 8}}, Extent: 20}
+				r.Check(f.SetView(0, 4, odd), "SetView")
+				want := []int32{3, 4, 5, 8, 9, 10, 13, 14}
+				part := make([]int32, len(want))
+				if k, err := mpio.ReadAt(f, 1, part); err != nil || k != len(part) || !slices.Equal(part, want) {
+					r.Errorf("ReadAt through 1+2 of every 5: %d, %v, %v; want %v", k, err, part, want)
+				}
+				if o, err := f.GetByteOffset(4); err != nil || o != 4*8 {
+					r.Errorf("GetByteOffset(4) in 1+2 of every 5: %d, %v; want 32", o, err)
+				}
+				for _, bad := range []mpio.Filetype{
+					{Runs: []mpio.Run{{Off: 0, Len: 8}, {Off: 4, Len: 4}}, Extent: 16}, // overlap
+					{Runs: []mpio.Run{{Off: 0, Len: 6}}, Extent: 16},                   // half an etype
+					{Runs: []mpio.Run{{Off: 12, Len: 8}}, Extent: 16},                  // past the tile
+					{Runs: []mpio.Run{{Off: 0, Len: 4}}, Extent: 16, Block: 1, Stride: 4},
+				} {
+					wantClass(r, f.SetView(0, 4, bad), ranks.ErrArg, fmt.Sprintf("SetView(%+v)", bad))
+				}
+				r.Check(f.Close(), "Close")
+			})
+		})
+	}
 }

@@ -412,16 +412,43 @@ int main(int argc, char **argv)
                 CHECK(got[k * 3 + i] == val(k * 3 * size + 3 * rank + i, 8));
         MPI_Type_free(&sub);
 
-        /* A filetype mpio cannot show (blocks of 1 and 2 ints): a clear
-         * error at every rank, nothing wrong read. */
+        /* Any other filetype: a 2-D subarray, rank r the columns
+         * [3r, 3r+3) of a 2 x 3*size array of ints, written with
+         * write_all; the file then holds the array in row order. */
+        MPI_Datatype sub2;
+        int gs2[2] = {2, 3 * size}, ss2[2] = {2, 3}, st2[2] = {0, 3 * rank};
+        MPI_Type_create_subarray(2, gs2, ss2, st2, MPI_ORDER_C, MPI_INT, &sub2);
+        MPI_Type_commit(&sub2);
+        CHECK_RC(MPI_File_set_view(fh, 0, MPI_INT, sub2, "native", MPI_INFO_NULL));
+        for (int i = 0; i < 6; i++)
+            buf[i] = val((i / 3) * 3 * size + 3 * rank + i % 3, 9);
+        CHECK_RC(MPI_File_write_all(fh, buf, 6, MPI_INT, &st));
+        MPI_Type_free(&sub2);
+        CHECK_RC(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+        CHECK_RC(MPI_File_read_at_all(fh, 0, got, 6 * size, MPI_INT, &st));
+        for (int j = 0; j < 6 * size; j++)
+            CHECK(got[j] == val(j, 9));
+        /* Blocks of 1 and 2 ints, every 5: ints 0, 3, 4, then 5... */
         MPI_Datatype odd;
         int bl[2] = {1, 2}, ds[2] = {0, 3};
         MPI_Type_indexed(2, bl, ds, MPI_INT, &odd);
         MPI_Type_commit(&odd);
-        int rc = MPI_File_set_view(fh, 0, MPI_INT, odd, "native", MPI_INFO_NULL), cls;
+        CHECK_RC(MPI_File_set_view(fh, 0, MPI_INT, odd, "native", MPI_INFO_NULL));
+        CHECK_RC(MPI_File_read_at(fh, 0, got, 3, MPI_INT, &st));
+        CHECK(got[0] == val(0, 9) && got[1] == val(3, 9) && got[2] == val(4, 9));
+        MPI_Offset bo2;
+        CHECK_RC(MPI_File_get_byte_offset(fh, 4, &bo2)); /* tile 1, int 3 */
+        CHECK(bo2 == 8 * 4);
+        MPI_Type_free(&odd);
+        /* Overlapping blocks: a clear error at every rank. */
+        MPI_Datatype over;
+        int obl[2] = {2, 2}, ods[2] = {0, 1};
+        MPI_Type_indexed(2, obl, ods, MPI_INT, &over);
+        MPI_Type_commit(&over);
+        int rc = MPI_File_set_view(fh, 0, MPI_INT, over, "native", MPI_INFO_NULL), cls;
         MPI_Error_class(rc, &cls);
         CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION);
-        MPI_Type_free(&odd);
+        MPI_Type_free(&over);
         /* A data representation other than native. */
         rc = MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL);
         MPI_Error_class(rc, &cls);
