@@ -653,6 +653,24 @@ func filetypeOf(t *dtype, esize int64) (skip int64, ft mpio.Filetype, ok bool) {
 	return first, ft, true
 }
 
+// typeMapFault says what MPI forbids in an etype's or a filetype's type
+// map (its displacements must be non-negative and increase): a negative
+// or decreasing displacement (decreasing), or bytes that overlap the
+// previous run's (overlap).
+func typeMapFault(t *dtype) (decreasing, overlap bool) {
+	var prev run
+	for i, r := range t.runList() {
+		switch {
+		case r.off < 0 || i > 0 && r.off < prev.off:
+			decreasing = true
+		case i > 0 && r.off < prev.off+prev.n:
+			overlap = true
+		}
+		prev = r
+	}
+	return decreasing, overlap
+}
+
 //export shmpi_MPI_File_set_view
 func shmpi_MPI_File_set_view(h C.uintptr_t, disp C.int64_t, etype, ftype C.uintptr_t, datarep *C.char, info C.uintptr_t) C.int {
 	const fname = "MPI_File_set_view"
@@ -682,11 +700,24 @@ func shmpi_MPI_File_set_view(h C.uintptr_t, disp C.int64_t, etype, ftype C.uintp
 	case d < 0 && d != displacementCurrent:
 		code = MPI_ERR_ARG
 	case et.size == 0 || !et.contig:
-		code = MPI_ERR_UNSUPPORTED_OPERATION // an etype with holes
+		// Negative or decreasing displacements, and overlaps in a
+		// writable file, are erroneous (MPI_ERR_IO, as ROMIO says);
+		// holes, and overlaps for reading, are legal but not supported
+		// here.
+		code = MPI_ERR_UNSUPPORTED_OPERATION
+		if dec, over := typeMapFault(et); dec || over && o.amode&MPI_MODE_RDONLY == 0 {
+			code = MPI_ERR_IO
+		}
 	default:
 		esize = et.size
 		if ft.size%esize != 0 {
 			code = MPI_ERR_TYPE // not made of etypes
+			break
+		}
+		// Overlapping bytes are legal only for reading; a view cannot
+		// show them here.
+		if dec, over := typeMapFault(ft); dec || over && o.amode&MPI_MODE_RDONLY == 0 {
+			code = MPI_ERR_IO
 			break
 		}
 		var ok bool
