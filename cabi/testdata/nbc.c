@@ -353,6 +353,23 @@ int main(int argc, char **argv)
         CHECK(p[i] != MPI_REQUEST_NULL);
         CHECK_RC(MPI_Request_free(&p[i]));
     }
+    /* A persistent collective outlives the communicator it was made on
+     * (MPI: the request keeps a reference). */
+    {
+        MPI_Comm d;
+        int v = -1;
+        MPI_Request pd;
+        CHECK_RC(MPI_Comm_dup(w, &d));
+        CHECK_RC(MPI_Bcast_init(&v, 1, MPI_INT, size - 1, d, MPI_INFO_NULL, &pd));
+        CHECK_RC(MPI_Comm_free(&d));
+        for (int it = 0; it < 2; it++) {
+            v = rank == size - 1 ? 40 + it : -1;
+            CHECK_RC(MPI_Start(&pd));
+            CHECK_RC(MPI_Wait(&pd, MPI_STATUS_IGNORE));
+            CHECK(v == 40 + it);
+        }
+        CHECK_RC(MPI_Request_free(&pd));
+    }
     /* A persistent Bcast of a non-contiguous type, packed at each Start. */
     MPI_Datatype every2;
     MPI_Type_vector(4, 1, 2, MPI_DOUBLE, &every2);
