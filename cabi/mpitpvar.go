@@ -42,7 +42,7 @@ var pvars = []pvar{
 		tVerbUserBasic, tClassLevel, true, func(c *ext.Counters) uint64 { return c.Unexpected }},
 	{"shmpi_sleeps", "Futex sleeps of this rank's waits (they poll first while ranks do not outnumber cores)",
 		tVerbTunerBasic, tClassCounter, false, func(c *ext.Counters) uint64 { return c.Sleeps }},
-	{"shmpi_sleep_timeouts", "Sleeps that ended by shmpi_sleep_timeout_ms rather than a wake-up: with every rank alive, a wake-up some poster missed",
+	{"shmpi_sleep_timeouts", "Sleeps that ended by shmpi_sleep_timeout_ms rather than a wake-up, with what they waited for already there: a wake-up some poster missed",
 		tVerbTunerDetail, tClassCounter, false, func(c *ext.Counters) uint64 { return c.SleepTimeouts }},
 	{"shmpi_yields", "sched_yield calls of collective waits while ranks outnumber cores",
 		tVerbTunerDetail, tClassCounter, false, func(c *ext.Counters) uint64 { return c.Yields }},

@@ -152,9 +152,11 @@ type engine struct {
 	kickMu sync.Mutex
 	kicks  []func() bool
 	nkicks atomic.Int32
-	// sleepTimeouts counts sleeps that ended by their timeout rather than
-	// a wake or a change: in a healthy job, a wake-up some poster missed
-	// (ext.SleepTimeouts; tests check it stays 0).
+	// sleepTimeouts counts sleeps that ended by their timeout, rather than
+	// a wake or a change, with what they waited for already there: a
+	// wake-up some poster missed (ext.SleepTimeouts; tests check it
+	// stays 0). A timeout with nothing there is a slow peer (a loaded
+	// machine's), not counted.
 	sleepTimeouts atomic.Uint64
 	sleepTimeout  time.Duration // bound of every sleep (sleepTimeout)
 	// want counts goroutines of this rank waiting for mu. A goroutine that

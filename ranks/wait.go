@@ -215,7 +215,6 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 			// around it cost two reads per sleep, each slow right after
 			// a context switch (perf: 4% of osu_barrier at 8 ranks).
 			if timedOut {
-				e.sleepTimeouts.Add(1)
 				// Nobody woke us for a long time: check the liveness
 				// words ourselves rather than trust that a watcher did.
 				e.t.CheckLiveness(e.me)
@@ -225,6 +224,17 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 				asleep.Add(^uint32(0))
 			}
 			e.relock()
+			e.progress()
+			if pred() {
+				if timedOut {
+					// What we waited for came, and no wake-up did: a
+					// poster missed us. (A timeout with nothing there
+					// yet is a slow peer, not counted.)
+					e.sleepTimeouts.Add(1)
+				}
+				break
+			}
+			continue
 		}
 		e.progress()
 		if pred() {

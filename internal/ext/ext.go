@@ -207,9 +207,9 @@ var (
 	Hold   func(comm any)
 	Unhold func(comm any)
 	// SleepTimeouts counts the sleeps of comm's rank (any communicator)
-	// that ended by their timeout (100 ms) rather than by a wake: with
-	// every member alive, each is a wake-up that a poster missed. For
-	// tests.
+	// that ended by their timeout (100 ms) rather than by a wake, with
+	// what they waited for already there: each is a wake-up that a poster
+	// missed. For tests.
 	SleepTimeouts func(comm any) uint64
 )
 

@@ -31,8 +31,8 @@ type Counters struct {
 	// receive (on any communicator, or for one not created here yet).
 	Unexpected uint64
 	// Sleeps are the waits' futex sleeps; SleepTimeouts those that ended
-	// by their timeout; Yields the sched_yield calls of oversubscribed
-	// collective waits.
+	// by their timeout with what they waited for there (a missed wake);
+	// Yields the sched_yield calls of oversubscribed collective waits.
 	Sleeps, SleepTimeouts, Yields uint64
 	// FailuresKnown is the number of failed processes this rank knows of.
 	FailuresKnown uint64
