@@ -551,6 +551,9 @@ func reduceLocal(in, inout unsafe.Pointer, count int64, dt, op C.uintptr_t, fnam
 	if count < 0 {
 		return failNone(MPI_ERR_COUNT, fname)
 	}
+	if count > 0 && (isInPlace(in) || isInPlace(inout) || in == nil || inout == nil) {
+		return failNone(MPI_ERR_BUFFER, fname) // Reduce_local has no in-place form
+	}
 	if opo.predef == 0 {
 		callUserOp(opo, in, inout, count, handle(dt))
 		return 0

@@ -102,6 +102,8 @@ func classOf(err error) int {
 		return MPI_ERR_PORT
 	case errors.Is(err, ranks.ErrName):
 		return MPI_ERR_NAME
+	case errors.Is(err, ranks.ErrService):
+		return MPI_ERR_SERVICE
 	case errors.Is(err, ranks.ErrUnsupported):
 		return MPI_ERR_UNSUPPORTED_OPERATION
 	}
@@ -258,7 +260,12 @@ func raise(on int, h handle, code int, fname string, detail error) C.int {
 	if code == MPI_SUCCESS {
 		return 0
 	}
-	eh := errhOf(on, h)
+	return raiseWith(errhOf(on, h), h, code, fname, detail)
+}
+
+// raiseWith calls error handler eh for code on object h (a handle of
+// eh's kind, or a null one), and returns the code the call returns.
+func raiseWith(eh *errhObj, h handle, code int, fname string, detail error) C.int {
 	switch eh.predef {
 	case MPI_ERRORS_RETURN:
 		return C.int(code)
@@ -286,9 +293,12 @@ func raise(on int, h handle, code int, fname string, detail error) C.int {
 	default:
 		C.shmpi_call_comm_eh(eh.fn, p, q)
 	}
+	// The handler may change the code the call returns (its second
+	// argument is "the error code to be returned", as MPICH reads it).
+	ret := *q
 	C.free(unsafe.Pointer(p))
 	C.free(unsafe.Pointer(q))
-	return C.int(code)
+	return ret
 }
 
 // fail raises err (from the Go API) on communicator h.

@@ -332,8 +332,9 @@ func shmpi_MPI_Comm_create_from_group(group C.uintptr_t, tag *C.char, info C.uin
 	if eh == nil {
 		return failNone(MPI_ERR_ERRHANDLER, fname)
 	}
+	// MPI 4.0: errh is the new communicator's handler, and this call's.
 	if tag == nil || out == nil {
-		return failNone(MPI_ERR_ARG, fname)
+		return raiseWith(eh, MPI_COMM_NULL, MPI_ERR_ARG, fname, nil)
 	}
 	if _, r := infoArg(info, fname); r != 0 {
 		return r
@@ -344,7 +345,7 @@ func shmpi_MPI_Comm_create_from_group(group C.uintptr_t, tag *C.char, info C.uin
 	}
 	c, err := world.Comm().CreateGroup(g.g, stringTag(C.GoString(tag)))
 	if err != nil {
-		return raise(C.SHMPI_ON_NONE, 0, classOf(err), fname, err)
+		return raiseWith(eh, MPI_COMM_NULL, classOf(err), fname, err)
 	}
 	*out = C.uintptr_t(newComm(c, errhParent(errh, eh)))
 	return 0

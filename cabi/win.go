@@ -1050,6 +1050,18 @@ func shmpi_MPI_Fetch_and_op(o, res unsafe.Pointer, dt C.uintptr_t, t C.int, d C.
 	return accCall(rFetchOp, o, 1, dt, res, 1, dt, t, d, 1, dt, op, h, nil, "MPI_Fetch_and_op")
 }
 
+// casKind says whether MPI_Compare_and_swap takes elements of t: the C
+// and Fortran integers, logicals, the multi-language types (MPI_AINT,
+// MPI_OFFSET, MPI_COUNT) and MPI_BYTE; not floating point, complex or
+// pair types.
+func casKind(t *dtype) bool {
+	switch t.red {
+	case bI8, bU8, bI16, bU16, bI32, bU32, bI64, bU64, bBool, bByte, bWchar:
+		return !t.pairPredef
+	}
+	return false
+}
+
 //export shmpi_MPI_Compare_and_swap
 func shmpi_MPI_Compare_and_swap(o, cmp, res unsafe.Pointer, dt C.uintptr_t, t C.int, d C.int64_t, h C.uintptr_t) C.int {
 	const fname = "MPI_Compare_and_swap"
@@ -1058,7 +1070,7 @@ func shmpi_MPI_Compare_and_swap(o, cmp, res unsafe.Pointer, dt C.uintptr_t, t C.
 		return r
 	}
 	tt := getType(handle(dt))
-	if tt == nil || !tt.predef || o == nil || cmp == nil || res == nil {
+	if tt == nil || !tt.predef || o == nil || cmp == nil || res == nil || !casKind(tt) {
 		return winCode(h, MPI_ERR_TYPE, fname)
 	}
 	target := lockRank(t)

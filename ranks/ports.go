@@ -26,8 +26,12 @@ import (
 var (
 	// ErrPort: a port name that is not open (MPI_ERR_PORT).
 	ErrPort = errors.New("invalid port")
-	// ErrName: a service name that is not published (MPI_ERR_NAME).
+	// ErrName: a service name that is not published (MPI_ERR_NAME), to
+	// look up.
 	ErrName = errors.New("service name not published")
+	// ErrService: a service name that is not published with that port,
+	// to unpublish (MPI_ERR_SERVICE).
+	ErrService = errors.New("service not published with that port")
 )
 
 // portComm returns the ports' communicator, making it at the first call.
@@ -212,10 +216,10 @@ func (w *World) LookupName(service string) (string, error) {
 }
 
 // UnpublishName removes service's name for port (MPI_Unpublish_name);
-// ErrName if it is not published with that port.
+// ErrService if it is not published with that port.
 func (w *World) UnpublishName(service, port string) error {
 	if !w.e.t.Unpublish(service, port) {
-		return newErr(ErrName, "UnpublishName", -1, "service %q with port %q", service, port)
+		return newErr(ErrService, "UnpublishName", -1, "service %q with port %q", service, port)
 	}
 	return nil
 }

@@ -79,6 +79,9 @@ func TestPortsAcceptConnect(t *testing.T) {
 		r.Check(coll.Barrier(r.Comm), "barrier after disconnecting")
 		if r.Rank == 0 {
 			r.Check(r.World.UnpublishName("shmpi-test", port), "UnpublishName")
+			if err := r.World.UnpublishName("shmpi-test", port); !errors.Is(err, ranks.ErrService) {
+				r.Errorf("second UnpublishName: %v, want ErrService", err)
+			}
 			r.Check(r.World.ClosePort(port), "ClosePort")
 			if err := r.World.ClosePort(port); !errors.Is(err, ranks.ErrPort) {
 				r.Errorf("second ClosePort: %v", err)

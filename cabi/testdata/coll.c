@@ -122,6 +122,15 @@ int main(int argc, char **argv)
     mat a = matof(1), b = matof(2), ab = mul(a, b);
     CHECK_RC(MPI_Reduce_local(&a, &b, 1, mt, op));
     CHECK(memcmp(&b, &ab, sizeof ab) == 0);
+    {
+        /* Reduce_local has no in-place form: MPI_ERR_BUFFER, not a crash. */
+        int x = 1, cls;
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        MPI_Error_class(MPI_Reduce_local(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_SUM), &cls);
+        CHECK(cls == MPI_ERR_BUFFER);
+        MPI_Error_class(MPI_Reduce_local(&x, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM), &cls);
+        CHECK(cls == MPI_ERR_BUFFER);
+    }
     MPI_Op_free(&op);
     CHECK(op == MPI_OP_NULL);
 

@@ -12,6 +12,14 @@ static void handler(MPI_Comm *comm, int *code, ...)
     last = *code;
 }
 
+/* A handler that forgives: the call then returns what it sets. */
+static void forgive(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    calls++;
+    *code = MPI_SUCCESS;
+}
+
 static int class_of(int code)
 {
     int c;
@@ -93,6 +101,14 @@ int main(int argc, char **argv)
     CHECK(calls == 1 && last == rc && class_of(rc) == MPI_ERR_RANK);
     MPI_Comm_call_errhandler(MPI_COMM_WORLD, code);
     CHECK(calls == 2 && last == code);
+    /* The handler's code is what the call returns. */
+    MPI_Errhandler lenient;
+    CHECK_RC(MPI_Comm_create_errhandler(forgive, &lenient));
+    CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, lenient));
+    CHECK(MPI_Send(&x, 1, MPI_INT, size + 3, 0, MPI_COMM_WORLD) == MPI_SUCCESS && calls == 3);
+    CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, mine));
+    MPI_Errhandler_free(&lenient);
+    calls = 2;
     /* A communicator inherits its parent's handler. */
     MPI_Comm d2;
     MPI_Comm_dup(MPI_COMM_WORLD, &d2);

@@ -91,6 +91,11 @@ int main(int argc, char **argv)
     CHECK(r2 == rank && s2size == size);
     CHECK_RC(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, all));
     CHECK(sum == size * (size - 1) / 2);
+    /* The errhandler passed is this call's too: a null output pointer is
+     * MPI_ERR_ARG, returned, not fatal. */
+    int ecls;
+    MPI_Error_class(MPI_Comm_create_from_group(sg, "org.shmpi.test.bad", MPI_INFO_NULL, MPI_ERRORS_RETURN, NULL), &ecls);
+    CHECK(ecls == MPI_ERR_ARG);
     MPI_Comm one = from_group(sg, "org.shmpi.test.self");
     MPI_Comm_size(one, &s2size);
     CHECK(s2size == 1);

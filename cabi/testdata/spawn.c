@@ -112,6 +112,7 @@ int main(int argc, char **argv)
         CHECK_RC(MPI_Unpublish_name("shmpi-spawn-test", MPI_INFO_NULL, port));
         char again[MPI_MAX_PORT_NAME];
         CHECK(errclass(MPI_Lookup_name("shmpi-spawn-test", MPI_INFO_NULL, again)) == MPI_ERR_NAME);
+        CHECK(errclass(MPI_Unpublish_name("shmpi-spawn-test", MPI_INFO_NULL, port)) == MPI_ERR_SERVICE);
         CHECK_RC(MPI_Close_port(port));
     }
     CHECK_RC(MPI_Comm_free(&merged));

@@ -92,6 +92,15 @@ int main(int argc, char **argv)
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w);
     long long want = 0, mine_ll = rank + 1, got;
     CHECK_RC(MPI_Compare_and_swap(&mine_ll, &want, &got, MPI_LONG_LONG, 0, 0, w));
+    {
+        /* Only integer, logical, multi-language and byte types. */
+        double dv = 1, dc = 0, dr;
+        int cls;
+        MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
+        MPI_Error_class(MPI_Compare_and_swap(&dv, &dc, &dr, MPI_DOUBLE, 0, 0, w), &cls);
+        CHECK(cls == MPI_ERR_TYPE);
+        MPI_Win_set_errhandler(w, MPI_ERRORS_ARE_FATAL);
+    }
     MPI_Win_unlock(0, w);
     int won = got == 0, winners;
     MPI_Allreduce(&won, &winners, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
