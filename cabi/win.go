@@ -249,6 +249,9 @@ func shmpi_MPI_Win_free(p *C.uintptr_t) C.int {
 		return r
 	}
 	h := *p
+	if err := o.w.FreeReady(); err != nil {
+		return winFail(h, err, "MPI_Win_free") // the window stays, its handle too
+	}
 	o.deleteAllAttrs(handle(h))
 	err := o.w.Free()
 	wins.remove(handle(h))

@@ -51,6 +51,25 @@ func (w *Win) inEpoch(t int) bool {
 	return w.inAccess[t].Load()
 }
 
+// openEpoch names an epoch that this rank must end before it frees the
+// window (a lock it holds, LockAll, Start or Post), or is "".
+func (w *Win) openEpoch() string {
+	switch {
+	case w.lockAll.Load() != epochNone:
+		return "LockAll's epoch"
+	case w.access.Load() != epochNone:
+		return "a Start epoch"
+	case w.exposing.Load() != epochNone:
+		return "a Post epoch"
+	}
+	for t := range w.locked {
+		if w.locked[t].Load() != 0 {
+			return "a Lock epoch"
+		}
+	}
+	return ""
+}
+
 // passive reports whether this rank holds t's lock (Lock or LockAll): a
 // passive-target epoch, in which Flush may be called.
 func (w *Win) passive(t int) bool {

@@ -319,6 +319,9 @@ func (w *Win) Lock(lockType, t int, assert ...int) error {
 	if w.lockAll.Load() != epochNone {
 		return w.syncErr(op, t, "LockAll's epoch is open: every target is locked already")
 	}
+	if w.access.Load() != epochNone {
+		return w.syncErr(op, t, "a Start epoch is open: complete it first")
+	}
 	if !w.locked[t].CompareAndSwap(0, lockBusy) {
 		return w.syncErr(op, t, "this rank holds (or is taking) the target's lock already")
 	}
@@ -492,6 +495,9 @@ func (w *Win) LockAll(assert ...int) error {
 	}
 	if w.hints.Load().noLocks {
 		return w.syncErr(op, -1, "the window's no_locks hint is true at this member")
+	}
+	if w.access.Load() != epochNone {
+		return w.syncErr(op, -1, "a Start epoch is open: complete it first")
 	}
 	if !w.lockAll.CompareAndSwap(epochNone, epochBusy) {
 		return w.syncErr(op, -1, "LockAll's epoch is open already")

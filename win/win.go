@@ -447,12 +447,31 @@ func (w *Win) groupWords(t int) []atomic.Uint64 {
 // created over).
 func (w *Win) Comm() *ranks.Comm { return w.c }
 
+// FreeReady returns the ErrRMASync that Free would return now, without
+// freeing anything: this rank holds a lock or has a Start or Post epoch
+// open (a revoked window frees anyway). A binding that runs attribute
+// callbacks before Free asks it first.
+func (w *Win) FreeReady() error {
+	if w == nil || w.freed.Load() {
+		return nil
+	}
+	if what := w.openEpoch(); what != "" && !w.isRevoked() {
+		return w.syncErr("Win.Free", -1, what+" is open at this rank: end it first")
+	}
+	return nil
+}
+
 // Free frees the window. It is collective, but completes even when
 // members have failed or the window was revoked: it then returns the
-// error and still releases this rank's resources.
+// error and still releases this rank's resources. While this rank holds
+// a lock or has a Start or Post epoch open, Free returns ErrRMASync and
+// frees nothing (MPI: those epochs must end first).
 func (w *Win) Free() error {
 	if w == nil || w.freed.Load() {
 		return &ranks.Error{Class: ranks.ErrWin, Op: "Win.Free", Rank: -1, Detail: "window already freed"}
+	}
+	if err := w.FreeReady(); err != nil {
+		return err
 	}
 	var err error
 	if !w.isRevoked() {

@@ -99,6 +99,11 @@ int main(int argc, char **argv)
         MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
         MPI_Error_class(MPI_Compare_and_swap(&dv, &dc, &dr, MPI_DOUBLE, 0, 0, w), &cls);
         CHECK(cls == MPI_ERR_TYPE);
+        /* Freeing the window under a lock is MPI_ERR_RMA_SYNC, and the
+         * window stays. */
+        MPI_Win keep = w;
+        MPI_Error_class(MPI_Win_free(&w), &cls);
+        CHECK(cls == MPI_ERR_RMA_SYNC && w == keep);
         MPI_Win_set_errhandler(w, MPI_ERRORS_ARE_FATAL);
     }
     MPI_Win_unlock(0, w);
@@ -111,6 +116,14 @@ int main(int argc, char **argv)
     MPI_Group_incl(wg, 1, &right, &rg);
     CHECK_RC(MPI_Win_post(lg, 0, w));
     CHECK_RC(MPI_Win_start(rg, 0, w));
+    {
+        /* No lock inside a Start epoch. */
+        int cls;
+        MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
+        MPI_Error_class(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, w), &cls);
+        CHECK(cls == MPI_ERR_RMA_SYNC);
+        MPI_Win_set_errhandler(w, MPI_ERRORS_ARE_FATAL);
+    }
     long long val = 100 + rank;
     CHECK_RC(MPI_Put(&val, 1, MPI_LONG_LONG, right, 1, 1, MPI_LONG_LONG, w));
     CHECK_RC(MPI_Win_complete(w));
