@@ -106,9 +106,6 @@ type request struct {
 	// persistent collective, ext.NewPersistent): Start calls it, and the
 	// operation completes the request itself.
 	startFn func()
-	// freeFn, if set, runs when the request is freed (a persistent
-	// collective's private communicator goes with it).
-	freeFn func()
 	// help, if set, runs the operation on the waiting goroutine (a
 	// collective queued on its communicator, ext.SetHelp); Wait and
 	// WaitAll call it, without the engine lock, before they wait.
@@ -120,6 +117,11 @@ type request struct {
 	// (patience, in transfer.go).
 	patientAt   int64
 	patientSeen uint64
+
+	// freeFn, if set, runs when the request is freed (a persistent
+	// collective's private communicator goes with it). Last: the fields
+	// above keep their places.
+	freeFn func()
 }
 
 func (r *request) reset() {
