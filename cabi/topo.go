@@ -145,6 +145,7 @@ func shmpi_MPI_Cart_create(comm C.uintptr_t, ndims C.int, dims, periods *C.int, 
 	if out == nil {
 		return failCode(handle(comm), MPI_ERR_ARG, fname)
 	}
+	*out = MPI_COMM_NULL // what an error leaves (as MPICH)
 	d, p, r := gridArgs(comm, ndims, dims, periods, fname)
 	if r != 0 {
 		return r

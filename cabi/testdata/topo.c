@@ -429,7 +429,9 @@ int main(int argc, char **argv)
         c[1] = dims[1]; /* off the non-periodic dimension */
         CHECK(MPI_Cart_rank(cart, c, &nr) == MPI_ERR_ARG);
         CHECK(MPI_Cart_create(w, 2, zero, p2, 0, &out) == MPI_ERR_DIMS);
+        out = w;
         CHECK(MPI_Cart_create(w, 2, big, p2, 0, &out) == MPI_ERR_ARG);
+        CHECK(out == MPI_COMM_NULL); /* what an error leaves */
         CHECK(MPI_Cart_create(w, -1, big, p2, 0, &out) == MPI_ERR_ARG);
         CHECK(MPI_Cart_create(MPI_COMM_NULL, 2, dims, p2, 0, &out) == MPI_ERR_COMM);
         CHECK(MPI_Cart_map(w, 2, zero, p2, &nr) == MPI_ERR_DIMS);
