@@ -216,6 +216,7 @@ type interSlots struct {
 	failed                   bool // the leader's part failed: the members get ErrProcFailed
 	spawnErr                 bool // a spawn's root could not spawn: the members get ErrSpawn
 	spanning                 bool // the groups span nodes: no slots; the members make them (interSpanning)
+	portErr                  bool // a Connect's or Accept's root could not use the port: the members get ErrPort
 	remote                   []int
 }
 
@@ -233,6 +234,9 @@ func (s *interSlots) encode() []int64 {
 	if s.spanning {
 		out[4] |= 8
 	}
+	if s.portErr {
+		out[4] |= 16
+	}
 	for _, w := range s.remote {
 		out = append(out, int64(w))
 	}
@@ -244,7 +248,7 @@ func decodeSlots(b []int64, n int) (interSlots, bool) {
 		return interSlots{}, false
 	}
 	s := interSlots{uslot: uint32(b[0]), ugen: uint32(b[1]), lslot: uint32(b[2]), lgen: uint32(b[3]),
-		low: b[4]&1 != 0, failed: b[4]&2 != 0, spawnErr: b[4]&4 != 0, spanning: b[4]&8 != 0}
+		low: b[4]&1 != 0, failed: b[4]&2 != 0, spawnErr: b[4]&4 != 0, spanning: b[4]&8 != 0, portErr: b[4]&16 != 0}
 	for _, w := range b[6:n] {
 		s.remote = append(s.remote, int(w))
 	}
@@ -309,6 +313,9 @@ func (e *engine) receiveSlots(ch *Comm, leader int, local []int, tag int, op str
 	if s.spawnErr {
 		return nil, newErr(ErrSpawn, op, -1, "the root could not spawn; nothing was started")
 	}
+	if s.portErr {
+		return nil, newErr(ErrPort, op, -1, "the root could not connect or accept on the port")
+	}
 	if s.spanning && span != nil {
 		*span = s
 		return nil, nil
@@ -362,6 +369,13 @@ func (e *engine) dropSlots(s interSlots, err error, op string) error {
 // messages of tag: another message of that tag between them may be
 // taken instead.
 func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag int) (*Comm, error) {
+	return intercommCreate(local, localLeader, peer, remoteLeader, tag, nil)
+}
+
+// intercommCreate is IntercommCreate; a non-nil portErr at the leader
+// (a Connect's or Accept's root that could not use its port) fails the
+// creation at once, and the members with ErrPort.
+func intercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag int, portErr error) (*Comm, error) {
 	const op = "IntercommCreate"
 	if local == nil {
 		return nil, nilComm(op)
@@ -386,6 +400,13 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 			return
 		}
 		var s interSlots
+		if portErr != nil {
+			// Connect or Accept: the root's port was bad; the members
+			// wait for the slots and learn so.
+			err = portErr
+			e.handOut(local.coll, leaderFirst(local.size, localLeader), interSlots{portErr: true}, mine, tagInterCreate, op)
+			return
+		}
 		s, err = e.leaderSlots(peer, remoteLeader, tag, mine, op)
 		if err != nil {
 			// The members wait for the slots: tell them.

@@ -130,9 +130,13 @@ func (c *Comm) portCreate(port string, root int, accept bool, op string) (*Comm,
 		err = newErr(ErrPort, op, -1, "%v", err)
 	}
 	if err != nil {
-		// The members wait in IntercommCreate: a bad peer fails the
-		// leader's part, and they are told.
-		IntercommCreate(c, root, nil, 0, 0)
+		// The members wait in IntercommCreate: they are told (ErrPort,
+		// or the error's own class for a failure).
+		if errors.Is(err, ErrPort) {
+			intercommCreate(c, root, nil, 0, 0, err)
+		} else {
+			IntercommCreate(c, root, nil, 0, 0)
+		}
 		return nil, err
 	}
 	nc, err := IntercommCreate(c, root, e.portComm(), peer, tagLeader(idx))

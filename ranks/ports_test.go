@@ -143,6 +143,28 @@ func TestPortsConnectorKilled(t *testing.T) {
 	})
 }
 
+// A group connects to a port that is not open: its root gets ErrPort
+// and so do the other members (not ErrProcFailed: nobody failed).
+func TestPortsConnectClosed(t *testing.T) {
+	ranktest.RunOpts(t, ranktest.Options{N: 3, Quiet: true}, func(r *ranktest.R) {
+		port := make([]byte, 64)
+		if r.Rank == 0 {
+			p, err := r.World.OpenPort()
+			r.Check(err, "OpenPort")
+			r.Check(r.World.ClosePort(p), "ClosePort")
+			copy(port, p)
+		}
+		err := coll.Bcast(r.Comm, port, 0)
+		r.Check(err, "bcast the port name")
+		if _, err := r.Comm.Connect(cstring(port), 1); !errors.Is(err, ranks.ErrPort) {
+			r.Errorf("Connect to a closed port: %v, want ErrPort", err)
+		}
+		// The communicator works after.
+		err = coll.Bcast(r.Comm, port, 2)
+		r.Check(err, "bcast after")
+	})
+}
+
 func cstring(b []byte) string {
 	for i, c := range b {
 		if c == 0 {
