@@ -551,8 +551,11 @@ func reduceLocal(in, inout unsafe.Pointer, count int64, dt, op C.uintptr_t, fnam
 	if count < 0 {
 		return failNone(MPI_ERR_COUNT, fname)
 	}
-	if count > 0 && (isInPlace(in) || isInPlace(inout) || in == nil || inout == nil) {
-		return failNone(MPI_ERR_BUFFER, fname) // Reduce_local has no in-place form
+	if count > 0 && (isInPlace(in) || isInPlace(inout) || in == nil || inout == nil || in == inout) {
+		// Reduce_local has no in-place form, and its buffers must not
+		// alias (the same buffer twice is caught; a partial overlap is
+		// not).
+		return failNone(MPI_ERR_BUFFER, fname)
 	}
 	if opo.predef == 0 {
 		callUserOp(opo, in, inout, count, handle(dt))

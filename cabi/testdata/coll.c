@@ -130,6 +130,8 @@ int main(int argc, char **argv)
         CHECK(cls == MPI_ERR_BUFFER);
         MPI_Error_class(MPI_Reduce_local(&x, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM), &cls);
         CHECK(cls == MPI_ERR_BUFFER);
+        MPI_Error_class(MPI_Reduce_local(&x, &x, 1, MPI_INT, MPI_SUM), &cls);
+        CHECK(cls == MPI_ERR_BUFFER);
     }
     MPI_Op_free(&op);
     CHECK(op == MPI_OP_NULL);
