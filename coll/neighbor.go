@@ -811,7 +811,7 @@ func INeighborAlltoall[T any](c *ranks.Comm, send, recv []T) (*ranks.Request, er
 // ranks' Start runs again (persistent.go).
 func NeighborAllgatherInit[T any](c *ranks.Comm, send, recv []T) (*ranks.Request, error) {
 	if err := neighborInit[T](c, "NeighborAllgatherInit"); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "NeighborAllgatherInit", func(pc *ranks.Comm) error { return neighborAllgather(pc, send, recv) })
 }
@@ -820,7 +820,7 @@ func NeighborAllgatherInit[T any](c *ranks.Comm, send, recv []T) (*ranks.Request
 // recv (MPI_Neighbor_alltoall_init).
 func NeighborAlltoallInit[T any](c *ranks.Comm, send, recv []T) (*ranks.Request, error) {
 	if err := neighborInit[T](c, "NeighborAlltoallInit"); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "NeighborAlltoallInit", func(pc *ranks.Comm) error { return neighborAlltoall(pc, send, recv) })
 }
@@ -960,7 +960,7 @@ func INeighborAlltoallw(c *ranks.Comm, send, recv [][]byte) (*ranks.Request, err
 // NeighborAllgathervInit is the persistent NeighborAllgatherv.
 func NeighborAllgathervInit[T any](c *ranks.Comm, send, recv []T, counts, displs []int) (*ranks.Request, error) {
 	if err := neighborInit[T](c, "NeighborAllgathervInit"); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "NeighborAllgathervInit", func(pc *ranks.Comm) error { return neighborAllgatherv(pc, send, recv, counts, displs) })
 }
@@ -968,7 +968,7 @@ func NeighborAllgathervInit[T any](c *ranks.Comm, send, recv []T, counts, displs
 // NeighborAlltoallvInit is the persistent NeighborAlltoallv.
 func NeighborAlltoallvInit[T any](c *ranks.Comm, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) (*ranks.Request, error) {
 	if err := neighborInit[T](c, "NeighborAlltoallvInit"); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "NeighborAlltoallvInit", func(pc *ranks.Comm) error {
 		return neighborAlltoallv(pc, send, scounts, sdispls, recv, rcounts, rdispls)
@@ -978,7 +978,7 @@ func NeighborAlltoallvInit[T any](c *ranks.Comm, send []T, scounts, sdispls []in
 // NeighborAlltoallwInit is the persistent NeighborAlltoallw.
 func NeighborAlltoallwInit(c *ranks.Comm, send, recv [][]byte) (*ranks.Request, error) {
 	if err := neighborInit[byte](c, "NeighborAlltoallwInit"); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "NeighborAlltoallwInit", func(pc *ranks.Comm) error { return neighborAlltoallw(pc, send, recv) })
 }

@@ -13,8 +13,10 @@ import (
 // other collectives; it may then start them in any order (MPI 4.0): the
 // runs match by the order of the Init calls. Each persistent collective
 // therefore runs on a private duplicate of the communicator, which Init
-// makes (a creation: Init synchronizes the members, as MPI 4.0 allows)
-// and Free gives back (ext.PersistentComm). A communicator whose info
+// makes (a creation: Init synchronizes the members, as MPI 4.0 allows;
+// a member whose arguments fail Init's checks still makes it, so that
+// the others' Init calls return) and Free gives back
+// (ext.PersistentComm). A communicator whose info
 // asserts mpi_assert_strict_persistent_collective_ordering ("true") has
 // its persistent collectives started in Init order everywhere, so they
 // run on it, in order with its other collectives, and Init communicates
@@ -55,6 +57,19 @@ func persistent(c *ranks.Comm, op string, run func(pc *ranks.Comm) error) (*rank
 	return req.(*ranks.Request), nil
 }
 
+// initErr returns err, the error of a persistent collective's Init that
+// failed its checks at this member, after making and giving back the
+// duplicate that every member's Init makes (persistent): the other
+// members' Init calls then return rather than wait for this one.
+func initErr(c *ranks.Comm, err error) (*ranks.Request, error) {
+	if st := stateOf(c); st != nil && !st.freed.Load() {
+		if _, release, e := ext.PersistentComm(c, "Init"); e == nil && release != nil {
+			release()
+		}
+	}
+	return nil, err
+}
+
 // initCheck does the checks a persistent collective can do at Init: a
 // plain element type, a root in range, an op.
 func initCheck[T any](c *ranks.Comm, op string, root int, hasOp bool) error {
@@ -82,7 +97,7 @@ func initCheck[T any](c *ranks.Comm, op string, root int, hasOp bool) error {
 // BarrierInit is the persistent Barrier (MPI_Barrier_init).
 func BarrierInit(c *ranks.Comm) (*ranks.Request, error) {
 	if err := initCheck[byte](c, "BarrierInit", noRoot, true); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "BarrierInit", func(pc *ranks.Comm) error { return barrier(pc) })
 }
@@ -90,7 +105,7 @@ func BarrierInit(c *ranks.Comm) (*ranks.Request, error) {
 // BcastInit is the persistent Bcast (MPI_Bcast_init).
 func BcastInit[T any](c *ranks.Comm, buf []T, root int) (*ranks.Request, error) {
 	if err := initCheck[T](c, "BcastInit", root, true); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "BcastInit", func(pc *ranks.Comm) error { return bcast(pc, buf, root) })
 }
@@ -98,7 +113,7 @@ func BcastInit[T any](c *ranks.Comm, buf []T, root int) (*ranks.Request, error) 
 // ReduceInit is the persistent Reduce (MPI_Reduce_init).
 func ReduceInit[T any](c *ranks.Comm, send, recv []T, op Op[T], root int) (*ranks.Request, error) {
 	if err := initCheck[T](c, "ReduceInit", root, op != nil); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "ReduceInit", func(pc *ranks.Comm) error { return reduce(pc, send, recv, op, root) })
 }
@@ -106,10 +121,10 @@ func ReduceInit[T any](c *ranks.Comm, send, recv []T, op Op[T], root int) (*rank
 // AllreduceInit is the persistent Allreduce (MPI_Allreduce_init).
 func AllreduceInit[T any](c *ranks.Comm, send, recv []T, op Op[T]) (*ranks.Request, error) {
 	if err := initCheck[T](c, "AllreduceInit", noRoot, op != nil); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	if send != nil && len(send) != len(recv) {
-		return nil, errf(ranks.ErrBuffer, "AllreduceInit", "send and receive buffers differ in length")
+		return initErr(c, errf(ranks.ErrBuffer, "AllreduceInit", "send and receive buffers differ in length"))
 	}
 	return persistent(c, "AllreduceInit", func(pc *ranks.Comm) error { return allreduce(pc, send, recv, op) })
 }
@@ -117,7 +132,7 @@ func AllreduceInit[T any](c *ranks.Comm, send, recv []T, op Op[T]) (*ranks.Reque
 // GatherInit is the persistent Gather (MPI_Gather_init).
 func GatherInit[T any](c *ranks.Comm, send, recv []T, root int) (*ranks.Request, error) {
 	if err := initCheck[T](c, "GatherInit", root, true); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "GatherInit", func(pc *ranks.Comm) error { return gather(pc, send, recv, root) })
 }
@@ -125,7 +140,7 @@ func GatherInit[T any](c *ranks.Comm, send, recv []T, root int) (*ranks.Request,
 // GathervInit is the persistent Gatherv (MPI_Gatherv_init).
 func GathervInit[T any](c *ranks.Comm, send, recv []T, counts, displs []int, root int) (*ranks.Request, error) {
 	if err := initCheck[T](c, "GathervInit", root, true); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "GathervInit", func(pc *ranks.Comm) error { return gatherv(pc, send, recv, counts, displs, root) })
 }
@@ -133,7 +148,7 @@ func GathervInit[T any](c *ranks.Comm, send, recv []T, counts, displs []int, roo
 // ScatterInit is the persistent Scatter (MPI_Scatter_init).
 func ScatterInit[T any](c *ranks.Comm, send, recv []T, root int) (*ranks.Request, error) {
 	if err := initCheck[T](c, "ScatterInit", root, true); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "ScatterInit", func(pc *ranks.Comm) error { return scatter(pc, send, recv, root) })
 }
@@ -141,7 +156,7 @@ func ScatterInit[T any](c *ranks.Comm, send, recv []T, root int) (*ranks.Request
 // ScattervInit is the persistent Scatterv (MPI_Scatterv_init).
 func ScattervInit[T any](c *ranks.Comm, send []T, counts, displs []int, recv []T, root int) (*ranks.Request, error) {
 	if err := initCheck[T](c, "ScattervInit", root, true); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "ScattervInit", func(pc *ranks.Comm) error { return scatterv(pc, send, counts, displs, recv, root) })
 }
@@ -149,7 +164,7 @@ func ScattervInit[T any](c *ranks.Comm, send []T, counts, displs []int, recv []T
 // AllgatherInit is the persistent Allgather (MPI_Allgather_init).
 func AllgatherInit[T any](c *ranks.Comm, send, recv []T) (*ranks.Request, error) {
 	if err := initCheck[T](c, "AllgatherInit", noRoot, true); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "AllgatherInit", func(pc *ranks.Comm) error { return allgather(pc, send, recv) })
 }
@@ -157,7 +172,7 @@ func AllgatherInit[T any](c *ranks.Comm, send, recv []T) (*ranks.Request, error)
 // AllgathervInit is the persistent Allgatherv (MPI_Allgatherv_init).
 func AllgathervInit[T any](c *ranks.Comm, send, recv []T, counts, displs []int) (*ranks.Request, error) {
 	if err := initCheck[T](c, "AllgathervInit", noRoot, true); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "AllgathervInit", func(pc *ranks.Comm) error { return allgatherv(pc, send, recv, counts, displs) })
 }
@@ -165,7 +180,7 @@ func AllgathervInit[T any](c *ranks.Comm, send, recv []T, counts, displs []int) 
 // AlltoallInit is the persistent Alltoall (MPI_Alltoall_init).
 func AlltoallInit[T any](c *ranks.Comm, send, recv []T) (*ranks.Request, error) {
 	if err := initCheck[T](c, "AlltoallInit", noRoot, true); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "AlltoallInit", func(pc *ranks.Comm) error { return alltoall(pc, send, recv) })
 }
@@ -173,7 +188,7 @@ func AlltoallInit[T any](c *ranks.Comm, send, recv []T) (*ranks.Request, error) 
 // AlltoallvInit is the persistent Alltoallv (MPI_Alltoallv_init).
 func AlltoallvInit[T any](c *ranks.Comm, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) (*ranks.Request, error) {
 	if err := initCheck[T](c, "AlltoallvInit", noRoot, true); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "AlltoallvInit", func(pc *ranks.Comm) error { return alltoallv(pc, send, scounts, sdispls, recv, rcounts, rdispls) })
 }
@@ -181,7 +196,7 @@ func AlltoallvInit[T any](c *ranks.Comm, send []T, scounts, sdispls []int, recv 
 // AlltoallwInit is the persistent Alltoallw (MPI_Alltoallw_init).
 func AlltoallwInit(c *ranks.Comm, send, recv [][]byte) (*ranks.Request, error) {
 	if err := initCheck[byte](c, "AlltoallwInit", noRoot, true); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "AlltoallwInit", func(pc *ranks.Comm) error { return alltoallw(pc, send, recv) })
 }
@@ -189,7 +204,7 @@ func AlltoallwInit(c *ranks.Comm, send, recv [][]byte) (*ranks.Request, error) {
 // ReduceScatterInit is the persistent ReduceScatter (MPI_Reduce_scatter_init).
 func ReduceScatterInit[T any](c *ranks.Comm, send, recv []T, counts []int, op Op[T]) (*ranks.Request, error) {
 	if err := initCheck[T](c, "ReduceScatterInit", noRoot, op != nil); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "ReduceScatterInit", func(pc *ranks.Comm) error { return reduceScatter(pc, send, recv, counts, op) })
 }
@@ -198,7 +213,7 @@ func ReduceScatterInit[T any](c *ranks.Comm, send, recv []T, counts []int, op Op
 // (MPI_Reduce_scatter_block_init).
 func ReduceScatterBlockInit[T any](c *ranks.Comm, send, recv []T, op Op[T]) (*ranks.Request, error) {
 	if err := initCheck[T](c, "ReduceScatterBlockInit", noRoot, op != nil); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "ReduceScatterBlockInit", func(pc *ranks.Comm) error { return reduceScatterBlock(pc, send, recv, op) })
 }
@@ -206,7 +221,7 @@ func ReduceScatterBlockInit[T any](c *ranks.Comm, send, recv []T, op Op[T]) (*ra
 // ScanInit is the persistent Scan (MPI_Scan_init).
 func ScanInit[T any](c *ranks.Comm, send, recv []T, op Op[T]) (*ranks.Request, error) {
 	if err := initCheck[T](c, "ScanInit", noRoot, op != nil); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "ScanInit", func(pc *ranks.Comm) error { return scan(pc, send, recv, op) })
 }
@@ -214,7 +229,7 @@ func ScanInit[T any](c *ranks.Comm, send, recv []T, op Op[T]) (*ranks.Request, e
 // ExscanInit is the persistent Exscan (MPI_Exscan_init).
 func ExscanInit[T any](c *ranks.Comm, send, recv []T, op Op[T]) (*ranks.Request, error) {
 	if err := initCheck[T](c, "ExscanInit", noRoot, op != nil); err != nil {
-		return nil, err
+		return initErr(c, err)
 	}
 	return persistent(c, "ExscanInit", func(pc *ranks.Comm) error { return exscan(pc, send, recv, op) })
 }

@@ -126,3 +126,37 @@ func TestPersistentRevoked(t *testing.T) {
 		r.Check(d.Free(), "free")
 	})
 }
+
+// A member whose arguments of a persistent collective's Init are bad gets
+// the error, and the other members' Init calls return (Init makes a
+// creation at every member); the communicator then works, with later
+// persistent collectives matched.
+func TestPersistentInitBadArgs(t *testing.T) {
+	ranktest.RunOpts(t, ranktest.Options{N: 3, Quiet: true}, func(r *ranktest.R) {
+		c := r.Comm
+		root := 0
+		if r.Rank == 1 {
+			root = 7 // out of range here only
+		}
+		buf := []int{r.Rank}
+		q, err := coll.BcastInit(c, buf, root)
+		if r.Rank == 1 {
+			if !errors.Is(err, ranks.ErrRank) || q != nil {
+				r.Errorf("BcastInit with a bad root: %v, want ErrRank", err)
+			}
+		} else {
+			r.Check(err, "BcastInit")
+			r.Check(q.Free(), "free") // never started: rank 1 has no run
+		}
+		sum, total := []int{r.Rank + 1}, []int{0}
+		qa, err := coll.AllreduceInit(c, sum, total, coll.Sum[int])
+		r.Check(err, "AllreduceInit")
+		r.Check(qa.Start(), "start")
+		_, err = qa.Wait()
+		r.Check(err, "wait")
+		if total[0] != 6 {
+			r.Errorf("Allreduce after the bad Init: %d, want 6", total[0])
+		}
+		r.Check(qa.Free(), "free")
+	})
+}
