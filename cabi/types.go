@@ -146,15 +146,16 @@ func (t *dtype) primList() []prim {
 }
 
 // flatten lists the runs and prims of a type that deferred them.
-func (t *dtype) flatten() {
-	var runs []run
-	var prims []prim
-	for _, op := range t.ops {
+func (t *dtype) flatten() { t.runs, t.prims = listBlocks(t.ops) }
+
+// listBlocks lists the runs and prims of a constructor's blocks.
+func listBlocks(ops []blockOp) (runs []run, prims []prim) {
+	for _, op := range ops {
 		for i := int64(0); i < op.count; i++ {
 			runs, prims = appendBlock(runs, prims, op.old, op.n, op.disp+i*op.stride)
 		}
 	}
-	t.runs, t.prims = runs, prims
+	return runs, prims
 }
 
 func (t *dtype) extent() int64 { return t.ub - t.lb }
@@ -483,11 +484,7 @@ func (b *builder) done(combiner int) *dtype {
 		t.finish()
 		return t
 	}
-	for _, op := range b.ops {
-		for i := int64(0); i < op.count; i++ {
-			t.runs, t.prims = appendBlock(t.runs, t.prims, op.old, op.n, op.disp+i*op.stride)
-		}
-	}
+	t.runs, t.prims = listBlocks(b.ops)
 	t.finish()
 	return t
 }
