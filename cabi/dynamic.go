@@ -6,7 +6,10 @@ package main
 import "C"
 
 import (
+	"strconv"
+	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/shmpi/shmpi/ranks"
@@ -256,9 +259,19 @@ func acceptConnect(port *C.char, info C.uintptr_t, root C.int, comm C.uintptr_t,
 		return failCode(handle(comm), MPI_ERR_ROOT, fname)
 	}
 	var name string
+	timeout := time.Duration(-1)
 	if o.c.Rank() == int(root) {
-		if _, r := infoArg(info, fname); r != 0 {
+		in, r := infoArg(info, fname)
+		if r != 0 {
 			return r
+		}
+		// MPICH's key: the connector's wait for an accept, in seconds
+		// (a value that is not a number of seconds is ignored, as a
+		// hint).
+		if v, ok, _ := in.Get("timeout"); ok {
+			if sec, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && sec >= 0 && sec < 1e9 {
+				timeout = time.Duration(sec * float64(time.Second))
+			}
 		}
 		if port != nil {
 			name = C.GoString(port)
@@ -266,9 +279,12 @@ func acceptConnect(port *C.char, info C.uintptr_t, root C.int, comm C.uintptr_t,
 	}
 	var c *ranks.Comm
 	var err error
-	if accept {
+	switch {
+	case accept:
 		c, err = o.c.Accept(name, int(root))
-	} else {
+	case timeout >= 0:
+		c, err = o.c.ConnectTimeout(name, int(root), timeout)
+	default:
 		c, err = o.c.Connect(name, int(root))
 	}
 	if err != nil {

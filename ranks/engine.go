@@ -178,6 +178,7 @@ type engine struct {
 	killAt    int64  // fault injection: die at this entry into the engine (killinject.go)
 	spawnKill string // fault injection: die at this point of a spawn (spawn.go)
 	ports     *Comm  // the ports' communicator, made at the first use of a port (ports.go)
+	connects  uint32 // Connect attempts of this rank, numbering its knocks (ports.go)
 	calls     int64  // entries so far, counted only when killAt is set
 	// proxy: the engine of a node agent's proxy (proxy.go). It forwards
 	// what comes for a revoked communicator too: the receivers refuse it.

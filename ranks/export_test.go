@@ -83,3 +83,24 @@ func (w *World) FencesSends() bool { return w.e.fenceSends.Load() }
 // Sleeps is how many waits of this rank went as far as arming the
 // doorbell to sleep (recordOp counts them).
 func (w *World) Sleeps() uint64 { return w.e.t.CB(w.e.me).OpCount.Load() }
+
+// KnocksQueued reports how many knocks at port (which this rank opened)
+// wait in its queue, after making progress once.
+func (w *World) KnocksQueued(port string) int {
+	idx, _, err := job.ParsePort(port)
+	if err != nil {
+		return 0
+	}
+	e := w.e
+	pc := e.portComm()
+	e.lock()
+	defer e.unlock()
+	e.progress()
+	n := 0
+	for m := pc.unexp.head; m != nil; m = m.next {
+		if m.tag == tagKnock(idx) {
+			n++
+		}
+	}
+	return n
+}

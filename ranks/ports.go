@@ -1,9 +1,14 @@
 package ranks
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"io"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -18,9 +23,21 @@ import (
 // rank slot in the reserved context slot job.PortSlot, made here at the
 // first use of a port and never freed: the connecting root reads the
 // port's owner from the table and knocks at it (a message of the port's
-// knock tag); the accepting root takes the first knock. From there the
+// knock tag); the accepting root takes the first knock and offers itself
+// to that connector (the offer tag), which confirms. From there the
 // roots run IntercommCreate's leader exchange with each other over the
 // ports' communicator, and each hands the result to its own group.
+//
+// The confirmation lets a connector give up: it waits for the offer only
+// until its timeout, or until the port is closed, and then withdraws its
+// knock (a message of the knock tag, so that it reaches the owner after
+// the knock and before any later knock of the same rank). An acceptor
+// that took the knock meanwhile finds the withdrawal where it waits for
+// the confirmation and takes the next knock instead, so neither side is
+// left in a leader exchange the other never joins. ClosePort rings the
+// doorbell of every rank whose knock is still queued, and a connector
+// re-reads the port's table after knocking, so a connector learns of a
+// close whether its knock arrived before it or after.
 
 // Error classes of ports and names.
 var (
@@ -50,9 +67,33 @@ func (e *engine) portComm() *Comm {
 // (SHMPI_SPAWN_KILL, spawn.go).
 const portKnocked = "knocked"
 
-// Tags on the ports' communicator, per port index.
+// Tags on the ports' communicator, per port index: knocks, confirmations
+// and withdrawals travel on tagKnock, offers on tagOffer, and the
+// leaders' exchange on tagLeader.
 func tagKnock(idx int) int  { return 2 * idx }
 func tagLeader(idx int) int { return 2*idx + 1 }
+func tagOffer(idx int) int  { return tagJoin + 1 + idx }
+
+// A message of the knock tag: the port's generation, its kind, and the
+// connector's attempt number (engine.connects), which the offer echoes.
+const (
+	knockKnock    = iota // a connector asks for the port's owner
+	knockConfirm         // the connector takes the owner's offer
+	knockWithdraw        // the connector gave up before taking an offer
+)
+
+// defaultConnectTimeout bounds a Connect's wait for an accept (MPI 4.1
+// §11.8.2: the attempt "will eventually time out"); MPICH's default.
+const defaultConnectTimeout = 180 * time.Second
+
+// connectTimeout is the environment's bound (job.EnvConnectTimeout), or
+// the default; 0 waits for ever.
+func connectTimeout() time.Duration {
+	if v, err := strconv.ParseFloat(os.Getenv(job.EnvConnectTimeout), 64); err == nil && v >= 0 {
+		return time.Duration(v * float64(time.Second))
+	}
+	return defaultConnectTimeout
+}
 
 // OpenPort opens a port at which this rank can Accept connections
 // (MPI_Open_port), and returns its name. At most job.MaxPorts ports are
@@ -79,9 +120,23 @@ func (w *World) ClosePort(port string) error {
 	if owner, ok := w.e.t.PortOwner(idx, gen); !ok || owner != w.e.me {
 		return newErr(ErrPort, "ClosePort", -1, "port %q is not open here", port)
 	}
-	if !w.e.t.ClosePort(idx, gen) {
+	e := w.e
+	if !e.t.ClosePort(idx, gen) {
 		return newErr(ErrPort, "ClosePort", -1, "port %q is not open", port)
 	}
+	// Connectors whose knocks wait here may sleep: wake them to read
+	// the table. A knock published before the close is in the queue
+	// after this progress; one published after it is the connector's
+	// own to find (meet reads the table after knocking).
+	pc := e.portComm()
+	e.lock()
+	e.progress()
+	for m := pc.unexp.head; m != nil; m = m.next {
+		if m.tag == tagKnock(idx) && !e.lay.Remote(m.src) {
+			e.dbs[m.src].Ring()
+		}
+	}
+	e.unlock()
 	return nil
 }
 
@@ -91,18 +146,29 @@ func (w *World) ClosePort(port string) error {
 // connecting root makes the root return ErrProcFailed (a root's error
 // reaches the other members of c as ErrProcFailed).
 func (c *Comm) Accept(port string, root int) (*Comm, error) {
-	return c.portCreate(port, root, true, "Accept")
+	return c.portCreate(port, root, true, 0, "Accept")
 }
 
 // Connect connects c's group to the group that Accepts at port
 // (MPI_Comm_connect), and returns an intercommunicator with it. It is
 // collective over c; port matters at root only. It waits until the
-// port's owner accepts; a port that is not open makes it return ErrPort.
+// port's owner accepts; a port that is not open, or that is closed
+// while the root waits, makes it return ErrPort, and so does a wait
+// longer than job.EnvConnectTimeout's seconds (default 180).
 func (c *Comm) Connect(port string, root int) (*Comm, error) {
-	return c.portCreate(port, root, false, "Connect")
+	return c.portCreate(port, root, false, connectTimeout(), "Connect")
 }
 
-func (c *Comm) portCreate(port string, root int, accept bool, op string) (*Comm, error) {
+// ConnectTimeout is Connect with the root's wait for an accept bounded
+// by timeout instead (0: no bound), MPI's "timeout" info key.
+func (c *Comm) ConnectTimeout(port string, root int, timeout time.Duration) (*Comm, error) {
+	if timeout < 0 {
+		return nil, newErr(ErrArg, "Connect", -1, "timeout %v", timeout)
+	}
+	return c.portCreate(port, root, false, timeout, "Connect")
+}
+
+func (c *Comm) portCreate(port string, root int, accept bool, timeout time.Duration, op string) (*Comm, error) {
 	if c == nil {
 		return nil, nilComm(op)
 	}
@@ -125,7 +191,7 @@ func (c *Comm) portCreate(port string, root int, accept bool, op string) (*Comm,
 	idx, gen, err := job.ParsePort(port)
 	var peer int
 	if err == nil {
-		peer, err = e.meet(idx, gen, accept, op)
+		peer, err = e.meet(idx, gen, accept, timeout, op)
 	} else {
 		err = newErr(ErrPort, op, -1, "%v", err)
 	}
@@ -144,8 +210,9 @@ func (c *Comm) portCreate(port string, root int, accept bool, op string) (*Comm,
 }
 
 // meet is the roots' rendezvous at port idx of generation gen: it
-// returns the other root's rank slot.
-func (e *engine) meet(idx int, gen uint32, accept bool, op string) (int, error) {
+// returns the other root's rank slot. A connector waits for an offer at
+// most timeout (0: no bound).
+func (e *engine) meet(idx int, gen uint32, accept bool, timeout time.Duration, op string) (int, error) {
 	pc := e.portComm()
 	owner, ok := e.t.PortOwner(idx, gen)
 	if !ok {
@@ -155,11 +222,7 @@ func (e *engine) meet(idx int, gen uint32, accept bool, op string) (int, error) 
 		if owner == e.me {
 			return 0, newErr(ErrPort, op, -1, "connecting to a port of this rank")
 		}
-		if err := Send(pc, []uint32{gen}, owner, tagKnock(idx)); err != nil {
-			return 0, relabel(err, op)
-		}
-		e.spawnHook(portKnocked)
-		return owner, nil
+		return owner, e.connectAt(pc, owner, idx, gen, timeout, op)
 	}
 	if owner != e.me {
 		return 0, newErr(ErrPort, op, -1, "the port was opened by rank slot %d, not by the root", owner)
@@ -169,15 +232,19 @@ func (e *engine) meet(idx int, gen uint32, accept bool, op string) (int, error) 
 		// fails a receive from AnySource until it is acknowledged: the
 		// failures of others do not concern this wait.
 		pc.FailureAck()
-		var g [1]uint32
-		st, err := Recv(pc, g[:], AnySource, tagKnock(idx))
+		var k [3]uint32
+		st, err := Recv(pc, k[:], AnySource, tagKnock(idx))
 		switch {
-		case err == nil && g[0] == gen:
-			return st.Source, nil
+		case err == nil && k[0] == gen && k[1] == knockKnock:
+			taken, err := e.offer(pc, st.Source, idx, gen, k[2], op)
+			if err != nil || taken {
+				return st.Source, err
+			}
+			// The connector gave up: take the next knock.
 		case err == nil:
-			// A knock for an earlier opening of this port: its
-			// connector is told nothing and stays waiting, as at a
-			// port nobody accepts on.
+			// A knock for an earlier opening of this port (its
+			// connector learns of the close from the table), or a
+			// withdrawal of one: nothing to answer.
 		case errors.Is(err, ErrProcFailed) && st.Source == AnySource:
 		default:
 			return 0, relabel(err, op)
@@ -186,6 +253,99 @@ func (e *engine) meet(idx int, gen uint32, accept bool, op string) (int, error) 
 			return 0, newErr(ErrPort, op, -1, "the port was closed")
 		}
 	}
+}
+
+// offer answers the knock of attempt try from rank slot x: it offers
+// this root to x and returns whether x took the offer (false: x had
+// given up and withdrawn). x's failure is an error.
+func (e *engine) offer(pc *Comm, x, idx int, gen, try uint32, op string) (bool, error) {
+	if err := Send(pc, []uint32{gen, try}, x, tagOffer(idx)); err != nil {
+		return false, relabel(err, op)
+	}
+	// x's next message of the knock tag answers this offer, or withdrew
+	// the knock before it: the tag's messages from x arrive in order.
+	var a [3]uint32
+	if _, err := Recv(pc, a[:], x, tagKnock(idx)); err != nil {
+		return false, relabel(err, op)
+	}
+	return a[1] == knockConfirm && a[2] == try, nil
+}
+
+// connectAt knocks at port idx of generation gen, which owner opened,
+// and waits for its offer: then it confirms, and the roots go on to the
+// leaders' exchange. If the port is closed, the wait passes timeout or
+// the owner fails first, it withdraws its knock and fails.
+func (e *engine) connectAt(pc *Comm, owner, idx int, gen uint32, timeout time.Duration, op string) error {
+	e.lock()
+	e.connects++
+	try := e.connects
+	e.unlock()
+	if err := Send(pc, []uint32{gen, knockKnock, try}, owner, tagKnock(idx)); err != nil {
+		return relabel(err, op)
+	}
+	e.spawnHook(portKnocked)
+	ctx := context.Background()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	for {
+		got, err := e.awaitOffer(pc, owner, idx, gen, ctx, op)
+		if err != nil {
+			if !errors.Is(err, ErrProcFailed) {
+				// Withdraw, so that an acceptor that takes the knock
+				// later does not wait for this root in the exchange.
+				Send(pc, []uint32{gen, knockWithdraw, try}, owner, tagKnock(idx))
+			}
+			return err
+		}
+		var o [2]uint32
+		if _, err := Recv(pc, o[:], owner, tagOffer(idx)); err != nil {
+			return relabel(err, op)
+		}
+		if got && o[0] == gen && o[1] == try {
+			return relabel(Send(pc, []uint32{gen, knockConfirm, try}, owner, tagKnock(idx)), op)
+		}
+		// An offer to an attempt that had given up: discard it.
+	}
+}
+
+// awaitOffer waits until an offer from owner is queued (true), or fails:
+// ErrPort when port idx is no longer open in generation gen or ctx ends,
+// the owner's failure as a receive from it would report it.
+func (e *engine) awaitOffer(pc *Comm, owner, idx int, gen uint32, ctx context.Context, op string) (bool, error) {
+	e.lock()
+	defer e.unlock()
+	var ended *atomic.Bool
+	if ctx.Done() != nil {
+		var stop func() bool
+		ended, stop = e.wakeOnEnd(ctx)
+		defer stop()
+	}
+	var err error
+	e.block(func() bool {
+		if pc.matchUnexp(owner, tagOffer(idx), false) != nil {
+			return true
+		}
+		// The table is read after the knock was published (the wait
+		// fences before it sleeps), so a close either sees the knock
+		// queued and rings, or is seen here.
+		if _, ok := e.t.PortOwner(idx, gen); !ok {
+			err = newErr(ErrPort, op, -1, "the port was closed before its owner accepted")
+			return true
+		}
+		if ended != nil && ended.Load() {
+			err = newErr(ErrPort, op, -1, "no accept at the port within the connect timeout")
+			return true
+		}
+		if e.drained && e.gone[owner] {
+			err = e.goneErr(pc, owner, op)
+			return true
+		}
+		return false
+	}, job.OpRecv, owner, tagOffer(idx), pc.ctx, owner)
+	return err == nil, err
 }
 
 // PublishName publishes port under service (MPI_Publish_name), for

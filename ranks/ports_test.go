@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/shmpi/shmpi/coll"
+	"github.com/shmpi/shmpi/internal/job"
 	"github.com/shmpi/shmpi/ranks"
 	"github.com/shmpi/shmpi/ranks/ranktest"
 )
@@ -162,6 +165,94 @@ func TestPortsConnectClosed(t *testing.T) {
 		// The communicator works after.
 		err = coll.Bcast(r.Comm, port, 2)
 		r.Check(err, "bcast after")
+	})
+}
+
+// A Connect that nobody accepts ends with ErrPort: by its timeout (the
+// whole group learns), and when the port's owner closes the port while
+// the connector's knock waits in its queue. A withdrawn knock does not
+// trap a later Accept: ranks 1 and 2 connect again after their timeout,
+// and rank 0's Accept pairs with that second attempt.
+func TestPortsConnectTimeoutAndClose(t *testing.T) {
+	// Sleeps are not cut short by their usual 100 ms bound, so only the
+	// close's wake-up can end the third part's wait.
+	ranktest.RunOpts(t, ranktest.Options{N: 3, Timeout: spawnTimeout, Quiet: true,
+		Env: []string{job.EnvSleepTimeout + "=600000"}}, func(r *ranktest.R) {
+		inB := r.Rank > 0
+		color := 0
+		if inB {
+			color = 1
+		}
+		local, err := r.Comm.Split(color, 0)
+		r.Check(err, "split")
+		port := make([]byte, 64)
+		if r.Rank == 0 {
+			p, err := r.World.OpenPort()
+			r.Check(err, "OpenPort")
+			copy(port, p)
+		}
+		r.Check(coll.Bcast(r.Comm, port, 0), "bcast the port name")
+		name := cstring(port)
+
+		// 1. Nobody accepts: the timeout.
+		if inB {
+			t0 := time.Now()
+			if _, err := local.ConnectTimeout(name, 0, 50*time.Millisecond); !errors.Is(err, ranks.ErrPort) {
+				r.Errorf("Connect with no accept: %v, want ErrPort", err)
+			}
+			if local.Rank() == 0 && time.Since(t0) < 50*time.Millisecond {
+				r.Errorf("Connect gave up after %v, before its timeout", time.Since(t0))
+			}
+		}
+		r.Check(coll.Barrier(r.Comm), "barrier after the timeout")
+
+		// 2. The withdrawn knock waits at rank 0; a new attempt pairs.
+		var ic *ranks.Comm
+		if inB {
+			ic, err = local.ConnectTimeout(name, 0, 0)
+			r.Check(err, "Connect after a withdrawn knock")
+		} else {
+			ic, err = local.Accept(name, 0)
+			r.Check(err, "Accept after a withdrawn knock")
+		}
+		sum := []int{0}
+		r.Check(coll.Allreduce(ic, []int{1}, sum, coll.Sum[int]), "allreduce across")
+		if want := 1; inB && sum[0] != want || !inB && sum[0] != 2 {
+			r.Errorf("allreduce across: %d", sum[0])
+		}
+		r.Check(ic.Disconnect(), "disconnect")
+
+		// 3. No timeout; the owner closes the port once the knock is
+		// queued (and without waiting for it, in the third attempt).
+		for _, wait := range []bool{true, false} {
+			if inB {
+				if _, err := local.ConnectTimeout(name, 0, 0); !errors.Is(err, ranks.ErrPort) {
+					r.Errorf("Connect to a port closed while it waited (wait %v): %v, want ErrPort", wait, err)
+				}
+				if r.Rank == 1 {
+					r.Check(ranks.Send(r.Comm, []int{1}, 0, 9), "tell rank 0")
+				}
+			} else {
+				for wait && r.World.KnocksQueued(name) == 0 {
+					runtime.Gosched() // polling the queue, not ordering ranks
+				}
+				r.Check(r.World.ClosePort(name), "ClosePort")
+				// Nothing reaches rank 1 from here until it returns:
+				// only the close's wake-up can end its sleep.
+				_, err := ranks.Recv(r.Comm, []int{0}, 1, 9)
+				r.Check(err, "hear from rank 1")
+			}
+			r.Check(coll.Barrier(r.Comm), "barrier after the close")
+			if r.Rank == 0 && wait {
+				p, err := r.World.OpenPort()
+				r.Check(err, "OpenPort again")
+				clear(port)
+				copy(port, p)
+			}
+			r.Check(coll.Bcast(r.Comm, port, 0), "bcast the new port name")
+			name = cstring(port)
+		}
+		r.Check(local.Free(), "free local")
 	})
 }
 

@@ -108,6 +108,22 @@ int main(int argc, char **argv)
     CHECK_RC(MPI_Bcast(&v, 1, MPI_INT, rank == 1 ? MPI_ROOT : MPI_PROC_NULL, conn));
     CHECK_RC(MPI_Comm_disconnect(&conn));
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (rank == 1) {
+        /* The port is open but nobody accepts now: the connect gives up
+         * after the "timeout" info key's seconds. */
+        char p1[MPI_MAX_PORT_NAME];
+        MPI_Info to;
+        MPI_Comm none1 = MPI_COMM_WORLD;
+        CHECK_RC(MPI_Lookup_name("shmpi-spawn-test", MPI_INFO_NULL, p1));
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        CHECK_RC(MPI_Info_create(&to));
+        CHECK_RC(MPI_Info_set(to, "timeout", "0.05"));
+        double t0 = MPI_Wtime();
+        CHECK(errclass(MPI_Comm_connect(p1, to, 0, MPI_COMM_SELF, &none1)) == MPI_ERR_PORT);
+        CHECK(none1 == MPI_COMM_NULL && MPI_Wtime() - t0 >= 0.05);
+        CHECK_RC(MPI_Info_free(&to));
+    }
+    CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) {
         CHECK_RC(MPI_Unpublish_name("shmpi-spawn-test", MPI_INFO_NULL, port));
         char again[MPI_MAX_PORT_NAME];

@@ -66,6 +66,11 @@ const (
 	// inside the rank's N-th shmpi call, counting from 1; a call that
 	// waits counts once, a collective once per step).
 	EnvKill = "SHMPI_KILL"
+	// EnvConnectTimeout: how long a Connect's root waits for the port's
+	// owner to accept, in seconds (default 180, as MPICH's; "0" waits
+	// for ever), before it gives up with ErrPort (MPI_ERR_PORT). A
+	// Connect's "timeout" info key overrides it.
+	EnvConnectTimeout = "SHMPI_CONNECT_TIMEOUT"
 )
 
 // RankEnv returns the environment entries that make a child process rank
