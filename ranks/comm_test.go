@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/shmpi/shmpi/coll"
 	"github.com/shmpi/shmpi/internal/job"
 	"github.com/shmpi/shmpi/ranks"
 	"github.com/shmpi/shmpi/ranks/ranktest"
@@ -353,5 +354,48 @@ func TestManyCommunicators(t *testing.T) {
 		if n := r.World.FreeContexts(); n != free {
 			r.Errorf("free context slots after freeing: %d, want %d", n, free)
 		}
+	})
+}
+
+// Create over ever different subsets until the job's context slots run
+// out (MPICH's errors/comm/too_many_comms2): rank 0 leads every
+// creation, rank 3 is only in the whole group, and all four fail in the
+// same call with ErrNoMem, the ranks outside that call's group too, so
+// that none goes on to a next creation the others left.
+func TestCreateOutOfSlots(t *testing.T) {
+	const n = 4
+	ranktest.RunOpts(t, ranktest.Options{N: n, Quiet: true}, func(r *ranktest.R) {
+		wg, err := r.Comm.Group()
+		r.Check(err, "group")
+		everyone := []int{0, 1, 2, 3}
+		var made []*ranks.Comm
+		i := 0
+		for ; i < 4*job.MaxContexts; i++ {
+			g, err := wg.Incl(everyone[:(i+1)%(n+1)])
+			r.Check(err, "incl")
+			c, err := r.Comm.Create(g)
+			if err != nil {
+				if !errors.Is(err, ranks.ErrNoMem) {
+					r.Errorf("Create %d: %v, want ErrNoMem", i, err)
+				}
+				break
+			}
+			if c != nil {
+				made = append(made, c)
+			}
+		}
+		lo, hi := []int{0}, []int{0}
+		r.Check(coll.Allreduce(r.Comm, []int{i}, lo, coll.Min[int]), "min")
+		r.Check(coll.Allreduce(r.Comm, []int{i}, hi, coll.Max[int]), "max")
+		if lo[0] != hi[0] || i == 4*job.MaxContexts {
+			r.Errorf("the ranks stopped at creations %d to %d (of %d tried)", lo[0], hi[0], 4*job.MaxContexts)
+		}
+		for _, c := range made {
+			r.Check(c.Free(), "free")
+		}
+		c, err := r.Comm.Create(wg)
+		r.Check(err, "Create after freeing")
+		r.Check(coll.Barrier(c), "barrier on it")
+		r.Check(c.Free(), "free it")
 	})
 }

@@ -155,8 +155,10 @@ func byKey(table []int64, w int, in func(r int) bool) []int {
 
 // Create returns a communicator of the members of g, which must be a
 // subgroup of c, in g's order (MPI_Comm_create); ranks not in g get nil.
-// Only g's members take part, so it is also MPI_Comm_create_group with
-// tag 0.
+// It is collective over c: the ranks outside g learn from g's first
+// member whether it found a context slot, so that all fail together
+// (ErrNoMem) when the job has none left. (Groups whose members span
+// nodes are made by g's members only.)
 func (c *Comm) Create(g Group) (*Comm, error) { return c.createGroup(g, 0, "Create") }
 
 // CreateGroup is Create called by g's members only (MPI_Comm_create_group);
@@ -189,9 +191,33 @@ func (c *Comm) createGroup(g Group, tag int, op string) (*Comm, error) {
 		members[i] = int(c.toComm[w])
 	}
 	if !slices.Contains(members, c.rank) {
+		if op == "Create" && len(members) > 0 && !c.membersSpan(members) {
+			return nil, c.createNotice(members[0], tagCreateUser, op)
+		}
 		return nil, nil
 	}
-	return c.create(members, tagCreateUser+tag, op)
+	notify := op == "Create"
+	return c.createWith(members, tagCreateUser+tag, notify, op)
+}
+
+// membersSpan reports whether members (ranks of c) live on several nodes.
+func (c *Comm) membersSpan(members []int) bool {
+	return slices.ContainsFunc(members, func(m int) bool { return c.e.lay.Remote(c.group[m]) })
+}
+
+// createNotice is Create at a rank of c outside the new group: it
+// learns from the group's leader whether the creation found a context
+// slot, so that it fails with the members (ErrNoMem), as a collective
+// over c must, instead of going on to a next creation they left.
+func (c *Comm) createNotice(leader, tag int, op string) error {
+	var msg [2]uint32
+	if _, err := Recv(c.coll, msg[:], leader, tag); err != nil {
+		return relabel(err, op)
+	}
+	if msg[1] == 0 {
+		return newErr(ErrNoMem, op, -1, "every one of the job's %d context slots is in use", job.MaxContexts)
+	}
+	return nil
 }
 
 // create makes the communicator of members (ranks of c, in the new
@@ -199,6 +225,13 @@ func (c *Comm) createGroup(g Group, tag int, op string) (*Comm, error) {
 // sends it to the others on tag. The caller has checked that c was not
 // freed when the creation started (an Idup may run after a Free).
 func (c *Comm) create(members []int, tag int, op string) (*Comm, error) {
+	return c.createWith(members, tag, false, op)
+}
+
+// createWith is create; with notify the leader also tells the ranks of
+// c outside members whether it found a slot (createNotice), before it
+// hands the slot out.
+func (c *Comm) createWith(members []int, tag int, notify bool, op string) (*Comm, error) {
 	e := c.e
 	e.lock()
 	err := c.collLive(op)
@@ -223,6 +256,19 @@ func (c *Comm) create(members []int, tag int, op string) (*Comm, error) {
 		}
 		testStage(e, "allocated")
 		var reqs []*Request
+		if notify {
+			// The others' failures do not concern the members: the
+			// notices' errors are left to those ranks' own calls.
+			for r := range c.size {
+				if !slices.Contains(members, r) {
+					if rq, err := Isend(c.coll, msg[:], r, tag); err == nil {
+						reqs = append(reqs, rq)
+					}
+				}
+			}
+			WaitAll(reqs, nil)
+			reqs = reqs[:0]
+		}
 		for _, m := range members[1:] {
 			rq, err := Isend(c.coll, msg[:], m, tag)
 			if err != nil {
