@@ -30,6 +30,32 @@ type commObj struct {
 	hwType string
 	// nbc holds the neighbours of its topology (neighbor.go).
 	nbc nbCache
+	// persist counts the persistent point-to-point requests made on it
+	// and not yet freed; a Free meanwhile (freePending) frees the Go
+	// communicator only after the last of them, which MPI lets start
+	// after MPI_Comm_free. Both under mu.
+	persist     int
+	freePending bool
+}
+
+// hold notes a persistent request made on o (persist).
+func (o *commObj) hold() {
+	o.mu.Lock()
+	o.persist++
+	o.mu.Unlock()
+}
+
+// unhold ends a hold; the last one after MPI_Comm_free frees the Go
+// communicator.
+func (o *commObj) unhold() {
+	o.mu.Lock()
+	o.persist--
+	free := o.persist == 0 && o.freePending
+	o.freePending = o.freePending && !free
+	o.mu.Unlock()
+	if free {
+		o.c.Free()
+	}
 }
 
 // getComm returns the communicator of h, or nil.
@@ -86,6 +112,12 @@ func freeComm(h handle, o *commObj) error {
 	idx := comms.slotOf(h)
 	publishGen(&commEnt(idx).gen, 0)
 	comms.remove(h)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.persist > 0 {
+		o.freePending = true // unhold frees it
+		return nil
+	}
 	return o.c.Free()
 }
 

@@ -201,6 +201,9 @@ type reqObj struct {
 	pr *ranks.Request
 	// part is a partitioned request's packing (partitioned.go).
 	part *partObj
+	// held is the communicator a persistent point-to-point request
+	// keeps until it is freed (commObj.hold).
+	held *commObj
 	// A completed request whose result is kept (Request_get_status, or
 	// complete at creation).
 	fin  bool
@@ -755,7 +758,7 @@ func shmpi_MPI_Request_free(req *C.uintptr_t) C.int {
 	case o.r != nil && !o.fin && (o.after != nil || o.pr != nil):
 		// The operation still completes (and unpacks) unobserved; a
 		// persistent request of the Go API is freed once it is inactive.
-		r, after, pr := o.r, o.after, o.pr
+		r, after, pr, held := o.r, o.after, o.pr, o.held
 		go func() {
 			s, err := r.Wait()
 			if after != nil {
@@ -764,11 +767,18 @@ func shmpi_MPI_Request_free(req *C.uintptr_t) C.int {
 			if pr != nil {
 				pr.Free()
 			}
+			if held != nil {
+				held.unhold()
+			}
 		}()
+		o.held = nil
 	case o.r != nil && !o.fin && o.kind != reqInactive:
 		o.r.Free()
 	case o.pr != nil:
 		o.pr.Free()
+	}
+	if o.held != nil {
+		o.held.unhold()
 	}
 	if o.greq != nil {
 		o.greq.freed()
@@ -1051,7 +1061,8 @@ func persistent(buf unsafe.Pointer, count int64, dt C.uintptr_t, peer, tag C.int
 		rq, err := isend(o, b, p, t, kind == pSsend, false)
 		return rq, nil, err
 	}
-	*req = C.uintptr_t(newReq(reqObj{comm: handle(comm), kind: reqInactive, persistent: true, start: start}))
+	o.hold()
+	*req = C.uintptr_t(newReq(reqObj{comm: handle(comm), kind: reqInactive, persistent: true, start: start, held: o}))
 	return 0
 }
 

@@ -111,14 +111,7 @@ func init() {
 		}
 		return u, nil
 	}
-	ext.Unhold = func(comm any) {
-		c := comm.(*Comm)
-		if c.holds.Add(-1) == 0 && c.freed {
-			c.e.lock()
-			c.e.reap()
-			c.e.unlock()
-		}
-	}
+	ext.Unhold = func(comm any) { comm.(*Comm).unhold() }
 
 }
 

@@ -135,8 +135,8 @@ func (c *Comm) idup(info *Info, out **Comm, op string) (*Request, error) {
 	return req, nil
 }
 
-// unhold ends a hold of c taken for a creation; a Free meanwhile gives
-// c's resources back now.
+// unhold ends a hold of c (a creation's, a persistent request's,
+// ext.Hold's); the last one after a Free gives c's resources back now.
 func (c *Comm) unhold() {
 	if c.holds.Add(-1) != 0 {
 		return

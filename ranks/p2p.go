@@ -221,8 +221,19 @@ func (c *Comm) isend(p unsafe.Pointer, n, esize, dest, tag int, sync, persistent
 	r.persistent = persistent
 	if !persistent {
 		e.startSend(r)
+	} else {
+		c.holdFor(r)
 	}
 	return h, nil
+}
+
+// holdFor keeps c's resources for persistent request r until r is
+// freed: MPI lets a persistent request outlive a Free of its
+// communicator and start again after it (the communicator is
+// deallocated when nothing refers to it any more).
+func (c *Comm) holdFor(r *request) {
+	c.holds.Add(1)
+	r.freeFn = c.unhold
 }
 
 func (c *Comm) irecv(p unsafe.Pointer, n, esize, src, tag int, persistent bool, op string) (*Request, error) {
@@ -240,6 +251,8 @@ func (c *Comm) irecv(p unsafe.Pointer, n, esize, src, tag int, persistent bool, 
 	r.persistent = persistent
 	if !persistent {
 		e.startRecv(r)
+	} else {
+		c.holdFor(r)
 	}
 	return h, nil
 }
@@ -303,7 +316,9 @@ func Irecv[T any](c *Comm, buf []T, src, tag int) (*Request, error) {
 	return c.irecv(p, n, sz, src, tag, false, "Irecv")
 }
 
-// SendInit creates a persistent send; Start begins each instance.
+// SendInit creates a persistent send; Start begins each instance. A
+// persistent request keeps c's resources until it is freed, so it may
+// start after c.Free (as MPI allows); so do the other Init forms.
 func SendInit[T any](c *Comm, buf []T, dest, tag int) (*Request, error) {
 	p, n, sz, err := argsOf(buf, "SendInit")
 	if err != nil {

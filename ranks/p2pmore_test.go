@@ -396,3 +396,45 @@ func TestGetStatus(t *testing.T) {
 		r.Check(q.Free(), "free")
 	})
 }
+
+// Persistent point-to-point requests outlive a Free of their
+// communicator (MPI 4.0 §6.4.3: it is deallocated once nothing refers to
+// it): they start and complete after it, and the communicator's context
+// slot is held until the last of them is freed.
+func TestPersistentAfterCommFree(t *testing.T) {
+	ranktest.RunOpts(t, ranktest.Options{N: 2, Quiet: true}, func(r *ranktest.R) {
+		held := r.World.HeldContexts()
+		// Both count before the Dup's allocator takes holds for both.
+		_, err := ranks.Sendrecv(r.Comm, []byte{1}, 1-r.Rank, 9, make([]byte, 1), 1-r.Rank, 9)
+		r.Check(err, "settle")
+		c, err := r.Comm.Dup()
+		r.Check(err, "dup")
+		peer := 1 - r.Rank
+		out, in := []int{0}, []int{-1}
+		s, err := ranks.SendInit(c, out, peer, 3)
+		r.Check(err, "SendInit")
+		rv, err := ranks.RecvInit(c, in, peer, 3)
+		r.Check(err, "RecvInit")
+		r.Check(c.Free(), "free the communicator")
+		for i := range 3 {
+			out[0] = 10*r.Rank + i
+			r.Check(rv.Start(), "start the receive")
+			r.Check(s.Start(), "start the send")
+			r.Check(ranks.WaitAll([]*ranks.Request{s, rv}, nil), "wait")
+			if in[0] != 10*peer+i {
+				r.Errorf("round %d: received %d, want %d", i, in[0], 10*peer+i)
+			}
+		}
+		if n := r.World.HeldContexts(); n != held+1 {
+			r.Errorf("context slots held with live requests: %d, want %d", n, held+1)
+		}
+		r.Check(s.Free(), "free the send")
+		if n := r.World.HeldContexts(); n != held+1 {
+			r.Errorf("context slots held with one live request: %d, want %d", n, held+1)
+		}
+		r.Check(rv.Free(), "free the receive")
+		if n := r.World.HeldContexts(); n != held {
+			r.Errorf("context slots held after freeing the requests: %d, want %d", n, held)
+		}
+	})
+}

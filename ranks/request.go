@@ -481,10 +481,11 @@ func (h *Request) Start() error {
 	if r.active {
 		return newErr(ErrRequest, "Start", -1, "request is already active")
 	}
-	if err := r.c.live("Start"); err != nil && !(r.startFn != nil && r.pt == nil && r.c.freed && !e.closed) {
-		// A persistent collective may start after its communicator was
-		// freed, as MPI lets a request keep it: it runs on a private
-		// duplicate (coll), which checks itself.
+	if err := r.c.live("Start"); err != nil && !(r.pt == nil && r.c.freed && !e.closed) {
+		// A persistent request may start after its communicator was
+		// freed, as MPI lets a request keep it: a point-to-point one
+		// holds the communicator's resources (holdFor), a collective
+		// runs on a private duplicate (coll), which checks itself.
 		return err
 	}
 	r.reset()

@@ -94,6 +94,33 @@ int main(int argc, char **argv)
     MPI_Request_free(&pr[1]);
     CHECK(pr[0] == MPI_REQUEST_NULL);
 
+    /* Persistent requests outlive their communicator's MPI_Comm_free
+     * (MPI deallocates it once nothing refers to it): a vector type,
+     * so that each start packs and unpacks. */
+    {
+        MPI_Comm dc;
+        MPI_Datatype every2;
+        int vin[4] = {-1, -1, -1, -1}, vout[4];
+        CHECK_RC(MPI_Type_vector(2, 1, 2, MPI_INT, &every2));
+        CHECK_RC(MPI_Type_commit(&every2));
+        CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &dc));
+        CHECK_RC(MPI_Recv_init(vin, 1, every2, left, 9, dc, &pr[0]));
+        CHECK_RC(MPI_Send_init(vout, 1, every2, right, 9, dc, &pr[1]));
+        CHECK_RC(MPI_Comm_free(&dc));
+        CHECK(dc == MPI_COMM_NULL);
+        for (int it = 0; it < 3; it++) {
+            for (int i = 0; i < 4; i++)
+                vout[i] = rank * 100 + it * 10 + i;
+            CHECK_RC(MPI_Startall(2, pr));
+            CHECK_RC(MPI_Waitall(2, pr, MPI_STATUSES_IGNORE));
+            CHECK(vin[0] == left * 100 + it * 10 && vin[2] == left * 100 + it * 10 + 2);
+            CHECK(vin[1] == -1 && vin[3] == -1);
+        }
+        MPI_Request_free(&pr[0]);
+        MPI_Request_free(&pr[1]);
+        MPI_Type_free(&every2);
+    }
+
     /* Waitany, Testany, Waitsome. */
     int vals[3] = {-1, -1, -1}, mine[3] = {rank, rank + 1, rank + 2};
     MPI_Request r3[3], s3[3];
