@@ -136,6 +136,14 @@ func vecOf(p unsafe.Pointer, wide bool, n int) []int {
 	return out
 }
 
+// vecAt reads entry i of such a vector.
+func vecAt(p unsafe.Pointer, wide bool, i int) int {
+	if wide {
+		return int(*(*int64)(unsafe.Add(p, 8*i)))
+	}
+	return int(*(*int32)(unsafe.Add(p, 4*i)))
+}
+
 // Reductions.
 
 type redKind int
@@ -297,6 +305,10 @@ func reduceCall(kind redKind, sendp, recvp unsafe.Pointer, count int64, dt, op C
 			total += c
 		}
 		sendEl, recvEl = int64(total), int64(counts[me])
+	}
+	if !inter && !inPlace && sendUsed && recvUsed && sendEl > 0 && sendp == recvp {
+		// The same buffer on both sides: MPI_IN_PLACE is the way.
+		return failCode(handle(comm), MPI_ERR_BUFFER, fname)
 	}
 	if inPlace {
 		recvEl = max(recvEl, sendEl)
@@ -850,6 +862,18 @@ func sides(kind gatherKind, ri rootInfo) (send, recv bool) {
 	return true, true
 }
 
+// aliasedBlock reports whether a Gather- or Scatter-like member passed as
+// its own buffer the block it holds in the root's or everyone's buffer
+// (own, count elements of type t at whole, displacement disp elements):
+// the aliasing MPI forbids outside MPI_IN_PLACE. Like MPICH, it
+// compares the addresses only, for the same datatype on both sides.
+func aliasedBlock(own unsafe.Pointer, count int64, ot C.uintptr_t, whole unsafe.Pointer, disp int64, wt C.uintptr_t, t *dtype) bool {
+	if ot != wt || count == 0 || t == nil || t.size == 0 {
+		return false
+	}
+	return own == unsafe.Add(whole, disp*(t.ub-t.lb))
+}
+
 // inPlaceOf says whether a member passed MPI_IN_PLACE where MPI allows it
 // (intracommunicators only), and whether it passed it elsewhere (an error).
 func inPlaceOf(kind gatherKind, ri rootInfo, sendp, recvp unsafe.Pointer, sendUsed, recvUsed bool) (inPlace, bad bool) {
@@ -966,6 +990,21 @@ func gatherCall(kind gatherKind, sendp unsafe.Pointer, scount int64, sdt C.uintp
 		}
 		if rcount < 0 {
 			return failCode(handle(comm), MPI_ERR_COUNT, fname)
+		}
+	}
+	if !ri.inter && sendUsed && recvUsed {
+		me := int64(o.c.Rank())
+		var aliased bool
+		switch kind {
+		case gAlltoall:
+			aliased = aliasedBlock(sendp, scount, sdt, recvp, 0, rdt, st) && scount == rcount
+		case gScatter:
+			aliased = aliasedBlock(recvp, rcount, rdt, sendp, me*scount, sdt, rt) && scount == rcount
+		default:
+			aliased = aliasedBlock(sendp, scount, sdt, recvp, me*rcount, rdt, rt) && scount == rcount
+		}
+		if aliased {
+			return failCode(handle(comm), MPI_ERR_BUFFER, fname)
 		}
 	}
 	sendBlocks, recvBlocks := int64(1), int64(1)
@@ -1097,6 +1136,9 @@ func vCall(kind gatherKind, sendp unsafe.Pointer, scount int64, scounts, sdispls
 			return failCode(handle(comm), MPI_ERR_COUNT, fname)
 		}
 	}
+	if !ri.inter && sendUsed && recvUsed && vAliased(kind, o, sendp, scount, scounts, sdispls, sdt, st, recvp, rcount, rcounts, rdispls, rdt, rt, wide) {
+		return failCode(handle(comm), MPI_ERR_BUFFER, fname)
+	}
 	a := vArgs{kind: kind, c: o.c, root: ri.root}
 	var pre []func()
 	var post func()
@@ -1146,6 +1188,30 @@ func vCall(kind gatherKind, sendp unsafe.Pointer, scount int64, scounts, sdispls
 		}
 	}
 	return vOut(comm, &a, mode, pre, post, req, fname)
+}
+
+// vAliased is gatherCall's aliasing check for the v forms: a member's
+// own buffer at its block of the other side (Gatherv, Allgatherv,
+// Scatterv), or the same buffer and datatype on both sides with data to
+// move (Alltoallv).
+func vAliased(kind gatherKind, o *commObj, sendp unsafe.Pointer, scount int64, scounts, sdispls unsafe.Pointer, sdt C.uintptr_t, st *dtype,
+	recvp unsafe.Pointer, rcount int64, rcounts, rdispls unsafe.Pointer, rdt C.uintptr_t, rt *dtype, wide bool) bool {
+	n, me := o.peers(), o.c.Rank()
+	switch kind {
+	case gScatter:
+		return aliasedBlock(recvp, rcount, rdt, sendp, int64(vecAt(sdispls, wide, me)), sdt, st)
+	case gAlltoall:
+		if sendp != recvp || sdt != rdt || st.size == 0 {
+			return false
+		}
+		for i := range n {
+			if vecAt(scounts, wide, i) != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	return aliasedBlock(sendp, scount, sdt, recvp, int64(vecAt(rdispls, wide, me)), rdt, rt)
 }
 
 // vOut runs the v or w collective a, after its packing steps pre.
@@ -1218,6 +1284,16 @@ func alltoallwCall(sendp unsafe.Pointer, scounts, sdispls unsafe.Pointer, stypes
 			}
 		}
 		return w, 0
+	}
+	if !inPlace && sendp == recvp && !o.c.IsInter() {
+		// The same buffer on both sides, with data to move: MPI_IN_PLACE
+		// is the way.
+		ts := unsafe.Slice(stypes, peers)
+		for i := range peers {
+			if t := getType(handle(ts[i])); vecAt(scounts, wide, i) > 0 && t != nil && t.size > 0 {
+				return failCode(handle(comm), MPI_ERR_BUFFER, fname)
+			}
+		}
 	}
 	ra, r := side(recvp, rcounts, rdispls, rtypes, inPlace)
 	if ra == nil {

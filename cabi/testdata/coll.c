@@ -133,6 +133,42 @@ int main(int argc, char **argv)
         MPI_Error_class(MPI_Reduce_local(&x, &x, 1, MPI_INT, MPI_SUM), &cls);
         CHECK(cls == MPI_ERR_BUFFER);
     }
+    {
+        /* Aliased send and receive buffers (MPI_IN_PLACE is the way):
+         * MPI_ERR_BUFFER at once, before any member communicates, so
+         * each rank can be the root of its own call. */
+        int *x = calloc(2 * size, sizeof(int)), *cnt = calloc(size, sizeof(int)), *dis = calloc(size, sizeof(int));
+        MPI_Datatype *ts = calloc(size, sizeof(MPI_Datatype));
+        for (int i = 0; i < size; i++)
+            cnt[i] = 1, dis[i] = i, ts[i] = MPI_INT;
+        MPI_Comm ac;
+        CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &ac));
+        MPI_Comm_set_errhandler(ac, MPI_ERRORS_RETURN);
+        int rcs[9], k = 0;
+        rcs[k++] = MPI_Allreduce(x, x, 1, MPI_INT, MPI_SUM, ac);
+        rcs[k++] = MPI_Reduce(x, x, 1, MPI_INT, MPI_SUM, rank, ac);
+        rcs[k++] = MPI_Gather(&x[rank], 1, MPI_INT, x, 1, MPI_INT, rank, ac);
+        rcs[k++] = MPI_Scatter(x, 1, MPI_INT, &x[rank], 1, MPI_INT, rank, ac);
+        rcs[k++] = MPI_Allgatherv(&x[rank], 1, MPI_INT, x, cnt, dis, MPI_INT, ac);
+        rcs[k++] = MPI_Alltoall(x, 1, MPI_INT, x, 1, MPI_INT, ac);
+        rcs[k++] = MPI_Alltoallw(x, cnt, dis, ts, x, cnt, dis, ts, ac);
+        rcs[k++] = MPI_Scan(x, x, 1, MPI_INT, MPI_SUM, ac);
+        rcs[k++] = MPI_Ireduce_scatter_block(x, x, 1, MPI_INT, MPI_SUM, ac, &(MPI_Request){0});
+        for (int i = 0; i < k; i++) {
+            int cls = -1;
+            MPI_Error_class(rcs[i], &cls);
+            if (cls != MPI_ERR_BUFFER)
+                fprintf(stderr, "aliased call %d: class %d\n", i, cls);
+            CHECK(cls == MPI_ERR_BUFFER);
+        }
+        /* Other blocks of the same buffer are not aliases. */
+        x[size] = rank;
+        CHECK_RC(MPI_Allgather(&x[size], 1, MPI_INT, x, 1, MPI_INT, ac));
+        for (int i = 0; i < size; i++)
+            CHECK(x[i] == i);
+        CHECK_RC(MPI_Comm_free(&ac));
+        free(x), free(cnt), free(dis), free(ts);
+    }
     MPI_Op_free(&op);
     CHECK(op == MPI_OP_NULL);
 
