@@ -41,7 +41,11 @@ func collArgs(comm C.uintptr_t, mode cmode, req *C.uintptr_t, fname string) (*co
 		return nil, r
 	}
 	if mode != mBlock && req == nil {
-		return nil, failCode(handle(comm), MPI_ERR_ARG, fname)
+		r = failCode(handle(comm), MPI_ERR_ARG, fname)
+		if mode == mPersist {
+			coll.InitFailed(o.c) // see persistGuard
+		}
+		return nil, r
 	}
 	return o, 0
 }
@@ -89,6 +93,17 @@ func (o *commObj) peers() int {
 		return o.c.RemoteSize()
 	}
 	return o.c.Size()
+}
+
+// persistGuard ends a persistent collective's Init call (deferred with
+// the member's count of Init creations before it, coll.InitsOf): if the
+// call failed without reaching coll's Init (this layer's own checks of a
+// datatype, count or buffer), it still takes part in the creation every
+// member's Init makes, so that the other members' Init calls return.
+func persistGuard(c *ranks.Comm, before uint64, rc *C.int) {
+	if *rc != 0 && coll.InitsOf(c) == before {
+		coll.InitFailed(c)
+	}
 }
 
 // rootInfo is a member's part in a rooted collective.
@@ -240,10 +255,13 @@ func runRed[T any](a *redArgs, op coll.Op[T]) (*ranks.Request, error, bool) {
 
 var errUnsupported = codeErr(MPI_ERR_UNSUPPORTED_OPERATION)
 
-func reduceCall(kind redKind, sendp, recvp unsafe.Pointer, count int64, dt, op C.uintptr_t, root C.int, comm C.uintptr_t, rcounts unsafe.Pointer, wide bool, mode cmode, req *C.uintptr_t, fname string) C.int {
+func reduceCall(kind redKind, sendp, recvp unsafe.Pointer, count int64, dt, op C.uintptr_t, root C.int, comm C.uintptr_t, rcounts unsafe.Pointer, wide bool, mode cmode, req *C.uintptr_t, fname string) (code C.int) {
 	o, r := collArgs(comm, mode, req, fname)
 	if o == nil {
 		return r
+	}
+	if mode == mPersist {
+		defer persistGuard(o.c, coll.InitsOf(o.c), &code)
 	}
 	t := getType(handle(dt))
 	if t == nil || !t.committed {
@@ -772,10 +790,13 @@ func typeOf(h C.uintptr_t, comm C.uintptr_t, fname string) (*dtype, C.int) {
 
 // Barrier and Bcast.
 
-func barrierCall(comm C.uintptr_t, mode cmode, req *C.uintptr_t, fname string) C.int {
+func barrierCall(comm C.uintptr_t, mode cmode, req *C.uintptr_t, fname string) (code C.int) {
 	o, r := collArgs(comm, mode, req, fname)
 	if o == nil {
 		return r
+	}
+	if mode == mPersist {
+		defer persistGuard(o.c, coll.InitsOf(o.c), &code)
 	}
 	var rq *ranks.Request
 	var err error
@@ -790,10 +811,13 @@ func barrierCall(comm C.uintptr_t, mode cmode, req *C.uintptr_t, fname string) C
 	return collOut(comm, mode, rq, err, nil, nil, req, fname)
 }
 
-func bcastCall(buf unsafe.Pointer, count int64, dt C.uintptr_t, root C.int, comm C.uintptr_t, mode cmode, req *C.uintptr_t, fname string) C.int {
+func bcastCall(buf unsafe.Pointer, count int64, dt C.uintptr_t, root C.int, comm C.uintptr_t, mode cmode, req *C.uintptr_t, fname string) (code C.int) {
 	o, r := collArgs(comm, mode, req, fname)
 	if o == nil {
 		return r
+	}
+	if mode == mPersist {
+		defer persistGuard(o.c, coll.InitsOf(o.c), &code)
 	}
 	ri, r := rootArg(o, root, comm, fname)
 	if r != 0 {
@@ -965,10 +989,13 @@ func (a *gArgs) run(mode cmode) (*ranks.Request, error) {
 
 // gatherCall is Gather, Scatter, Allgather and Alltoall with blocks of
 // (count, type) on each side.
-func gatherCall(kind gatherKind, sendp unsafe.Pointer, scount int64, sdt C.uintptr_t, recvp unsafe.Pointer, rcount int64, rdt C.uintptr_t, root C.int, comm C.uintptr_t, mode cmode, req *C.uintptr_t, fname string) C.int {
+func gatherCall(kind gatherKind, sendp unsafe.Pointer, scount int64, sdt C.uintptr_t, recvp unsafe.Pointer, rcount int64, rdt C.uintptr_t, root C.int, comm C.uintptr_t, mode cmode, req *C.uintptr_t, fname string) (code C.int) {
 	o, r := collArgs(comm, mode, req, fname)
 	if o == nil {
 		return r
+	}
+	if mode == mPersist {
+		defer persistGuard(o.c, coll.InitsOf(o.c), &code)
 	}
 	peers := o.peers()
 	ri, sendUsed, recvUsed, inPlace, r := gatherSides(kind, o, root, comm, sendp, recvp, fname)
@@ -1101,10 +1128,13 @@ func (a *vArgs) run(mode cmode) (*ranks.Request, error) {
 // displacements in elements (extents) of the type, on the side that has
 // one block per peer. Any datatype works: a non-contiguous one is packed
 // block by block.
-func vCall(kind gatherKind, sendp unsafe.Pointer, scount int64, scounts, sdispls unsafe.Pointer, sdt C.uintptr_t, recvp unsafe.Pointer, rcount int64, rcounts, rdispls unsafe.Pointer, rdt C.uintptr_t, root C.int, comm C.uintptr_t, wide bool, mode cmode, req *C.uintptr_t, fname string) C.int {
+func vCall(kind gatherKind, sendp unsafe.Pointer, scount int64, scounts, sdispls unsafe.Pointer, sdt C.uintptr_t, recvp unsafe.Pointer, rcount int64, rcounts, rdispls unsafe.Pointer, rdt C.uintptr_t, root C.int, comm C.uintptr_t, wide bool, mode cmode, req *C.uintptr_t, fname string) (code C.int) {
 	o, r := collArgs(comm, mode, req, fname)
 	if o == nil {
 		return r
+	}
+	if mode == mPersist {
+		defer persistGuard(o.c, coll.InitsOf(o.c), &code)
 	}
 	peers := o.peers()
 	ri, sendUsed, recvUsed, inPlace, r := gatherSides(kind, o, root, comm, sendp, recvp, fname)
@@ -1242,10 +1272,13 @@ func packSteps(pre []func(), mode cmode) func() {
 // alltoallwCall is Alltoallw: a count, a byte displacement and a type for
 // each peer on each side. Each block moves in place if its type is
 // contiguous, else through a staging slice of its own.
-func alltoallwCall(sendp unsafe.Pointer, scounts, sdispls unsafe.Pointer, stypes *C.uintptr_t, recvp unsafe.Pointer, rcounts, rdispls unsafe.Pointer, rtypes *C.uintptr_t, comm C.uintptr_t, wide bool, mode cmode, req *C.uintptr_t, fname string) C.int {
+func alltoallwCall(sendp unsafe.Pointer, scounts, sdispls unsafe.Pointer, stypes *C.uintptr_t, recvp unsafe.Pointer, rcounts, rdispls unsafe.Pointer, rtypes *C.uintptr_t, comm C.uintptr_t, wide bool, mode cmode, req *C.uintptr_t, fname string) (code C.int) {
 	o, r := collArgs(comm, mode, req, fname)
 	if o == nil {
 		return r
+	}
+	if mode == mPersist {
+		defer persistGuard(o.c, coll.InitsOf(o.c), &code)
 	}
 	peers := o.peers()
 	inPlace := isInPlace(sendp)

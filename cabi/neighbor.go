@@ -125,10 +125,17 @@ func nbPrelude(comm C.uintptr_t, sendp, recvp unsafe.Pointer, mode cmode, req *C
 	}
 	nb, r := o.neighbors(comm, fname)
 	if nb == nil {
+		if mode == mPersist {
+			coll.InitFailed(o.c) // see persistGuard
+		}
 		return nil, nil, r
 	}
 	if isInPlace(sendp) || isInPlace(recvp) {
-		return nil, nil, failCode(handle(comm), MPI_ERR_BUFFER, fname)
+		r = failCode(handle(comm), MPI_ERR_BUFFER, fname)
+		if mode == mPersist {
+			coll.InitFailed(o.c) // see persistGuard
+		}
+		return nil, nil, r
 	}
 	return o, nb, 0
 }
@@ -145,10 +152,13 @@ func hasNull(rs []int) bool {
 // nbBlockCall is Neighbor_allgather and Neighbor_alltoall: blocks of
 // (count, type) on each side, one per destination (alltoall) or one for
 // all (allgather) on the send side, one per source on the receive side.
-func nbBlockCall(kind nbKind, sendp unsafe.Pointer, scount int64, sdt C.uintptr_t, recvp unsafe.Pointer, rcount int64, rdt C.uintptr_t, comm C.uintptr_t, mode cmode, req *C.uintptr_t, fname string) C.int {
+func nbBlockCall(kind nbKind, sendp unsafe.Pointer, scount int64, sdt C.uintptr_t, recvp unsafe.Pointer, rcount int64, rdt C.uintptr_t, comm C.uintptr_t, mode cmode, req *C.uintptr_t, fname string) (code C.int) {
 	o, nb, r := nbPrelude(comm, sendp, recvp, mode, req, fname)
 	if o == nil {
 		return r
+	}
+	if mode == mPersist {
+		defer persistGuard(o.c, coll.InitsOf(o.c), &code)
 	}
 	in, out := len(nb.src), len(nb.dst)
 	st, r := typeOf(sdt, comm, fname)
@@ -213,10 +223,13 @@ func nbCounts(cp, dp unsafe.Pointer, wide bool, peers []int) (counts, displs []i
 
 // nbVCall is Neighbor_allgatherv and Neighbor_alltoallv: counts and
 // displacements in elements (extents) of the type, per neighbour.
-func nbVCall(kind nbKind, sendp unsafe.Pointer, scount int64, scounts, sdispls unsafe.Pointer, sdt C.uintptr_t, recvp unsafe.Pointer, rcounts, rdispls unsafe.Pointer, rdt C.uintptr_t, comm C.uintptr_t, wide bool, mode cmode, req *C.uintptr_t, fname string) C.int {
+func nbVCall(kind nbKind, sendp unsafe.Pointer, scount int64, scounts, sdispls unsafe.Pointer, sdt C.uintptr_t, recvp unsafe.Pointer, rcounts, rdispls unsafe.Pointer, rdt C.uintptr_t, comm C.uintptr_t, wide bool, mode cmode, req *C.uintptr_t, fname string) (code C.int) {
 	o, nb, r := nbPrelude(comm, sendp, recvp, mode, req, fname)
 	if o == nil {
 		return r
+	}
+	if mode == mPersist {
+		defer persistGuard(o.c, coll.InitsOf(o.c), &code)
 	}
 	in, out := len(nb.src), len(nb.dst)
 	st, r := typeOf(sdt, comm, fname)
@@ -309,10 +322,13 @@ func nbWSide(p unsafe.Pointer, cp, dp unsafe.Pointer, tp *C.uintptr_t, wide, fil
 }
 
 // nbWCall is Neighbor_alltoallw.
-func nbWCall(sendp unsafe.Pointer, scounts, sdispls unsafe.Pointer, stypes *C.uintptr_t, recvp unsafe.Pointer, rcounts, rdispls unsafe.Pointer, rtypes *C.uintptr_t, comm C.uintptr_t, wide bool, mode cmode, req *C.uintptr_t, fname string) C.int {
+func nbWCall(sendp unsafe.Pointer, scounts, sdispls unsafe.Pointer, stypes *C.uintptr_t, recvp unsafe.Pointer, rcounts, rdispls unsafe.Pointer, rtypes *C.uintptr_t, comm C.uintptr_t, wide bool, mode cmode, req *C.uintptr_t, fname string) (code C.int) {
 	o, nb, r := nbPrelude(comm, sendp, recvp, mode, req, fname)
 	if o == nil {
 		return r
+	}
+	if mode == mPersist {
+		defer persistGuard(o.c, coll.InitsOf(o.c), &code)
 	}
 	if len(nb.src) > 0 && (rcounts == nil || rdispls == nil || rtypes == nil) ||
 		len(nb.dst) > 0 && (scounts == nil || sdispls == nil || stypes == nil) {

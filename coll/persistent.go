@@ -41,6 +41,7 @@ func persistent(c *ranks.Comm, op string, run func(pc *ranks.Comm) error) (*rank
 		return nil, freedErr(op)
 	}
 	p, release, err := ext.PersistentComm(c, op)
+	st.inits.Add(1)
 	if err != nil {
 		return nil, relabel(err, op)
 	}
@@ -66,9 +67,27 @@ func initErr(c *ranks.Comm, err error) (*ranks.Request, error) {
 		if _, release, e := ext.PersistentComm(c, "Init"); e == nil && release != nil {
 			release()
 		}
+		st.inits.Add(1)
 	}
 	return nil, err
 }
+
+// InitsOf counts this member's persistent collective Init calls on c
+// that took part in the creation every member's Init makes, whether they
+// succeeded or failed their checks. A layer above (the C interface) that
+// checks arguments of its own compares it before and after a call: if
+// the call failed without taking part, it calls InitFailed.
+func InitsOf(c *ranks.Comm) uint64 {
+	if st := stateOf(c); st != nil {
+		return st.inits.Load()
+	}
+	return 0
+}
+
+// InitFailed takes part in the creation of a persistent collective Init
+// whose arguments a layer above rejected, as an Init that fails its own
+// checks does, so that the other members' Init calls return.
+func InitFailed(c *ranks.Comm) { initErr(c, nil) }
 
 // initCheck does the checks a persistent collective can do at Init: a
 // plain element type, a root in range, an op.

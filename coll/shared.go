@@ -217,6 +217,9 @@ type state struct {
 	// (queued, admitted while they run) still run; new ones fail.
 	freed    atomic.Bool
 	admitted atomic.Bool
+	// inits counts the persistent collectives' Init calls of this member
+	// that made (or gave back at once) their creation (InitsOf).
+	inits atomic.Uint64
 
 	scratch []uint64 // temporary buffers, reused (scratch)
 

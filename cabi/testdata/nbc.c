@@ -432,6 +432,43 @@ int main(int argc, char **argv)
     MPI_Error_class(e, &cls2);
     CHECK(cls2 == MPI_ERR_ROOT);
 
+    /* A persistent Init whose arguments fail this layer's checks at
+     * one member (a freed datatype, a negative count, no request, a
+     * bad root): it returns the error, and the other members' Init
+     * calls (creations, which every member's Init makes) return too.
+     * The next Init matches as usual. */
+    {
+        MPI_Datatype gone;
+        MPI_Type_contiguous(2, MPI_INT, &gone);
+        MPI_Type_commit(&gone);
+        MPI_Type_free(&gone);
+        int v = 0, all = -1;
+        MPI_Request bad[4];
+        int codes[4];
+        codes[0] = MPI_Bcast_init(&v, 1, rank == 0 ? gone : MPI_INT, 0, w, MPI_INFO_NULL, &bad[0]);
+        codes[1] = MPI_Allreduce_init(&v, &all, rank == size - 1 ? -1 : 1, MPI_INT, MPI_SUM, w, MPI_INFO_NULL, &bad[1]);
+        codes[2] = MPI_Barrier_init(w, MPI_INFO_NULL, rank == 1 ? NULL : &bad[2]);
+        codes[3] = MPI_Gatherv_init(&v, 1, MPI_INT, gv, rank == 0 ? NULL : rc, rd, MPI_INT, 0, w, MPI_INFO_NULL, &bad[3]);
+        int want[4] = {rank == 0 ? MPI_ERR_TYPE : MPI_SUCCESS, rank == size - 1 ? MPI_ERR_COUNT : MPI_SUCCESS,
+                       rank == 1 ? MPI_ERR_ARG : MPI_SUCCESS, rank == 0 ? MPI_ERR_ARG : MPI_SUCCESS};
+        for (int i = 0; i < 4; i++) {
+            int cls = -1;
+            MPI_Error_class(codes[i], &cls);
+            if (cls != want[i])
+                fprintf(stderr, "bad persistent Init %d: class %d, want %d\n", i, cls, want[i]);
+            CHECK(cls == want[i]);
+            if (codes[i] == MPI_SUCCESS)
+                CHECK_RC(MPI_Request_free(&bad[i]));
+        }
+        MPI_Request good;
+        CHECK_RC(MPI_Allreduce_init(&v, &all, 1, MPI_INT, MPI_SUM, w, MPI_INFO_NULL, &good));
+        v = rank;
+        CHECK_RC(MPI_Start(&good));
+        CHECK_RC(MPI_Wait(&good, MPI_STATUS_IGNORE));
+        CHECK(all == size * (size - 1) / 2);
+        CHECK_RC(MPI_Request_free(&good));
+    }
+
     MPI_Op_free(&op);
     MPI_Type_free(&mt);
     MPI_Type_free(&ev);
