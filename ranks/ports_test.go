@@ -115,17 +115,8 @@ func TestPortsConnectorKilled(t *testing.T) {
 	ranktest.RunOpts(t, ranktest.Options{N: n, Timeout: spawnTimeout, Quiet: true, Dies: []int{2},
 		Env: []string{"SHMPI_SPAWN_KILL=2@knocked"}}, func(r *ranktest.R) {
 		inA := r.Rank < 2
-		color := 1
-		if inA {
-			color = 0
-		}
-		local, err := r.Comm.Split(color, 0)
-		r.Check(err, "split")
-		port := make([]byte, 64)
+		local, port := halvesWithPort(r, inA)
 		if r.Rank == 0 {
-			p, err := r.World.OpenPort()
-			r.Check(err, "OpenPort")
-			copy(port, p)
 			r.Check(ranks.Send(r.Comm, port, 2, 1), "send the port name")
 		}
 		if inA {
@@ -139,7 +130,7 @@ func TestPortsConnectorKilled(t *testing.T) {
 			_, err := ranks.Recv(r.Comm, port, 0, 1)
 			r.Check(err, "receive the port name")
 		}
-		_, err = local.Connect(cstring(port), 0)
+		_, err := local.Connect(cstring(port), 0)
 		if !errors.Is(err, ranks.ErrProcFailed) {
 			r.Errorf("Connect whose root died: %v", err)
 		}
@@ -179,18 +170,7 @@ func TestPortsConnectTimeoutAndClose(t *testing.T) {
 	ranktest.RunOpts(t, ranktest.Options{N: 3, Timeout: spawnTimeout, Quiet: true,
 		Env: []string{job.EnvSleepTimeout + "=600000"}}, func(r *ranktest.R) {
 		inB := r.Rank > 0
-		color := 0
-		if inB {
-			color = 1
-		}
-		local, err := r.Comm.Split(color, 0)
-		r.Check(err, "split")
-		port := make([]byte, 64)
-		if r.Rank == 0 {
-			p, err := r.World.OpenPort()
-			r.Check(err, "OpenPort")
-			copy(port, p)
-		}
+		local, port := halvesWithPort(r, !inB)
 		r.Check(coll.Bcast(r.Comm, port, 0), "bcast the port name")
 		name := cstring(port)
 
@@ -208,6 +188,7 @@ func TestPortsConnectTimeoutAndClose(t *testing.T) {
 
 		// 2. The withdrawn knock waits at rank 0; a new attempt pairs.
 		var ic *ranks.Comm
+		var err error
 		if inB {
 			ic, err = local.ConnectTimeout(name, 0, 0)
 			r.Check(err, "Connect after a withdrawn knock")
@@ -254,6 +235,25 @@ func TestPortsConnectTimeoutAndClose(t *testing.T) {
 		}
 		r.Check(local.Free(), "free local")
 	})
+}
+
+// halvesWithPort splits the world into the ranks with first set and the
+// others, and opens a port at rank 0, whose name it returns there (64
+// bytes, NUL padded; zeros elsewhere).
+func halvesWithPort(r *ranktest.R, first bool) (*ranks.Comm, []byte) {
+	color := 1
+	if first {
+		color = 0
+	}
+	local, err := r.Comm.Split(color, 0)
+	r.Check(err, "split")
+	port := make([]byte, 64)
+	if r.Rank == 0 {
+		p, err := r.World.OpenPort()
+		r.Check(err, "OpenPort")
+		copy(port, p)
+	}
+	return local, port
 }
 
 func cstring(b []byte) string {
