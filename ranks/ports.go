@@ -63,9 +63,12 @@ func (e *engine) portComm() *Comm {
 	return e.ports
 }
 
-// portKnocked is the kill point of a connecting root that has knocked
-// (SHMPI_SPAWN_KILL, spawn.go).
-const portKnocked = "knocked"
+// Kill points of ports (SHMPI_SPAWN_KILL, spawn.go): a connecting root
+// that has knocked, an accepting root that has sent its offer.
+const (
+	portKnocked = "knocked"
+	portOffered = "offered"
+)
 
 // Tags on the ports' communicator, per port index: knocks, confirmations
 // and withdrawals travel on tagKnock, offers on tagOffer, and the
@@ -262,6 +265,7 @@ func (e *engine) offer(pc *Comm, x, idx int, gen, try uint32, op string) (bool, 
 	if err := Send(pc, []uint32{gen, try}, x, tagOffer(idx)); err != nil {
 		return false, relabel(err, op)
 	}
+	e.spawnHook(portOffered)
 	// x's next message of the knock tag answers this offer, or withdrew
 	// the knock before it: the tag's messages from x arrive in order.
 	var a [3]uint32

@@ -137,6 +137,29 @@ func TestPortsConnectorKilled(t *testing.T) {
 	})
 }
 
+// The accepting root dies after offering itself to the connector: the
+// connecting root, which takes the offer, and its other member get
+// ErrProcFailed from the leaders' exchange, and so does the other
+// acceptor (15.2.3), none of them a hang.
+func TestPortsAcceptorKilledAfterOffer(t *testing.T) {
+	const n = 4
+	ranktest.RunOpts(t, ranktest.Options{N: n, Timeout: spawnTimeout, Quiet: true, Dies: []int{0},
+		Env: []string{"SHMPI_SPAWN_KILL=0@offered"}}, func(r *ranktest.R) {
+		inA := r.Rank < 2
+		local, port := halvesWithPort(r, inA)
+		r.Check(coll.Bcast(r.Comm, port, 0), "bcast the port name")
+		var err error
+		if inA {
+			_, err = local.Accept(cstring(port), 0)
+		} else {
+			_, err = local.Connect(cstring(port), 0)
+		}
+		if !errors.Is(err, ranks.ErrProcFailed) {
+			r.Errorf("rank %d: %v, want ErrProcFailed", r.Rank, err)
+		}
+	})
+}
+
 // A group connects to a port that is not open: its root gets ErrPort
 // and so do the other members (not ErrProcFailed: nobody failed).
 func TestPortsConnectClosed(t *testing.T) {
