@@ -32,6 +32,12 @@ func typeWord(x any) unsafe.Pointer { return (*[2]unsafe.Pointer)(unsafe.Pointer
 
 // elemSize returns sizeof(T) if T is plain, else ErrType.
 func elemSize[T any]() (int, error) {
+	// A type smaller than a pointer holds no pointer (a pointer-typed
+	// field, even of a zero-length array, would align it to 8): plain.
+	// The size is a constant of the instantiation: []byte costs nothing.
+	if sz := unsafe.Sizeof(*new(T)); sz > 0 && sz < unsafe.Sizeof(uintptr(0)) {
+		return int(sz), nil
+	}
 	tw := typeWord((*T)(nil))
 	slot := &recentPlain[(uintptr(tw)>>4)&15]
 	if c := slot.Load(); c != nil && c.typ == tw {
