@@ -85,8 +85,9 @@ const (
 	knockWithdraw        // the connector gave up before taking an offer
 )
 
-// defaultConnectTimeout bounds a Connect's wait for an accept (MPI 4.1
-// §11.8.2: the attempt "will eventually time out"); MPICH's default.
+// defaultConnectTimeout bounds a Connect's wait for an accept (MPI 4.1,
+// MPI_COMM_CONNECT: the attempt "will eventually time out"); MPICH's
+// default.
 const defaultConnectTimeout = 180 * time.Second
 
 // connectTimeout is the environment's bound (job.EnvConnectTimeout), or
