@@ -44,6 +44,10 @@ const (
 	tagAck        = 1 << 29           // | the creation's tag: member → leader, adopted
 	tagSpanSlot   = 1 << 28           // | the creation's tag: member → leader, its node's slot (createSpanning)
 	tagSpanTable  = 1 << 27           // | the creation's tag: leader → member, every member's slot
+	// tagCreateNotice: Create's leader → the ranks outside the group,
+	// whether it found a slot (createNotice). Its two flags never meet
+	// in another tag, so a notice is never taken for a slot.
+	tagCreateNotice = tagCreateUser | tagAck | tagSpanSlot
 	// MaxCreateTag bounds CreateGroup's tag.
 	MaxCreateTag = tagSpanTable - 9
 )
@@ -192,7 +196,7 @@ func (c *Comm) createGroup(g Group, tag int, op string) (*Comm, error) {
 	}
 	if !slices.Contains(members, c.rank) {
 		if op == "Create" && len(members) > 0 && !c.membersSpan(members) {
-			return nil, c.createNotice(members[0], tagCreateUser, op)
+			return nil, c.createNotice(members[0], op)
 		}
 		return nil, nil
 	}
@@ -209,9 +213,9 @@ func (c *Comm) membersSpan(members []int) bool {
 // learns from the group's leader whether the creation found a context
 // slot, so that it fails with the members (ErrNoMem), as a collective
 // over c must, instead of going on to a next creation they left.
-func (c *Comm) createNotice(leader, tag int, op string) error {
+func (c *Comm) createNotice(leader int, op string) error {
 	var msg [2]uint32
-	if _, err := Recv(c.coll, msg[:], leader, tag); err != nil {
+	if _, err := Recv(c.coll, msg[:], leader, tagCreateNotice); err != nil {
 		return relabel(err, op)
 	}
 	if msg[1] == 0 {
@@ -261,7 +265,7 @@ func (c *Comm) createWith(members []int, tag int, notify bool, op string) (*Comm
 			// notices' errors are left to those ranks' own calls.
 			for r := range c.size {
 				if !slices.Contains(members, r) {
-					if rq, err := Isend(c.coll, msg[:], r, tag); err == nil {
+					if rq, err := Isend(c.coll, msg[:], r, tagCreateNotice); err == nil {
 						reqs = append(reqs, rq)
 					}
 				}
