@@ -1885,11 +1885,6 @@ int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Data
     return shmpi_MPI_Raccumulate_c((void*)origin_addr, (int64_t)origin_count, (uintptr_t)origin_datatype, (int)target_rank, (int64_t)target_disp, (int64_t)target_count, (uintptr_t)target_datatype, (uintptr_t)op, (uintptr_t)win, (uintptr_t*)request);
 }
 
-int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
-{
-    return shmpi_MPI_Recv((void*)buf, (int)count, (uintptr_t)datatype, (int)source, (int)tag, (uintptr_t)comm, (void*)status);
-}
-
 int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     return shmpi_MPI_Recv_c((void*)buf, (int64_t)count, (uintptr_t)datatype, (int)source, (int)tag, (uintptr_t)comm, (void*)status);
@@ -2143,11 +2138,6 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
 int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     return shmpi_MPI_Scatterv_init_c((void*)sendbuf, (int64_t*)sendcounts, (int64_t*)displs, (uintptr_t)sendtype, (void*)recvbuf, (int64_t)recvcount, (uintptr_t)recvtype, (int)root, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
-}
-
-int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    return shmpi_MPI_Send((void*)buf, (int)count, (uintptr_t)datatype, (int)dest, (int)tag, (uintptr_t)comm);
 }
 
 int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
@@ -3487,7 +3477,6 @@ extern __typeof__(PMPI_Put) MPI_Put __attribute__((weak, alias("PMPI_Put")));
 extern __typeof__(PMPI_Put_c) MPI_Put_c __attribute__((weak, alias("PMPI_Put_c")));
 extern __typeof__(PMPI_Raccumulate) MPI_Raccumulate __attribute__((weak, alias("PMPI_Raccumulate")));
 extern __typeof__(PMPI_Raccumulate_c) MPI_Raccumulate_c __attribute__((weak, alias("PMPI_Raccumulate_c")));
-extern __typeof__(PMPI_Recv) MPI_Recv __attribute__((weak, alias("PMPI_Recv")));
 extern __typeof__(PMPI_Recv_c) MPI_Recv_c __attribute__((weak, alias("PMPI_Recv_c")));
 extern __typeof__(PMPI_Recv_init) MPI_Recv_init __attribute__((weak, alias("PMPI_Recv_init")));
 extern __typeof__(PMPI_Recv_init_c) MPI_Recv_init_c __attribute__((weak, alias("PMPI_Recv_init_c")));
@@ -3537,7 +3526,6 @@ extern __typeof__(PMPI_Scatterv) MPI_Scatterv __attribute__((weak, alias("PMPI_S
 extern __typeof__(PMPI_Scatterv_c) MPI_Scatterv_c __attribute__((weak, alias("PMPI_Scatterv_c")));
 extern __typeof__(PMPI_Scatterv_init) MPI_Scatterv_init __attribute__((weak, alias("PMPI_Scatterv_init")));
 extern __typeof__(PMPI_Scatterv_init_c) MPI_Scatterv_init_c __attribute__((weak, alias("PMPI_Scatterv_init_c")));
-extern __typeof__(PMPI_Send) MPI_Send __attribute__((weak, alias("PMPI_Send")));
 extern __typeof__(PMPI_Send_c) MPI_Send_c __attribute__((weak, alias("PMPI_Send_c")));
 extern __typeof__(PMPI_Send_init) MPI_Send_init __attribute__((weak, alias("PMPI_Send_init")));
 extern __typeof__(PMPI_Send_init_c) MPI_Send_init_c __attribute__((weak, alias("PMPI_Send_init_c")));

@@ -17,6 +17,8 @@ extern __typeof__(PMPI_Initialized) MPI_Initialized __attribute__((weak, alias("
 extern __typeof__(PMPI_Is_thread_main) MPI_Is_thread_main __attribute__((weak, alias("PMPI_Is_thread_main")));
 extern __typeof__(PMPI_Pcontrol) MPI_Pcontrol __attribute__((weak, alias("PMPI_Pcontrol")));
 extern __typeof__(PMPI_Query_thread) MPI_Query_thread __attribute__((weak, alias("PMPI_Query_thread")));
+extern __typeof__(PMPI_Recv) MPI_Recv __attribute__((weak, alias("PMPI_Recv")));
+extern __typeof__(PMPI_Send) MPI_Send __attribute__((weak, alias("PMPI_Send")));
 extern __typeof__(PMPI_Status_get_error) MPI_Status_get_error __attribute__((weak, alias("PMPI_Status_get_error")));
 extern __typeof__(PMPI_Status_get_source) MPI_Status_get_source __attribute__((weak, alias("PMPI_Status_get_source")));
 extern __typeof__(PMPI_Status_get_tag) MPI_Status_get_tag __attribute__((weak, alias("PMPI_Status_get_tag")));

@@ -12,19 +12,20 @@ enum { SHMPI_ON_NONE, SHMPI_ON_COMM, SHMPI_ON_WIN, SHMPI_ON_FILE, SHMPI_ON_SESSI
 
 /* A communicator's entry, read by MPI_Comm_rank and MPI_Comm_size without
  * entering Go. gen is the generation of the handle that owns the slot
- * (0: free). 16 bytes. */
+ * (0: free). 24 bytes. */
 typedef struct {
     uint32_t gen;
     int32_t rank;
     int32_t size;
     int32_t inter; /* 1 for an intercommunicator (size is the local group's) */
+    char *gocomm;  /* the Go communicator, pinned, for the fast paths (fastpath.h) */
 } shmpi_comm_ent;
 
 /* A datatype's entry, read by MPI_Type_size, MPI_Type_get_extent and
  * MPI_Get_count. 48 bytes. */
 typedef struct {
     uint32_t gen;
-    uint32_t flags;
+    uint32_t flags; /* SHMPI_TYPE_PLAIN */
     int64_t size;
     int64_t lb;
     int64_t extent;
@@ -32,12 +33,64 @@ typedef struct {
     int64_t true_extent;
 } shmpi_type_ent;
 
+/* A committed type whose data is its extent's bytes from the buffer's
+ * address: the fast paths move count*size bytes from there. */
+#define SHMPI_TYPE_PLAIN 1u
+
 /* The tables: chunks of SHMPI_CHUNK entries, allocated by Go and never
  * freed or moved, so that C reads them without a lock. */
 #define SHMPI_CHUNK 1024
 #define SHMPI_MAXCHUNKS 4096
 extern shmpi_comm_ent *shmpi_comm_chunks[SHMPI_MAXCHUNKS];
 extern shmpi_type_ent *shmpi_type_chunks[SHMPI_MAXCHUNKS];
+
+/* The engine's C view (ranks/cview.go, fastpath.h), filled by Go at
+ * MPI_Init: addresses of the engine's fields and of shared memory. */
+typedef struct {
+    uint64_t *tail, *head; /* the ring's words */
+    char *units;           /* its units, 32 bytes each */
+    uint64_t mask;         /* units - 1 */
+} shmpi_cring;
+
+typedef struct {
+    shmpi_cring r;
+    uint64_t *ann;   /* our announcement word */
+    uint64_t anntop; /* an announcement's constant part */
+    uint64_t id;     /* our producer id */
+    uint64_t cached; /* the consumer's position as we last read it */
+} shmpi_cprod;
+
+typedef struct {
+    int on; /* the view is filled and agrees with fastpath.h's constants */
+    int me, n;
+    uintptr_t owner; /* pthread_self() of the thread whose callbacks own the lock's bias */
+    uint32_t *bias_on, *bias_off;
+    uint64_t *bias_inside;
+    int32_t *want;
+    uint8_t *spin, *need_eval, *released, *closed;
+    uint64_t *epoch, *seen_epoch;
+    uint64_t *rx, *rx_bytes, *rx_at_send, *tx, *tx_bytes;
+    int64_t *last_dest, *active_n, *queued_len, *ackq_len;
+    uint32_t *starving, *fence_word;
+    char *sendq_n;
+    uintptr_t sendq_stride;
+    uint8_t *gone;
+    shmpi_cprod *prods;
+    uint32_t **doorbells;
+    shmpi_cring inbox;
+    uint64_t *inbox_pos, *inbox_published;
+    /* byte offsets in a Go communicator */
+    uintptr_t c_ctx, c_unexp_n, c_posted_n, c_unusable, c_peer_ctx, c_group, c_to_comm;
+    /* counters of messages the fast paths moved (tests read them) */
+    uint64_t sends, recvs;
+} shmpi_fastview;
+
+extern shmpi_fastview shmpi_fast;
+void shmpi_fast_own_thread(void);
+int shmpi_fast_check(uint64_t seq_shift, uint64_t seq_mask, uint64_t form_shift, uint64_t form_mask, uint64_t hi_shift,
+                     uint64_t hi_mask, uint64_t written, uint64_t form_full, uint64_t form_short, uint64_t ann_full,
+                     uint64_t ann_pos_mask, uint64_t prefetch_ahead, int inline_max, int short_max, int guard11,
+                     int guard_stride, int k_inline, int k_short);
 
 /* Process state, set by Go. */
 extern int shmpi_state;    /* 0 before MPI_Init, 1 initialized, 2 finalized */

@@ -171,6 +171,21 @@ func TestComm(t *testing.T)    { expectOK(t, 4, "comm") }
 func TestErrors(t *testing.T)  { expectOK(t, 2, "errors") }
 func TestThreads(t *testing.T) { expectOK(t, 2, "threads") }
 
+// TestFastPath: MPI_Send and MPI_Recv of small messages without entering
+// Go (fastpath.h), beside the general path.
+func TestFastPath(t *testing.T) { expectOK(t, 2, "fastpath"); expectOK(t, 3, "fastpath") }
+
+// TestFastPathFailure: a rank dies while its peer polls for its reply on
+// the fast path; the survivors get MPIX_ERR_PROC_FAILED where ULFM says,
+// and go on.
+func TestFastPathFailure(t *testing.T) {
+	exe := compile(t, "fastpath_ft")
+	r := runJob(t, 3, []string{"--ft"}, exe)
+	if strings.Contains(r.out, "FAIL") || strings.Count(r.out, "OK\n") != 2 || !strings.Contains(r.out, "rank 1 dies\n") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errOut)
+	}
+}
+
 // TestFatal: MPI_ERRORS_ARE_FATAL, the world's default, ends the job.
 func TestFatal(t *testing.T) {
 	exe := compile(t, "fatal")

@@ -7,6 +7,7 @@ package main
 import "C"
 
 import (
+	"runtime"
 	"sync"
 	"unsafe"
 
@@ -36,6 +37,8 @@ type commObj struct {
 	// after MPI_Comm_free. Both under mu.
 	persist     int
 	freePending bool
+	// pin keeps c where the C fast paths find it (pinComm).
+	pin runtime.Pinner
 }
 
 // hold notes a persistent request made on o (persist).
@@ -74,6 +77,7 @@ func installComm(h handle, c *ranks.Comm, eh *errhObj) {
 	idx := comms.slotOf(h)
 	e := commEnt(idx)
 	e.rank, e.size = C.int32_t(c.Rank()), C.int32_t(c.Size())
+	pinComm(o, e)
 	publishGen(&e.gen, 1)
 }
 
@@ -102,6 +106,7 @@ func newComm(c *ranks.Comm, parent *commObj) handle {
 	if c.IsInter() {
 		e.inter = 1
 	}
+	pinComm(o, e)
 	publishGen(&e.gen, uint32(h>>32))
 	return h
 }
@@ -111,6 +116,7 @@ func freeComm(h handle, o *commObj) error {
 	o.deleteAllAttrs(h)
 	idx := comms.slotOf(h)
 	publishGen(&commEnt(idx).gen, 0)
+	unpinComm(o, commEnt(idx))
 	comms.remove(h)
 	o.mu.Lock()
 	defer o.mu.Unlock()

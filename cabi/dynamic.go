@@ -195,6 +195,7 @@ func shmpi_MPI_Comm_disconnect(comm *C.uintptr_t) C.int {
 	// Disconnect frees the communicator itself, also when it fails.
 	o.deleteAllAttrs(h)
 	publishGen(&commEnt(comms.slotOf(h)).gen, 0)
+	unpinComm(o, commEnt(comms.slotOf(h)))
 	comms.remove(h)
 	forgetParent(h)
 	*comm = MPI_COMM_NULL

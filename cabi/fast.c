@@ -13,6 +13,7 @@
 
 #include "cabi.h"
 #include "_cgo_export.h"
+#include "fastpath.h"
 
 shmpi_comm_ent *shmpi_comm_chunks[SHMPI_MAXCHUNKS];
 shmpi_type_ent *shmpi_type_chunks[SHMPI_MAXCHUNKS];
@@ -503,6 +504,58 @@ int shmpi_call_grequest_free(void *fn, void *extra) { return ((MPI_Grequest_free
 int shmpi_call_grequest_cancel(void *fn, void *extra, int complete)
 {
     return ((MPI_Grequest_cancel_function *)fn)(extra, complete);
+}
+
+/* Point-to-point's fast paths (fastpath.h). */
+
+shmpi_fastview shmpi_fast;
+
+void shmpi_fast_own_thread(void) { shmpi_fast.owner = (uintptr_t)pthread_self(); }
+
+int shmpi_fast_check(uint64_t seq_shift, uint64_t seq_mask, uint64_t form_shift, uint64_t form_mask, uint64_t hi_shift,
+                     uint64_t hi_mask, uint64_t written, uint64_t form_full, uint64_t form_short, uint64_t ann_full,
+                     uint64_t ann_pos_mask, uint64_t prefetch_ahead, int inline_max, int short_max, int guard11,
+                     int guard_stride, int k_inline, int k_short)
+{
+    return seq_shift == FP_SEQ_SHIFT && seq_mask == FP_SEQ_MASK && form_shift == FP_FORM_SHIFT &&
+           form_mask == FP_FORM_MASK && hi_shift == FP_HI_SHIFT && hi_mask == FP_HI_MASK && written == FP_WRITTEN &&
+           form_full == FP_FORM_FULL && form_short == FP_FORM_SHORT && ann_full == FP_ANN_FULL &&
+           ann_pos_mask == FP_ANN_POS_MASK && prefetch_ahead == FP_PREFETCH_AHEAD && inline_max == FP_INLINE_MAX &&
+           short_max == FP_SHORT_MAX && guard11 == FP_GUARD11 && guard_stride == FP_GUARD_STRIDE &&
+           k_inline == FP_K_INLINE && k_short == FP_K_SHORT;
+}
+
+/* fp_buffer is the data of count elements of datatype at buf when the
+ * fast paths can move it (a plain type, at most FP_INLINE_MAX bytes for
+ * a send); its length in *n. */
+static inline int fp_buffer(MPI_Datatype datatype, int count, int64_t max, int64_t *n)
+{
+    shmpi_type_ent *t = type_ent(datatype);
+    if (!t || !(t->flags & SHMPI_TYPE_PLAIN) || count < 0 || (count > 0 && t->size > max / count))
+        return 0;
+    *n = (int64_t)count * t->size;
+    return *n <= max;
+}
+
+int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    int64_t n;
+    shmpi_comm_ent *ce;
+    if (shmpi_state == 1 && (ce = comm_ent(comm)) && (unsigned)dest < (unsigned)ce->size && tag >= 0 &&
+        fp_buffer(datatype, count, FP_INLINE_MAX, &n) && (buf || n == 0) && fp_send(ce, buf, n, dest, tag))
+        return MPI_SUCCESS;
+    return shmpi_MPI_Send((void *)buf, count, (uintptr_t)datatype, dest, tag, (uintptr_t)comm);
+}
+
+int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    int64_t n;
+    shmpi_comm_ent *ce;
+    if (shmpi_state == 1 && (ce = comm_ent(comm)) && ((unsigned)source < (unsigned)ce->size || source == MPI_ANY_SOURCE) &&
+        (tag >= 0 || tag == MPI_ANY_TAG) && fp_buffer(datatype, count, INT64_MAX / 2, &n) && (buf || n == 0) &&
+        fp_recv(ce, buf, n, source, tag, status))
+        return MPI_SUCCESS;
+    return shmpi_MPI_Recv(buf, count, (uintptr_t)datatype, source, tag, (uintptr_t)comm, status);
 }
 
 #include "alias_gen.h"

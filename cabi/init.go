@@ -90,6 +90,7 @@ func startRuntime(fname string) C.int {
 	eh := initialErrh()
 	installComm(MPI_COMM_WORLD, w.Comm(), eh)
 	installComm(MPI_COMM_SELF, self, eh)
+	startFastPaths(w)
 	C.shmpi_provided = MPI_THREAD_MULTIPLE
 	C.shmpi_line_buffer_stdout()
 	return 0

@@ -46,6 +46,10 @@ var pvars = []pvar{
 		tVerbTunerDetail, tClassCounter, false, func(c *ext.Counters) uint64 { return c.SleepTimeouts }},
 	{"shmpi_yields", "sched_yield calls of collective waits while ranks outnumber cores",
 		tVerbTunerDetail, tClassCounter, false, func(c *ext.Counters) uint64 { return c.Yields }},
+	{"shmpi_c_fast_sends", "MPI_Send calls of this process's fast path, which sends a small message without entering Go (SHMPI_C_FASTPATH=0 turns it off)",
+		tVerbTunerDetail, tClassCounter, false, func(*ext.Counters) uint64 { return uint64(C.shmpi_fast.sends) }},
+	{"shmpi_c_fast_recvs", "MPI_Recv calls of this process's fast path, which receives a small message without entering Go",
+		tVerbTunerDetail, tClassCounter, false, func(*ext.Counters) uint64 { return uint64(C.shmpi_fast.recvs) }},
 	{"shmpi_failures_known", "Failed processes of the job this rank knows of (ULFM): those the kernel reported or other ranks declared",
 		tVerbUserBasic, tClassCounter, true, func(c *ext.Counters) uint64 { return c.FailuresKnown }},
 }

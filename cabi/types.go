@@ -190,7 +190,17 @@ func (t *dtype) publish(idx uint32, gen uint32) {
 	e := typeEnt(idx)
 	e.size, e.lb, e.extent = C.int64_t(t.size), C.int64_t(t.lb), C.int64_t(t.extent())
 	e.true_lb, e.true_extent = C.int64_t(t.trueLB), C.int64_t(t.trueUB-t.trueLB)
+	e.flags = t.cFlags()
 	publishGen(&e.gen, gen)
+}
+
+// cFlags are t's flags in its C entry: SHMPI_TYPE_PLAIN if the fast
+// paths may move its data as count*size bytes from the buffer's address.
+func (t *dtype) cFlags() C.uint32_t {
+	if t.committed && (t.contig && t.firstOff == 0 || t.size == 0) {
+		return C.SHMPI_TYPE_PLAIN
+	}
+	return 0
 }
 
 type predefType struct {
@@ -818,6 +828,7 @@ func shmpi_MPI_Type_commit(h *C.uintptr_t) C.int {
 		return r
 	}
 	t.committed = true
+	typeEnt(types.slotOf(handle(*h))).flags = t.cFlags()
 	return 0
 }
 
