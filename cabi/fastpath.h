@@ -189,26 +189,19 @@ static inline int fp_send(shmpi_comm_ent *ce, const char *p, int64_t n, int dest
         *v->last_dest = w;
         *v->rx_at_send = *v->rx;
     }
+    uint64_t at = fp_claim(pr, streams ? 1 : 2, &padpos);
+    if (at == ~0ull)
+        goto out;
+    uint64_t *word = fp_word(&pr->r, at);
+    char *d = (char *)(word + 1);
+    *(uint32_t *)d = ctx;
+    *(int32_t *)(d + 4) = tag;
     if (streams) {
-        uint64_t at = fp_claim(pr, 1, &padpos);
-        if (at == ~0ull)
-            goto out;
-        uint64_t *word = fp_word(&pr->r, at);
-        char *d = (char *)(word + 1);
-        *(uint32_t *)d = ctx;
-        *(int32_t *)(d + 4) = tag;
         d[8] = FP_K_SHORT;
         *(uint16_t *)(d + 10) = (uint16_t)n;
         fp_copy(d + FP_S_DATA, p, n);
         __atomic_store_n(word, fp_control(pr, at, FP_FORM_SHORT), __ATOMIC_RELEASE);
     } else {
-        uint64_t at = fp_claim(pr, 2, &padpos);
-        if (at == ~0ull)
-            goto out;
-        uint64_t *word = fp_word(&pr->r, at);
-        char *d = (char *)(word + 1);
-        *(uint32_t *)d = ctx;
-        *(int32_t *)(d + 4) = tag;
         d[8] = FP_K_INLINE;
         d[9] = 0;
         *(uint16_t *)(d + 10) = 0;
