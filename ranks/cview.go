@@ -32,7 +32,7 @@ type CView struct {
 	BiasInside      *uint64
 	Want            *atomic.Int32
 	KillAt          *int64
-	Serial, Spin    *bool
+	Spin            *bool
 	Closed          *bool
 	NeedEval        *bool
 	Released        *bool
@@ -85,7 +85,7 @@ func (w *World) CView() *CView {
 		BiasInside: &e.bias.inside,
 		Want:       &e.want,
 		KillAt:     &e.killAt,
-		Serial:     &e.serial, Spin: &e.spin, Closed: &e.closed,
+		Spin:       &e.spin, Closed: &e.closed,
 		NeedEval: &e.needEval, Released: &e.released,
 		Epoch: e.epoch, SeenEpoch: &e.seenEpoch,
 		Rx: &e.rx, RxBytes: &e.rxBytes, RxAtSend: &e.rxAtSend,
