@@ -62,7 +62,7 @@ typedef struct {
 
 typedef struct {
     int on; /* the view is filled and agrees with fastpath.h's constants */
-    int me, n;
+    int me;
     uintptr_t owner; /* pthread_self() of the thread whose callbacks own the lock's bias */
     uint32_t *bias_on, *bias_off;
     uint64_t *bias_inside;

@@ -40,7 +40,7 @@ func startFastPaths(w *ranks.World) {
 		return
 	}
 	f := &C.shmpi_fast
-	f.me, f.n = C.int(v.Me), C.int(v.N)
+	f.me = C.int(v.Me)
 	f.bias_on = (*C.uint32_t)(unsafe.Pointer(v.BiasOn))
 	f.bias_off = (*C.uint32_t)(unsafe.Pointer(v.BiasOff))
 	f.bias_inside = (*C.uint64_t)(unsafe.Pointer(v.BiasInside))
