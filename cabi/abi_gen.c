@@ -105,11 +105,6 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
     return shmpi_MPI_Alloc_mem((int64_t)size, (uintptr_t)info, (void*)baseptr);
 }
 
-int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return shmpi_MPI_Allreduce((void*)sendbuf, (void*)recvbuf, (int)count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm);
-}
-
 int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     return shmpi_MPI_Allreduce_c((void*)sendbuf, (void*)recvbuf, (int64_t)count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm);
@@ -198,11 +193,6 @@ int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 {
     return shmpi_MPI_Attr_put((uintptr_t)comm, (int)keyval, (void*)attribute_val);
-}
-
-int PMPI_Barrier(MPI_Comm comm)
-{
-    return shmpi_MPI_Barrier((uintptr_t)comm);
 }
 
 int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -3121,7 +3111,6 @@ extern __typeof__(PMPI_Allgatherv_c) MPI_Allgatherv_c __attribute__((weak, alias
 extern __typeof__(PMPI_Allgatherv_init) MPI_Allgatherv_init __attribute__((weak, alias("PMPI_Allgatherv_init")));
 extern __typeof__(PMPI_Allgatherv_init_c) MPI_Allgatherv_init_c __attribute__((weak, alias("PMPI_Allgatherv_init_c")));
 extern __typeof__(PMPI_Alloc_mem) MPI_Alloc_mem __attribute__((weak, alias("PMPI_Alloc_mem")));
-extern __typeof__(PMPI_Allreduce) MPI_Allreduce __attribute__((weak, alias("PMPI_Allreduce")));
 extern __typeof__(PMPI_Allreduce_c) MPI_Allreduce_c __attribute__((weak, alias("PMPI_Allreduce_c")));
 extern __typeof__(PMPI_Allreduce_init) MPI_Allreduce_init __attribute__((weak, alias("PMPI_Allreduce_init")));
 extern __typeof__(PMPI_Allreduce_init_c) MPI_Allreduce_init_c __attribute__((weak, alias("PMPI_Allreduce_init_c")));
@@ -3140,7 +3129,6 @@ extern __typeof__(PMPI_Alltoallw_init_c) MPI_Alltoallw_init_c __attribute__((wea
 extern __typeof__(PMPI_Attr_delete) MPI_Attr_delete __attribute__((weak, alias("PMPI_Attr_delete")));
 extern __typeof__(PMPI_Attr_get) MPI_Attr_get __attribute__((weak, alias("PMPI_Attr_get")));
 extern __typeof__(PMPI_Attr_put) MPI_Attr_put __attribute__((weak, alias("PMPI_Attr_put")));
-extern __typeof__(PMPI_Barrier) MPI_Barrier __attribute__((weak, alias("PMPI_Barrier")));
 extern __typeof__(PMPI_Barrier_init) MPI_Barrier_init __attribute__((weak, alias("PMPI_Barrier_init")));
 extern __typeof__(PMPI_Bcast) MPI_Bcast __attribute__((weak, alias("PMPI_Bcast")));
 extern __typeof__(PMPI_Bcast_c) MPI_Bcast_c __attribute__((weak, alias("PMPI_Bcast_c")));

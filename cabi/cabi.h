@@ -10,15 +10,29 @@
 /* The object an unsupported call raises its error on. */
 enum { SHMPI_ON_NONE, SHMPI_ON_COMM, SHMPI_ON_WIN, SHMPI_ON_FILE, SHMPI_ON_SESSION };
 
+/* A communicator's collective state, for the fast collectives
+ * (fastcoll.h): addresses of the fields of coll's state (coll/cview.go)
+ * and of the communicator's collective lines, filled by Go when it pins
+ * the communicator. C memory, 96 bytes. */
+typedef struct {
+    uint64_t *a, *k, *cur; /* arrive phases, collectives begun; the current one */
+    uint8_t *one_way;      /* the last phase was a one-way broadcast's */
+    uint32_t *freed, *busy; /* atomic.Bool: freed by the user; nonblocking collectives queued */
+    char *hdr, *lines;      /* the header line, member 0's line (64 bytes each) */
+    uint32_t *sleepers;     /* members asleep in a collective wait */
+    int64_t size, rank;
+} shmpi_collview;
+
 /* A communicator's entry, read by MPI_Comm_rank and MPI_Comm_size without
  * entering Go. gen is the generation of the handle that owns the slot
- * (0: free). 24 bytes. */
+ * (0: free). 32 bytes. */
 typedef struct {
     uint32_t gen;
     int32_t rank;
     int32_t size;
-    int32_t inter; /* 1 for an intercommunicator (size is the local group's) */
-    char *gocomm;  /* the Go communicator, pinned, for the fast paths (fastpath.h) */
+    int32_t inter;        /* 1 for an intercommunicator (size is the local group's) */
+    char *gocomm;         /* the Go communicator, pinned, for the fast paths (fastpath.h) */
+    shmpi_collview *coll; /* or 0: its collectives never take the fast path */
 } shmpi_comm_ent;
 
 /* A datatype's entry, read by MPI_Type_size, MPI_Type_get_extent and
@@ -80,9 +94,10 @@ typedef struct {
     shmpi_cring inbox;
     uint64_t *inbox_pos, *inbox_published;
     /* byte offsets in a Go communicator */
-    uintptr_t c_ctx, c_unexp_n, c_posted_n, c_unusable, c_peer_ctx, c_group, c_to_comm;
-    /* counters of messages the fast paths moved (tests read them) */
-    uint64_t sends, recvs;
+    uintptr_t c_ctx, c_unexp_n, c_posted_n, c_unusable, c_peer_ctx, c_group, c_to_comm, c_ok_epoch;
+    int64_t *yield_budget; /* collective waits' sched_yields before they sleep */
+    /* counters of messages and collectives the fast paths moved (tests read them) */
+    uint64_t sends, recvs, colls;
 } shmpi_fastview;
 
 extern shmpi_fastview shmpi_fast;

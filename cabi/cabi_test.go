@@ -186,6 +186,30 @@ func TestFastPathFailure(t *testing.T) {
 	}
 }
 
+// TestFastColl: the fast MPI_Allreduce and MPI_Barrier, while ranks
+// sleep (SHMPI_SPIN=0 makes them, whatever the cores), on 2, 3 and 4
+// ranks.
+func TestFastColl(t *testing.T) {
+	t.Setenv("SHMPI_SPIN", "0")
+	for _, n := range []int{2, 3, 4} {
+		expectOK(t, n, "fastcoll")
+	}
+}
+
+// TestFastCollFailure: members die before a fast allreduce and before a
+// fast barrier; the survivors get MPIX_ERR_PROC_FAILED there, shrink,
+// and go on on the fast path.
+func TestFastCollFailure(t *testing.T) {
+	t.Setenv("SHMPI_SPIN", "0")
+	exe := compile(t, "fastcoll_ft")
+	r := runJob(t, 4, []string{"--ft"}, exe)
+	if strings.Contains(r.out, "FAIL") || strings.Count(r.out, "OK\n") != 2 ||
+		!strings.Contains(r.out, "member 2 of 4 dies before allreduce 30\n") ||
+		!strings.Contains(r.out, "member 1 of 3 dies before barrier 20\n") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errOut)
+	}
+}
+
 // TestFatal: MPI_ERRORS_ARE_FATAL, the world's default, ends the job.
 func TestFatal(t *testing.T) {
 	exe := compile(t, "fatal")

@@ -14,6 +14,7 @@
 #include "cabi.h"
 #include "_cgo_export.h"
 #include "fastpath.h"
+#include "fastcoll.h"
 
 shmpi_comm_ent *shmpi_comm_chunks[SHMPI_MAXCHUNKS];
 shmpi_type_ent *shmpi_type_chunks[SHMPI_MAXCHUNKS];
@@ -556,6 +557,28 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
         fp_recv(ce, buf, n, source, tag, status))
         return MPI_SUCCESS;
     return shmpi_MPI_Recv(buf, count, (uintptr_t)datatype, source, tag, (uintptr_t)comm, status);
+}
+
+int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    shmpi_comm_ent *ce;
+    shmpi_type_ent *t;
+    int kind, o, rc;
+    if (shmpi_state == 1 && (ce = comm_ent(comm)) && ce->coll && count > 0 && (kind = fc_kind(datatype)) >= 0 &&
+        (o = fc_op(op, kind)) >= 0 && (t = type_ent(datatype)) && t->size == fc_elsize[kind] &&
+        count <= FC_INLINE_MAX / t->size && sendbuf && recvbuf && recvbuf != MPI_IN_PLACE && sendbuf != recvbuf &&
+        fc_allreduce(ce, comm, sendbuf, recvbuf, (int64_t)count * t->size, kind, o, &rc))
+        return rc;
+    return shmpi_MPI_Allreduce((void *)sendbuf, recvbuf, count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm);
+}
+
+int PMPI_Barrier(MPI_Comm comm)
+{
+    shmpi_comm_ent *ce;
+    int rc;
+    if (shmpi_state == 1 && (ce = comm_ent(comm)) && ce->coll && fc_barrier(ce, comm, &rc))
+        return rc;
+    return shmpi_MPI_Barrier((uintptr_t)comm);
 }
 
 #include "alias_gen.h"

@@ -10,6 +10,7 @@ import (
 	"os"
 	"unsafe"
 
+	"github.com/shmpi/shmpi/coll"
 	"github.com/shmpi/shmpi/ranks"
 	"github.com/shmpi/shmpi/ring"
 )
@@ -83,6 +84,8 @@ func startFastPaths(w *ranks.World) {
 	f.c_ctx, f.c_unexp_n, f.c_posted_n = C.uintptr_t(l.Ctx), C.uintptr_t(l.UnexpN), C.uintptr_t(l.PostedN)
 	f.c_unusable, f.c_peer_ctx = C.uintptr_t(l.Unusable), C.uintptr_t(l.PeerCtx)
 	f.c_group, f.c_to_comm = C.uintptr_t(l.Group), C.uintptr_t(l.ToComm)
+	f.c_ok_epoch = C.uintptr_t(l.OkEpoch)
+	f.yield_budget = (*C.int64_t)(unsafe.Pointer(v.YieldBudget))
 	fastView = v
 	C.shmpi_fast_own_thread()
 	f.on = 1
@@ -97,10 +100,24 @@ func cRing(r ring.CRing) C.shmpi_cring {
 // entry e; unpinComm ends that once the entry is invalid.
 func pinComm(o *commObj, e *C.shmpi_comm_ent) {
 	e.gocomm = (*C.char)(o.c.CPin(&o.pin))
+	if cv := coll.CViewOf(o.c, &o.pin); cv != nil {
+		v := (*C.shmpi_collview)(C.calloc(1, C.size_t(unsafe.Sizeof(C.shmpi_collview{}))))
+		v.a, v.k, v.cur = (*C.uint64_t)(cv.A), (*C.uint64_t)(cv.K), (*C.uint64_t)(cv.Cur)
+		v.one_way = (*C.uint8_t)(unsafe.Pointer(cv.OneWay))
+		v.freed, v.busy = (*C.uint32_t)(unsafe.Pointer(cv.Freed)), (*C.uint32_t)(unsafe.Pointer(cv.Busy))
+		v.hdr, v.lines = (*C.char)(cv.Hdr), (*C.char)(cv.Lines)
+		v.sleepers = (*C.uint32_t)(unsafe.Pointer(cv.Sleepers))
+		v.size, v.rank = C.int64_t(cv.Size), C.int64_t(cv.Rank)
+		e.coll = v
+	}
 }
 
 func unpinComm(o *commObj, e *C.shmpi_comm_ent) {
 	e.gocomm = nil
+	if v := e.coll; v != nil {
+		e.coll = nil
+		C.free(unsafe.Pointer(v))
+	}
 	o.pin.Unpin()
 }
 
@@ -109,3 +126,29 @@ func shmpi_fast_ring(w C.int) { fastView.Ring(int(w)) }
 
 //export shmpi_fast_relax
 func shmpi_fast_relax() { fastView.Relax() }
+
+// The fast collectives' ways back into Go (fastcoll.h): the wait once
+// polling and yielding did not end it, and the error of an Allreduce
+// whose phase did not give a result of the caller's size. kind 0 is
+// MPI_Allreduce, 1 MPI_Barrier.
+
+var fastCollNames = [2][2]string{{"Allreduce", "MPI_Allreduce"}, {"Barrier", "MPI_Barrier"}}
+
+//export shmpi_fast_coll_wait
+func shmpi_fast_coll_wait(comm C.uintptr_t, kind C.int, yields C.int) C.int {
+	o := getComm(handle(comm))
+	n := fastCollNames[kind]
+	return fail(handle(comm), coll.CWait(o.c, n[0], int(yields)), n[1])
+}
+
+//export shmpi_fast_coll_result
+func shmpi_fast_coll_result(comm C.uintptr_t, p unsafe.Pointer, n C.int64_t) C.int {
+	o := getComm(handle(comm))
+	return fail(handle(comm), coll.CResult(o.c, "Allreduce", unsafe.Slice((*byte)(p), int(n))), "MPI_Allreduce")
+}
+
+//export shmpi_fast_coll_last
+func shmpi_fast_coll_last(comm C.uintptr_t, mine unsafe.Pointer, n C.int64_t) C.int {
+	o := getComm(handle(comm))
+	return fail(handle(comm), coll.CLast(o.c, "Allreduce", unsafe.Slice((*byte)(mine), int(n))), "MPI_Allreduce")
+}

@@ -242,7 +242,7 @@ var tCategories = []tCategory{
 		[]string{"shmpi_inline_max", "shmpi_short_max", "shmpi_eager_max", "shmpi_chunk_size", "shmpi_chunk_count",
 			"shmpi_inbox_slots", "shmpi_handshake_slots", "shmpi_large_copy", "shmpi_cores"},
 		[]string{"shmpi_msgs_sent", "shmpi_bytes_sent", "shmpi_msgs_received", "shmpi_bytes_received", "shmpi_unexpected_msgs",
-			"shmpi_c_fast_sends", "shmpi_c_fast_recvs"}, nil},
+			"shmpi_c_fast_sends", "shmpi_c_fast_recvs", "shmpi_c_fast_colls"}, nil},
 	{"shmpi_ulfm", "Fault tolerance (ULFM)", []string{"shmpi_ft"}, []string{"shmpi_failures_known"}, nil},
 }
 

@@ -50,6 +50,8 @@ var pvars = []pvar{
 		tVerbTunerDetail, tClassCounter, false, func(*ext.Counters) uint64 { return uint64(C.shmpi_fast.sends) }},
 	{"shmpi_c_fast_recvs", "MPI_Recv calls of this process's fast path, which receives a small message without entering Go",
 		tVerbTunerDetail, tClassCounter, false, func(*ext.Counters) uint64 { return uint64(C.shmpi_fast.recvs) }},
+	{"shmpi_c_fast_colls", "MPI_Allreduce and MPI_Barrier calls of this process's fast path, which runs a small collective without entering Go while ranks outnumber cores",
+		tVerbTunerDetail, tClassCounter, false, func(*ext.Counters) uint64 { return uint64(C.shmpi_fast.colls) }},
 	{"shmpi_failures_known", "Failed processes of the job this rank knows of (ULFM): those the kernel reported or other ranks declared",
 		tVerbUserBasic, tClassCounter, true, func(c *ext.Counters) uint64 { return c.FailuresKnown }},
 }

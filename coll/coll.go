@@ -522,11 +522,7 @@ func allreduce[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 			return st.result(name, bytesOf(recv))
 		}
 		if mis := st.firstSizeMismatch(); mis >= 0 || bad != nil || st.verdict(name) != nil {
-			st.releaseWith(nil, max(mis, 0))
-			if bad != nil || st.verdict(name) != nil {
-				return st.conclude(name, bad, nil)
-			}
-			return checkLen(name, mis, -1, len(b))
+			return st.releaseBad(name, bad, mis, len(b))
 		}
 		err = reduceLines(st, recv, op, st.size, name)
 		st.releaseWith(bytesOf(recv), -1)
@@ -568,6 +564,17 @@ func allreduce[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 		}
 	}
 	return st.conclude(name, nil, allreduceLarge(st, mine, recv, op, name))
+}
+
+// releaseBad ends a small Allreduce's phase at its last member when a
+// contribution's size differs (member mis) or a member's arguments were
+// invalid (bad: ours): the others get the error too.
+func (st *state) releaseBad(name string, bad error, mis, n int) error {
+	st.releaseWith(nil, max(mis, 0))
+	if bad != nil || st.verdict(name) != nil {
+		return st.conclude(name, bad, nil)
+	}
+	return checkLen(name, mis, -1, n)
 }
 
 // announce is the first phase of a large Allreduce: every member shows

@@ -192,6 +192,14 @@ func (st *state) runOne(drainer bool) bool {
 	job()
 	st.admitted.Store(false)
 	q.ran.Add(1)
+	// Not busy once the last job ran: a Wait's help stops at its own
+	// job, and until a drain goroutine looked, every blocking collective
+	// went through the queue (and C's fast ones to Go).
+	q.mu.Lock()
+	if len(q.jobs) == 0 {
+		q.busy.Store(false)
+	}
+	q.mu.Unlock()
 	ext.Unhold(st.c)
 	return true
 }

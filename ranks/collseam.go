@@ -34,10 +34,14 @@ func init() {
 		c.okEpoch.Store(0)
 	}
 	ext.Wait = func(comm any, op string, word *atomic.Uint32, done func() bool) error {
-		return comm.(*Comm).collWait(op, word, done, nil)
+		return comm.(*Comm).collWait(op, word, done, nil, 0)
 	}
+	ext.WaitYielded = func(comm any, op string, word *atomic.Uint32, done func() bool, yields int) error {
+		return comm.(*Comm).collWait(op, word, done, nil, yields)
+	}
+	ext.SleepersWord = func(comm any) *atomic.Uint32 { c := comm.(*Comm); return c.e.t.Sleepers(c.slot) }
 	ext.WaitNeeding = func(comm any, op string, word *atomic.Uint32, done func() bool, needed func(r int) bool) error {
-		return comm.(*Comm).collWait(op, word, done, needed)
+		return comm.(*Comm).collWait(op, word, done, needed, 0)
 	}
 	ext.Release = func(comm any, word *atomic.Uint32) {
 		c := comm.(*Comm)
@@ -196,11 +200,14 @@ func (c *Comm) acrossNodes(op string) error {
 
 // collWait is ext.Wait (needed nil: any failed member ends the wait, as
 // collCheck says) and ext.WaitNeeding (only a failed member that needed
-// reports ends it).
-func (c *Comm) collWait(op string, word *atomic.Uint32, done func() bool, needed func(r int) bool) error {
+// reports ends it). yields is how many times the caller yielded already
+// (ext.WaitYielded: a C fast collective), taken from the wait's budget.
+func (c *Comm) collWait(op string, word *atomic.Uint32, done func() bool, needed func(r int) bool, yields int) error {
 	e := c.e
 	e.lock()
 	defer e.unlock()
+	e.preYields = yields
+	e.tool.yields += uint64(yields)
 	var err error
 	e.blockOn(func() bool {
 		if done() {

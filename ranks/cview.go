@@ -47,6 +47,7 @@ type CView struct {
 	AckqLen         *int
 	Starving        *atomic.Uint32 // shared: some rank sleeps with sends waiting for room
 	FenceWord       *atomic.Uint32
+	YieldBudget     *int // collective waits' sched_yields before sleeping
 
 	// Per world rank: the send queue's length (at SendqN + w*SendqStride),
 	// whether the rank is gone, our producer on its inbox, its doorbell.
@@ -67,6 +68,7 @@ type CView struct {
 // byte offsets in Comm.
 type CCommLayout struct {
 	Ctx, UnexpN, PostedN, Unusable, PeerCtx, Group, ToComm uintptr
+	OkEpoch                                                uintptr // atomic.Uint64: ext.Check's fast test
 }
 
 var cPin runtime.Pinner
@@ -95,6 +97,7 @@ func (w *World) CView() *CView {
 		AckqLen:     sliceLen(unsafe.Pointer(&e.ackq)),
 		Starving:    e.t.Starving,
 		FenceWord:   &e.fenceWord,
+		YieldBudget: &e.yieldBudget,
 		SendqN:      unsafe.Add(unsafe.Pointer(&e.sendq[0]), unsafe.Offsetof(e.sendq[0].n)),
 		SendqStride: unsafe.Sizeof(e.sendq[0]),
 		Gone:        &e.gone[0],
@@ -125,6 +128,7 @@ func CommLayout() CCommLayout {
 		PeerCtx:  unsafe.Offsetof(c.peerCtx),
 		Group:    unsafe.Offsetof(c.group),
 		ToComm:   unsafe.Offsetof(c.toComm),
+		OkEpoch:  unsafe.Offsetof(c.okEpoch),
 	}
 }
 

@@ -174,6 +174,7 @@ type engine struct {
 
 	yieldBudget int // collective waits when oversubscribed: sched_yields before sleeping
 	p2pYields   int // other waits when oversubscribed: sched_yields before sleeping (job.EnvP2PYields)
+	preYields   int // yields the next blockOn's caller made already (collWait from C)
 
 	killAt    int64  // fault injection: die at this entry into the engine (killinject.go)
 	spawnKill string // fault injection: die at this point of a spawn (spawn.go)

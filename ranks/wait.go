@@ -63,7 +63,8 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 	}
 	e.kickIdle()
 	recorded := false
-	yields := 0
+	yields := e.preYields
+	e.preYields = 0
 	idle := 0 // idle spin rounds
 	spinning := e.spin
 	var start time.Time

@@ -117,6 +117,13 @@ var (
 	// change makes done true: Wait polls it and sleeps on it, and its
 	// writer calls Release.
 	Wait func(comm any, op string, word *atomic.Uint32, done func() bool) error
+	// WaitYielded is Wait for a caller that yielded the CPU yields times
+	// already while it polled (C's fast collectives): they count against
+	// the wait's yields before it sleeps.
+	WaitYielded func(comm any, op string, word *atomic.Uint32, done func() bool, yields int) error
+	// SleepersWord is the count of comm's members asleep in Wait, which
+	// Release reads (job.Map.Sleepers).
+	SleepersWord func(comm any) *atomic.Uint32
 	// WaitNeeding is Wait where a failed member ends the wait only if
 	// needed(r) says the waiter still depends on member r (needed runs
 	// under the engine lock, as done does).

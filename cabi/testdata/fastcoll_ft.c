@@ -1,0 +1,113 @@
+/* The fast MPI_Allreduce and MPI_Barrier (fastcoll.h) when a member dies
+ * (run with shmrun --ft on 4 ranks, SHMPI_SPIN=0). The ranks loop over an
+ * allreduce and a barrier; world rank 2 kills itself (raise(SIGKILL))
+ * before its 30th allreduce, and every survivor's 30th allreduce fails
+ * with MPIX_ERR_PROC_FAILED. They shrink the world and loop again; the
+ * shrunk communicator's member 1 kills itself before its 20th barrier,
+ * which fails at the other two. They shrink again, and the fast path
+ * runs their allreduce with the right sum. */
+#include <mpi-ext.h>
+#include <signal.h>
+
+#include "check.h"
+
+static int class_of(int rc)
+{
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    return cls;
+}
+
+static unsigned long long fast_colls(void)
+{
+    static MPI_T_pvar_session s;
+    static MPI_T_pvar_handle h;
+    static int ready;
+    if (!ready) {
+        int i = -1, count = 0;
+        CHECK_RC(MPI_T_pvar_get_index("shmpi_c_fast_colls", MPI_T_PVAR_CLASS_COUNTER, &i));
+        CHECK_RC(MPI_T_pvar_session_create(&s));
+        CHECK_RC(MPI_T_pvar_handle_alloc(s, i, NULL, &h, &count));
+        CHECK_RC(MPI_T_pvar_start(s, h));
+        ready = 1;
+    }
+    unsigned long long v = 0;
+    CHECK_RC(MPI_T_pvar_read(s, h, &v));
+    return v;
+}
+
+/* loop runs allreduce and barrier rounds on c until one fails; the member
+ * victim kills itself before the allreduce (barrier if at_barrier) of
+ * round die. Returns the round that failed and the error's class. */
+static int loop(MPI_Comm c, int victim, int die, int at_barrier, int *cls)
+{
+    int me, n;
+    MPI_Comm_rank(c, &me);
+    MPI_Comm_size(c, &n);
+    for (int i = 0; i < 1000; i++) {
+        double x = me + i, sum = -1;
+        if (me == victim && i == die && !at_barrier) {
+            printf("member %d of %d dies before allreduce %d\n", me, n, i);
+            fflush(stdout);
+            raise(SIGKILL);
+        }
+        int rc = MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, c);
+        if (rc != MPI_SUCCESS) {
+            *cls = class_of(rc);
+            return i;
+        }
+        CHECK(sum == n * (n - 1) / 2.0 + n * i);
+        if (me == victim && i == die && at_barrier) {
+            printf("member %d of %d dies before barrier %d\n", me, n, i);
+            fflush(stdout);
+            raise(SIGKILL);
+        }
+        if ((rc = MPI_Barrier(c)) != MPI_SUCCESS) {
+            *cls = class_of(rc);
+            return i;
+        }
+    }
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size, provided, cls = -1;
+    MPI_Init(&argc, &argv);
+    CHECK_RC(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK(size == 4);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
+    unsigned long long before = fast_colls();
+    int i = loop(MPI_COMM_WORLD, 2, 30, 0, &cls);
+    CHECK(i == 30 && cls == MPIX_ERR_PROC_FAILED);
+    CHECK(fast_colls() - before >= 2 * 30);
+
+    MPI_Comm s, s2;
+    CHECK_RC(MPIX_Comm_shrink(MPI_COMM_WORLD, &s));
+    int n = 0;
+    MPI_Comm_size(s, &n);
+    CHECK(n == 3);
+    i = loop(s, 1, 20, 1, &cls);
+    CHECK(i == 20 && cls == MPIX_ERR_PROC_FAILED);
+
+    CHECK_RC(MPIX_Comm_shrink(s, &s2));
+    MPI_Comm_size(s2, &n);
+    CHECK(n == 2);
+    CHECK_RC(MPI_Barrier(s2));
+    before = fast_colls();
+    for (i = 0; i < 100; i++) {
+        int me, x, sum = -1;
+        MPI_Comm_rank(s2, &me);
+        x = me + i;
+        CHECK_RC(MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, s2));
+        CHECK(sum == 1 + 2 * i);
+        CHECK_RC(MPI_Barrier(s2));
+    }
+    CHECK(fast_colls() - before == 200);
+    MPI_Comm_free(&s2);
+    MPI_Comm_free(&s);
+    DONE();
+}
