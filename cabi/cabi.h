@@ -13,7 +13,7 @@ enum { SHMPI_ON_NONE, SHMPI_ON_COMM, SHMPI_ON_WIN, SHMPI_ON_FILE, SHMPI_ON_SESSI
 /* A communicator's collective state, for the fast collectives
  * (fastcoll.h): addresses of the fields of coll's state (coll/cview.go)
  * and of the communicator's collective lines, filled by Go when it pins
- * the communicator. C memory, 96 bytes. */
+ * the communicator. C memory, 112 bytes. */
 typedef struct {
     uint64_t *a, *k, *cur; /* arrive phases, collectives begun; the current one */
     uint8_t *one_way;      /* the last phase was a one-way broadcast's */
@@ -21,6 +21,7 @@ typedef struct {
     char *hdr, *lines;      /* the header line, member 0's line (64 bytes each) */
     uint32_t *sleepers;     /* members asleep in a collective wait */
     int64_t size, rank;
+    int64_t spin, rounds; /* members spin: the dissemination barrier, of rounds rounds */
 } shmpi_collview;
 
 /* A communicator's entry, read by MPI_Comm_rank and MPI_Comm_size without

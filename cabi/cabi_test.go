@@ -186,10 +186,15 @@ func TestFastPathFailure(t *testing.T) {
 	}
 }
 
-// TestFastColl: the fast MPI_Allreduce and MPI_Barrier, while ranks
-// sleep (SHMPI_SPIN=0 makes them, whatever the cores), on 2, 3 and 4
-// ranks.
+// TestFastColl: the fast MPI_Allreduce and MPI_Barrier on 2 ranks as
+// they come (they spin where there are 2 cores: the dissemination
+// barrier), and while ranks sleep (SHMPI_SPIN=0 makes them, whatever
+// the cores: the counter) on 2, 3 and 4.
 func TestFastColl(t *testing.T) {
+	r := expectOK(t, 2, "fastcoll")
+	if want := "waits: spin\n"; runtime.NumCPU() >= 2 && !strings.Contains(r.out, want) {
+		t.Fatalf("2 ranks on %d CPUs: want %q\n%s", runtime.NumCPU(), want, r.out)
+	}
 	t.Setenv("SHMPI_SPIN", "0")
 	for _, n := range []int{2, 3, 4} {
 		expectOK(t, n, "fastcoll")
@@ -197,16 +202,23 @@ func TestFastColl(t *testing.T) {
 }
 
 // TestFastCollFailure: members die before a fast allreduce and before a
-// fast barrier; the survivors get MPIX_ERR_PROC_FAILED there, shrink,
-// and go on on the fast path.
+// fast barrier; the survivors get MPIX_ERR_PROC_FAILED there (and, on 4
+// ranks, shrink and go on on the fast path).
 func TestFastCollFailure(t *testing.T) {
-	t.Setenv("SHMPI_SPIN", "0")
 	exe := compile(t, "fastcoll_ft")
+	for _, at := range []string{"allreduce", "barrier"} {
+		r := runJob(t, 2, []string{"--ft"}, exe, at)
+		if strings.Contains(r.out, "FAIL") || strings.Count(r.out, "OK\n") != 1 ||
+			!strings.Contains(r.out, "member 1 of 2 dies before "+at+" 30\n") {
+			t.Fatalf("2 ranks, death before %s: exit %d\nstdout:\n%s\nstderr:\n%s", at, r.code, r.out, r.errOut)
+		}
+	}
+	t.Setenv("SHMPI_SPIN", "0")
 	r := runJob(t, 4, []string{"--ft"}, exe)
 	if strings.Contains(r.out, "FAIL") || strings.Count(r.out, "OK\n") != 2 ||
 		!strings.Contains(r.out, "member 2 of 4 dies before allreduce 30\n") ||
 		!strings.Contains(r.out, "member 1 of 3 dies before barrier 20\n") {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errOut)
+		t.Fatalf("4 ranks: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errOut)
 	}
 }
 

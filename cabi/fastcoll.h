@@ -28,6 +28,8 @@
 #include "fastpath.h"
 
 int shmpi_fast_coll_wait(uintptr_t comm, int kind, int yields);
+int shmpi_fast_coll_await(uintptr_t comm, int kind, int64_t r, uint32_t v, uint32_t end);
+int shmpi_fast_coll_read_err(uintptr_t comm, void *mine, int64_t n);
 int shmpi_fast_coll_result(uintptr_t comm, void *p, int64_t n);
 int shmpi_fast_coll_last(uintptr_t comm, void *mine, int64_t n);
 
@@ -57,7 +59,7 @@ enum { FC_ALLREDUCE, FC_BARRIER };
  * is the communicator's, which MPI lets one collective at a time use,
  * and of the engine it reads only whether transfers are in flight, a
  * stale answer to which delays them until the wait continues in Go. */
-static inline shmpi_collview *fc_begin(shmpi_comm_ent *ce)
+static inline shmpi_collview *fc_begin(shmpi_comm_ent *ce, char **gocomm)
 {
     shmpi_fastview *v = &shmpi_fast;
     shmpi_collview *cv = ce->coll;
@@ -75,6 +77,7 @@ static inline shmpi_collview *fc_begin(shmpi_comm_ent *ce)
     *cv->k += 1;
     *cv->cur = *cv->k;
     __atomic_fetch_add(&v->colls, 1, __ATOMIC_RELAXED);
+    *gocomm = c;
     return cv;
 }
 
@@ -112,6 +115,47 @@ static inline int fc_wait(shmpi_collview *cv, uint64_t a, MPI_Comm comm, int kin
         sched_yield();
         yields++;
     }
+}
+
+/* fc_disseminate is phase a's dissemination barrier (coll's disseminate,
+ * for members that spin): in round k we raise our seq, ring the member
+ * 2^k ahead (it may sleep on our seq) and wait for the member 2^k
+ * behind, polling as await does and then in Go, which sleeps and watches
+ * for failures. c is the Go communicator. Returns an MPI error code. */
+#define FC_SPIN_POLLS 2000
+
+static inline int fc_disseminate(shmpi_collview *cv, char *c, uint64_t a, MPI_Comm comm, int kind)
+{
+    shmpi_fastview *v = &shmpi_fast;
+    uint64_t stride = (uint64_t)cv->rounds + 1;
+    uint32_t end = (uint32_t)(a * stride);
+    uint32_t *me = (uint32_t *)fc_line(cv, cv->rank);
+    int64_t *group = *(int64_t **)(c + v->c_group);
+    for (int64_t k = 0; k < cv->rounds; k++) {
+        uint32_t val = (uint32_t)((a - 1) * stride) + (uint32_t)k + 1;
+        __atomic_store_n(me, val, __ATOMIC_SEQ_CST);
+        int64_t w = group[(cv->rank + (1ll << k)) % cv->size];
+        if (w != v->me && (__atomic_load_n(v->doorbells[w], __ATOMIC_RELAXED) & FP_DOORBELL_WAITER))
+            shmpi_fast_ring((int)w);
+        int64_t r = (cv->rank - (1ll << k) + cv->size) % cv->size;
+        uint32_t *seq = (uint32_t *)fc_line(cv, r);
+        int i = 0;
+        while ((int32_t)(__atomic_load_n(seq, __ATOMIC_ACQUIRE) - val) < 0) {
+            if (++i > FC_SPIN_POLLS) {
+                int rc = shmpi_fast_coll_await((uintptr_t)comm, kind, r, val, end);
+                if (rc != MPI_SUCCESS)
+                    return rc;
+                break;
+            }
+            fp_pause();
+        }
+    }
+    /* With two members there is no one else to wait for once the only
+     * round is done, and the store would take the line from the partner
+     * while it reads our data. */
+    if (cv->rounds > 1)
+        __atomic_store_n(me, end, __ATOMIC_SEQ_CST);
+    return MPI_SUCCESS;
 }
 
 /* fc_fault tells whether a member recorded invalid arguments to the
@@ -195,7 +239,8 @@ static const int64_t fc_elsize[] = {4, 8, 4, 8, 4, 8};
 static inline int fc_allreduce(shmpi_comm_ent *ce, MPI_Comm comm, const void *s, void *r, int64_t nb, int kind, int op,
                                int *rc)
 {
-    shmpi_collview *cv = fc_begin(ce);
+    char *c;
+    shmpi_collview *cv = fc_begin(ce, &c);
     if (!cv)
         return 0;
     char mine[FC_INLINE_MAX], acc[FC_INLINE_MAX];
@@ -207,6 +252,32 @@ static inline int fc_allreduce(shmpi_comm_ent *ce, MPI_Comm comm, const void *s,
     *(uint16_t *)(l + FC_L_N + 2 * h) = (uint16_t)nb;
     memcpy(l + FC_L_DATA + h * FC_INLINE_MAX, mine, nb);
     *cv->a = a;
+    int64_t n = nb / fc_elsize[kind];
+    if (cv->spin) {
+        /* Members spin: after the barrier each reads every line. */
+        if ((*rc = fc_disseminate(cv, c, a, comm, FC_ALLREDUCE)) != MPI_SUCCESS)
+            return 1;
+        if (fc_fault(cv)) {
+            *rc = shmpi_fast_coll_read_err((uintptr_t)comm, mine, nb);
+            return 1;
+        }
+        for (int64_t q = 0; q < cv->size; q++) {
+            if (q != cv->rank && *(uint16_t *)(fc_line(cv, q) + FC_L_N + 2 * h) != (uint16_t)nb) {
+                *rc = shmpi_fast_coll_read_err((uintptr_t)comm, mine, nb);
+                return 1;
+            }
+        }
+        for (int64_t q = 0; q < cv->size; q++) {
+            const char *d = q == cv->rank ? mine : fc_line(cv, q) + FC_L_DATA + h * FC_INLINE_MAX;
+            if (q == 0)
+                memcpy(acc, d, nb);
+            else
+                fc_reduce(kind, op, acc, d, n);
+        }
+        memcpy(r, acc, nb);
+        *rc = MPI_SUCCESS;
+        return 1;
+    }
     if (__atomic_add_fetch((uint64_t *)cv->hdr, 1, __ATOMIC_SEQ_CST) == a * (uint64_t)cv->size) {
         /* The last to arrive: every line is written; reduce them in rank
          * order, as reduceLines does, unless a size differs or a member's
@@ -221,7 +292,6 @@ static inline int fc_allreduce(shmpi_comm_ent *ce, MPI_Comm comm, const void *s,
             *rc = shmpi_fast_coll_last((uintptr_t)comm, mine, nb);
             return 1;
         }
-        int64_t n = nb / fc_elsize[kind];
         for (int64_t q = 0; q < cv->size; q++) {
             const char *d = q == cv->rank ? mine : fc_line(cv, q) + FC_L_DATA + h * FC_INLINE_MAX;
             if (q == 0)
@@ -251,11 +321,16 @@ static inline int fc_allreduce(shmpi_comm_ent *ce, MPI_Comm comm, const void *s,
  * code in *rc. */
 static inline int fc_barrier(shmpi_comm_ent *ce, MPI_Comm comm, int *rc)
 {
-    shmpi_collview *cv = fc_begin(ce);
+    char *c;
+    shmpi_collview *cv = fc_begin(ce, &c);
     if (!cv)
         return 0;
     uint64_t a = *cv->a + 1;
     *cv->a = a;
+    if (cv->spin) {
+        *rc = fc_disseminate(cv, c, a, comm, FC_BARRIER);
+        return 1;
+    }
     if (__atomic_add_fetch((uint64_t *)cv->hdr, 1, __ATOMIC_SEQ_CST) == a * (uint64_t)cv->size) {
         *(uint16_t *)(cv->hdr + FC_H_RESN) = FC_RES_NONE; /* no reduction's result */
         fc_release(cv, a);

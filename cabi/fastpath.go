@@ -108,6 +108,10 @@ func pinComm(o *commObj, e *C.shmpi_comm_ent) {
 		v.hdr, v.lines = (*C.char)(cv.Hdr), (*C.char)(cv.Lines)
 		v.sleepers = (*C.uint32_t)(unsafe.Pointer(cv.Sleepers))
 		v.size, v.rank = C.int64_t(cv.Size), C.int64_t(cv.Rank)
+		v.rounds = C.int64_t(cv.Rounds)
+		if cv.Spin {
+			v.spin = 1
+		}
 		e.coll = v
 	}
 }
@@ -127,9 +131,9 @@ func shmpi_fast_ring(w C.int) { fastView.Ring(int(w)) }
 //export shmpi_fast_relax
 func shmpi_fast_relax() { fastView.Relax() }
 
-// The fast collectives' ways back into Go (fastcoll.h): the wait once
-// polling and yielding did not end it, and the error of an Allreduce
-// whose phase did not give a result of the caller's size. kind 0 is
+// The fast collectives' ways back into Go (fastcoll.h): the waits once
+// polling (and yielding) did not end them, and the error of an Allreduce
+// whose phase did not give data of the caller's size. kind 0 is
 // MPI_Allreduce, 1 MPI_Barrier.
 
 var fastCollNames = [2][2]string{{"Allreduce", "MPI_Allreduce"}, {"Barrier", "MPI_Barrier"}}
@@ -139,6 +143,19 @@ func shmpi_fast_coll_wait(comm C.uintptr_t, kind C.int, yields C.int) C.int {
 	o := getComm(handle(comm))
 	n := fastCollNames[kind]
 	return fail(handle(comm), coll.CWait(o.c, n[0], int(yields)), n[1])
+}
+
+//export shmpi_fast_coll_await
+func shmpi_fast_coll_await(comm C.uintptr_t, kind C.int, r C.int64_t, v, end C.uint32_t) C.int {
+	o := getComm(handle(comm))
+	n := fastCollNames[kind]
+	return fail(handle(comm), coll.CAwait(o.c, n[0], int(r), uint32(v), uint32(end)), n[1])
+}
+
+//export shmpi_fast_coll_read_err
+func shmpi_fast_coll_read_err(comm C.uintptr_t, mine unsafe.Pointer, n C.int64_t) C.int {
+	o := getComm(handle(comm))
+	return fail(handle(comm), coll.CReadErr(o.c, "Allreduce", unsafe.Slice((*byte)(mine), int(n))), "MPI_Allreduce")
 }
 
 //export shmpi_fast_coll_result

@@ -514,6 +514,11 @@ func (st *state) await(op string, r int, v, end uint32) error {
 	if reached(w, v) || pollFor(w, v) {
 		return nil
 	}
+	return st.awaitSlow(op, w, v, end)
+}
+
+// awaitSlow is await's wait once polling did not end it.
+func (st *state) awaitSlow(op string, w *atomic.Uint32, v, end uint32) error {
 	st.waitW, st.waitV, st.waitEnd = w, v, end
 	if end == 0 {
 		return ext.Wait(st.c, op, w, st.seqDone)

@@ -127,6 +127,15 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(size >= 2);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (rank == 0) {
+        int i = -1, count = 0, mode = -1;
+        MPI_T_cvar_handle h;
+        CHECK_RC(MPI_T_cvar_get_index("shmpi_wait_mode", &i));
+        CHECK_RC(MPI_T_cvar_handle_alloc(i, NULL, &h, &count));
+        CHECK_RC(MPI_T_cvar_read(h, &mode));
+        MPI_T_cvar_handle_free(&h);
+        printf("waits: %s\n", mode == 1 ? "spin" : "sleep");
+    }
     /* The first collective sets up what the fast path checks. */
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
     unsigned long long before = fast_colls();
