@@ -37,8 +37,16 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv(envBody); name != "" {
 		os.Exit(runBody(name))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	for _, f := range afterAll {
+		f()
+	}
+	os.Exit(code)
 }
+
+// afterAll runs once every test ran: it removes what tests made to share
+// (the shmnode binary of mpirun_test.go).
+var afterAll []func()
 
 func runBody(name string) int {
 	body := bodies[name]

@@ -36,6 +36,7 @@ func buildShmnode(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	afterAll = append(afterAll, func() { os.RemoveAll(dir) })
 	bin := filepath.Join(dir, "shmnode")
 	cmd := exec.Command("go", "build", "-tags", "mpi", "-o", bin, "github.com/shmpi/shmpi/cmd/shmnode")
 	if out, err := cmd.CombinedOutput(); err != nil {
