@@ -232,6 +232,29 @@ static inline void fc_reduce(int kind, int op, char *acc, const char *in, int64_
 
 static const int64_t fc_elsize[] = {4, 8, 4, 8, 4, 8};
 
+/* fc_sizes_agree tells whether every other member's line holds nb bytes
+ * of inline data in half h. */
+static inline int fc_sizes_agree(shmpi_collview *cv, int h, int64_t nb)
+{
+    for (int64_t q = 0; q < cv->size; q++)
+        if (q != cv->rank && *(uint16_t *)(fc_line(cv, q) + FC_L_N + 2 * h) != (uint16_t)nb)
+            return 0;
+    return 1;
+}
+
+/* fc_reduce_lines reduces the members' data of half h (ours is mine, nb
+ * bytes) in rank order into acc, as coll's reduceLines does. */
+static inline void fc_reduce_lines(shmpi_collview *cv, int h, const char *mine, char *acc, int64_t nb, int kind, int op)
+{
+    for (int64_t q = 0; q < cv->size; q++) {
+        const char *d = q == cv->rank ? mine : fc_line(cv, q) + FC_L_DATA + h * FC_INLINE_MAX;
+        if (q == 0)
+            memcpy(acc, d, nb);
+        else
+            fc_reduce(kind, op, acc, d, nb / fc_elsize[kind]);
+    }
+}
+
 /* fc_allreduce is MPI_Allreduce of nb <= FC_INLINE_MAX bytes (kind,
  * op: fc_kind, fc_op) on ce's communicator, s and r valid and distinct
  * (s may be MPI_IN_PLACE); 0 if the fast path cannot run it, else 1
@@ -252,28 +275,15 @@ static inline int fc_allreduce(shmpi_comm_ent *ce, MPI_Comm comm, const void *s,
     *(uint16_t *)(l + FC_L_N + 2 * h) = (uint16_t)nb;
     memcpy(l + FC_L_DATA + h * FC_INLINE_MAX, mine, nb);
     *cv->a = a;
-    int64_t n = nb / fc_elsize[kind];
     if (cv->spin) {
         /* Members spin: after the barrier each reads every line. */
         if ((*rc = fc_disseminate(cv, c, a, comm, FC_ALLREDUCE)) != MPI_SUCCESS)
             return 1;
-        if (fc_fault(cv)) {
+        if (fc_fault(cv) || !fc_sizes_agree(cv, h, nb)) {
             *rc = shmpi_fast_coll_read_err((uintptr_t)comm, mine, nb);
             return 1;
         }
-        for (int64_t q = 0; q < cv->size; q++) {
-            if (q != cv->rank && *(uint16_t *)(fc_line(cv, q) + FC_L_N + 2 * h) != (uint16_t)nb) {
-                *rc = shmpi_fast_coll_read_err((uintptr_t)comm, mine, nb);
-                return 1;
-            }
-        }
-        for (int64_t q = 0; q < cv->size; q++) {
-            const char *d = q == cv->rank ? mine : fc_line(cv, q) + FC_L_DATA + h * FC_INLINE_MAX;
-            if (q == 0)
-                memcpy(acc, d, nb);
-            else
-                fc_reduce(kind, op, acc, d, n);
-        }
+        fc_reduce_lines(cv, h, mine, acc, nb, kind, op);
         memcpy(r, acc, nb);
         *rc = MPI_SUCCESS;
         return 1;
@@ -282,23 +292,11 @@ static inline int fc_allreduce(shmpi_comm_ent *ce, MPI_Comm comm, const void *s,
         /* The last to arrive: every line is written; reduce them in rank
          * order, as reduceLines does, unless a size differs or a member's
          * arguments were invalid (Go releases the others with the error). */
-        for (int64_t q = 0; q < cv->size; q++) {
-            if (q != cv->rank && *(uint16_t *)(fc_line(cv, q) + FC_L_N + 2 * h) != (uint16_t)nb) {
-                *rc = shmpi_fast_coll_last((uintptr_t)comm, mine, nb);
-                return 1;
-            }
-        }
-        if (fc_fault(cv)) {
+        if (!fc_sizes_agree(cv, h, nb) || fc_fault(cv)) {
             *rc = shmpi_fast_coll_last((uintptr_t)comm, mine, nb);
             return 1;
         }
-        for (int64_t q = 0; q < cv->size; q++) {
-            const char *d = q == cv->rank ? mine : fc_line(cv, q) + FC_L_DATA + h * FC_INLINE_MAX;
-            if (q == 0)
-                memcpy(acc, d, nb);
-            else
-                fc_reduce(kind, op, acc, d, n);
-        }
+        fc_reduce_lines(cv, h, mine, acc, nb, kind, op);
         memcpy(cv->hdr + FC_H_RES, acc, nb);
         *(uint16_t *)(cv->hdr + FC_H_RESN) = (uint16_t)nb;
         fc_release(cv, a);
@@ -316,8 +314,8 @@ static inline int fc_allreduce(shmpi_comm_ent *ce, MPI_Comm comm, const void *s,
     return 1;
 }
 
-/* fc_barrier is MPI_Barrier on ce's communicator (arrive on the
- * counter); 0 if the fast path cannot run it, else 1 with the MPI error
+/* fc_barrier is MPI_Barrier on ce's communicator (coll's arrive: the
+ * dissemination barrier, or the counter); 0 if the fast path cannot run it, else 1 with the MPI error
  * code in *rc. */
 static inline int fc_barrier(shmpi_comm_ent *ce, MPI_Comm comm, int *rc)
 {

@@ -12,32 +12,6 @@
 
 #include "check.h"
 
-static int class_of(int rc)
-{
-    int cls = -1;
-    MPI_Error_class(rc, &cls);
-    return cls;
-}
-
-static unsigned long long fast_colls(void)
-{
-    static MPI_T_pvar_session s;
-    static MPI_T_pvar_handle h;
-    static int ready;
-    if (!ready) {
-        int i = -1, count = 0;
-        CHECK_RC(MPI_T_pvar_get_index("shmpi_c_fast_colls", MPI_T_PVAR_CLASS_COUNTER, &i));
-        CHECK_RC(MPI_T_pvar_session_create(&s));
-        CHECK_RC(MPI_T_pvar_handle_alloc(s, i, NULL, &h, &count));
-        CHECK(count == 1);
-        CHECK_RC(MPI_T_pvar_start(s, h));
-        ready = 1;
-    }
-    unsigned long long v = 0;
-    CHECK_RC(MPI_T_pvar_read(s, h, &v));
-    return v;
-}
-
 /* value is member r's element i of a test of seed k: small, so that sums
  * and products of floats are exact however they are ordered; not
  * negative for unsigned types, whose MIN and MAX see them so. */
@@ -127,18 +101,11 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(size >= 2);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    if (rank == 0) {
-        int i = -1, count = 0, mode = -1;
-        MPI_T_cvar_handle h;
-        CHECK_RC(MPI_T_cvar_get_index("shmpi_wait_mode", &i));
-        CHECK_RC(MPI_T_cvar_handle_alloc(i, NULL, &h, &count));
-        CHECK_RC(MPI_T_cvar_read(h, &mode));
-        MPI_T_cvar_handle_free(&h);
-        printf("waits: %s\n", mode == 1 ? "spin" : "sleep");
-    }
+    if (rank == 0)
+        printf("waits: %s\n", wait_spins() ? "spin" : "sleep");
     /* The first collective sets up what the fast path checks. */
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
-    unsigned long long before = fast_colls();
+    unsigned long long before = counter_pvar("shmpi_c_fast_colls");
     long long expect = 0;
 
     MPI_Datatype types[] = {MPI_FLOAT, MPI_DOUBLE, MPI_INT, MPI_INT32_T, MPI_LONG, MPI_LONG_LONG, MPI_INT64_T,
@@ -158,7 +125,7 @@ int main(int argc, char **argv)
             }
         }
     }
-    unsigned long long got = fast_colls() - before;
+    unsigned long long got = counter_pvar("shmpi_c_fast_colls") - before;
     if (got != (unsigned long long)expect) {
         printf("FAIL rank %d: the fast path ran %llu collectives, want %lld\n", rank, got, expect);
         exit(1);
@@ -188,7 +155,7 @@ int main(int argc, char **argv)
         CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
     }
 
-    got = fast_colls() - before - (unsigned long long)expect;
+    got = counter_pvar("shmpi_c_fast_colls") - before - (unsigned long long)expect;
     if (got < 100) {
         printf("FAIL rank %d: the fast path ran %llu collectives between the others, want 100 or more\n", rank, got);
         exit(1);
@@ -220,9 +187,9 @@ int main(int argc, char **argv)
         int odd = rank == (i % size), n = odd ? (i % 2 ? 16 : 2) : 1;
         int s[16] = {0}, r[16];
         int rc = MPI_Allreduce(s, r, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        if (class_of(rc) != MPI_ERR_COUNT) {
+        if (error_class(rc) != MPI_ERR_COUNT) {
             printf("FAIL rank %d: counts %d against 1 (round %d): class %d, want MPI_ERR_COUNT\n", rank, n, i,
-                   class_of(rc));
+                   error_class(rc));
             exit(1);
         }
         CHECK(check_allreduce(MPI_COMM_WORLD, MPI_FLOAT, MPI_SUM, 2, 0, i) == 1);

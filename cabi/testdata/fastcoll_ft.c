@@ -14,31 +14,6 @@
 
 #include "check.h"
 
-static int class_of(int rc)
-{
-    int cls = -1;
-    MPI_Error_class(rc, &cls);
-    return cls;
-}
-
-static unsigned long long fast_colls(void)
-{
-    static MPI_T_pvar_session s;
-    static MPI_T_pvar_handle h;
-    static int ready;
-    if (!ready) {
-        int i = -1, count = 0;
-        CHECK_RC(MPI_T_pvar_get_index("shmpi_c_fast_colls", MPI_T_PVAR_CLASS_COUNTER, &i));
-        CHECK_RC(MPI_T_pvar_session_create(&s));
-        CHECK_RC(MPI_T_pvar_handle_alloc(s, i, NULL, &h, &count));
-        CHECK_RC(MPI_T_pvar_start(s, h));
-        ready = 1;
-    }
-    unsigned long long v = 0;
-    CHECK_RC(MPI_T_pvar_read(s, h, &v));
-    return v;
-}
-
 /* loop runs allreduce and barrier rounds on c until one fails; the member
  * victim kills itself before the allreduce (barrier if at_barrier) of
  * round die. Returns the round that failed and the error's class. */
@@ -56,7 +31,7 @@ static int loop(MPI_Comm c, int victim, int die, int at_barrier, int *cls)
         }
         int rc = MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, c);
         if (rc != MPI_SUCCESS) {
-            *cls = class_of(rc);
+            *cls = error_class(rc);
             return i;
         }
         CHECK(sum == n * (n - 1) / 2.0 + n * i);
@@ -66,7 +41,7 @@ static int loop(MPI_Comm c, int victim, int die, int at_barrier, int *cls)
             raise(SIGKILL);
         }
         if ((rc = MPI_Barrier(c)) != MPI_SUCCESS) {
-            *cls = class_of(rc);
+            *cls = error_class(rc);
             return i;
         }
     }
@@ -83,17 +58,17 @@ int main(int argc, char **argv)
     CHECK(size == 4 || size == 2);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
-    unsigned long long before = fast_colls();
+    unsigned long long before = counter_pvar("shmpi_c_fast_colls");
     if (size == 2) {
         int at_barrier = argc > 1 && strcmp(argv[1], "barrier") == 0;
         int i = loop(MPI_COMM_WORLD, 1, 30, at_barrier, &cls);
         CHECK(i == 30 && cls == MPIX_ERR_PROC_FAILED);
-        CHECK(fast_colls() - before >= 2 * 30 + at_barrier);
+        CHECK(counter_pvar("shmpi_c_fast_colls") - before >= 2 * 30 + at_barrier);
         DONE();
     }
     int i = loop(MPI_COMM_WORLD, 2, 30, 0, &cls);
     CHECK(i == 30 && cls == MPIX_ERR_PROC_FAILED);
-    CHECK(fast_colls() - before >= 2 * 30);
+    CHECK(counter_pvar("shmpi_c_fast_colls") - before >= 2 * 30);
 
     MPI_Comm s, s2;
     CHECK_RC(MPIX_Comm_shrink(MPI_COMM_WORLD, &s));
@@ -107,7 +82,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(s2, &n);
     CHECK(n == 2);
     CHECK_RC(MPI_Barrier(s2));
-    before = fast_colls();
+    before = counter_pvar("shmpi_c_fast_colls");
     for (i = 0; i < 100; i++) {
         int me, x, sum = -1;
         MPI_Comm_rank(s2, &me);
@@ -116,7 +91,7 @@ int main(int argc, char **argv)
         CHECK(sum == 1 + 2 * i);
         CHECK_RC(MPI_Barrier(s2));
     }
-    CHECK(fast_colls() - before == 200);
+    CHECK(counter_pvar("shmpi_c_fast_colls") - before == 200);
     MPI_Comm_free(&s2);
     MPI_Comm_free(&s);
     DONE();

@@ -32,18 +32,6 @@ static unsigned long long readp(MPI_T_pvar_session s, MPI_T_pvar_handle h)
     return v;
 }
 
-static int spins(void)
-{
-    int i = -1, count = 0, mode = -1;
-    MPI_T_cvar_handle h;
-    CHECK_RC(MPI_T_cvar_get_index("shmpi_wait_mode", &i));
-    CHECK_RC(MPI_T_cvar_handle_alloc(i, NULL, &h, &count));
-    CHECK_RC(MPI_T_cvar_read(h, &mode));
-    MPI_T_cvar_handle_free(&h);
-    CHECK(mode == 0 || mode == 1);
-    return mode;
-}
-
 int main(int argc, char **argv)
 {
     int rank, size, provided;
@@ -86,7 +74,7 @@ int main(int argc, char **argv)
          * only while ranks do not outnumber cores (shmpi_wait_mode 1). */
         CHECK(sends == 1000);
         CHECK(recvs <= 1000);
-        if (spins())
+        if (wait_spins())
             CHECK(recvs > 0);
 
         /* Every size from 0 to 40 bytes, each way, in a ping-pong and
