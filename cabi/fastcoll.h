@@ -1,22 +1,28 @@
 /* fastcoll.h: MPI_Allreduce of a few bytes and MPI_Barrier without
- * entering Go, when ranks outnumber cores. Then every rank sleeps or
- * yields in each collective, each call starts on caches that the other
- * processes of its core filled, and a crossing into Go costs several
- * times its warm price (docs/c.md): osu_allreduce at 8 ranks on 2 cores
- * paid 1.2-1.4 times the Go benchmark's time for them.
+ * entering Go. A crossing into Go is much of a small collective's cost
+ * from C, and most of it when ranks outnumber cores: then every rank
+ * sleeps or yields in each collective, each call starts on caches that
+ * the other processes of its core filled, and a crossing costs several
+ * times its warm price (docs/c.md); osu_allreduce at 8 ranks on 2 cores
+ * paid 1.3-1.4 times the Go benchmark's time for its two calls an
+ * iteration.
  *
- * These mirror coll's counter path (coll/shared.go: publish, arriveHold,
- * releaseWith, result; arrive for the barrier) over the communicator's
- * collective view (coll/cview.go, shmpi_collview): a member writes its
- * contribution in its line, adds one to the count, and the member that
- * completes it reduces every line in rank order, leaves the result in
- * the header and stores done; the others poll done, yielding the CPU
- * (the engine's budget of yields), and then copy the result. A wait that
- * polling does not end continues in Go (shmpi_fast_coll_wait), which
- * sleeps and watches for failures, as do the errors: a result of another
- * size or a member's invalid arguments (shmpi_fast_coll_result,
- * shmpi_fast_coll_last). Anything else uncommon is refused before the
- * collective begins, and the caller enters Go as before. */
+ * These mirror coll's inline paths (coll/shared.go) over the
+ * communicator's collective view (coll/cview.go, shmpi_collview): a
+ * member writes its contribution in its line, then
+ *   - members spin: the dissemination barrier (disseminate), after which
+ *     each reduces every line in rank order (reduceLines);
+ *   - members sleep: the counter (arriveHold); the member that completes
+ *     it reduces every line, leaves the result in the header and stores
+ *     done (releaseWith); the others look at done between sched_yields
+ *     (the engine's budget of them), and then copy the result (result).
+ * A wait that polling or yielding does not end continues in Go
+ * (shmpi_fast_coll_await, shmpi_fast_coll_wait), which sleeps and
+ * watches for failures; so do the errors, data of another size or a
+ * member's invalid arguments (shmpi_fast_coll_read_err,
+ * shmpi_fast_coll_result, shmpi_fast_coll_last). Anything else uncommon
+ * is refused before the collective begins, and the caller enters Go as
+ * before. */
 #ifndef SHMPI_FASTCOLL_H
 #define SHMPI_FASTCOLL_H
 
@@ -48,7 +54,8 @@ int shmpi_fast_coll_last(uintptr_t comm, void *mine, int64_t n);
 enum { FC_ALLREDUCE, FC_BARRIER };
 
 /* fc_begin is coll's begin for a collective the fast path can run on ce's
- * communicator: its collectives take the counter path, none is queued,
+ * communicator: it has a view (an intracommunicator of more than one
+ * member, within the node), no collective is queued on it,
  * nothing failed, finalized or was revoked since Go last looked (the
  * atomics ext.Check compares), and no transfer of this rank needs the
  * engine's progress while we wait. It counts the collective begun (as
@@ -109,8 +116,7 @@ static inline int fc_wait(shmpi_collview *cv, uint64_t a, MPI_Comm comm, int kin
          * the ones we wait for. */
         if ((int32_t)(__atomic_load_n(done, __ATOMIC_ACQUIRE) - (uint32_t)a) >= 0)
             return MPI_SUCCESS;
-        if (yields >= budget || __atomic_load_n(v->epoch, __ATOMIC_ACQUIRE) != *v->seen_epoch ||
-            __atomic_load_n(v->want, __ATOMIC_RELAXED) != 0)
+        if (yields >= budget || __atomic_load_n(v->epoch, __ATOMIC_ACQUIRE) != *v->seen_epoch)
             return shmpi_fast_coll_wait((uintptr_t)comm, kind, yields);
         sched_yield();
         yields++;
