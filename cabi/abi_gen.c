@@ -105,11 +105,6 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
     return shmpi_MPI_Alloc_mem((int64_t)size, (uintptr_t)info, (void*)baseptr);
 }
 
-int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return shmpi_MPI_Allreduce_c((void*)sendbuf, (void*)recvbuf, (int64_t)count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm);
-}
-
 int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     return shmpi_MPI_Allreduce_init((void*)sendbuf, (void*)recvbuf, (int)count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)info, (uintptr_t*)request);
@@ -3111,7 +3106,6 @@ extern __typeof__(PMPI_Allgatherv_c) MPI_Allgatherv_c __attribute__((weak, alias
 extern __typeof__(PMPI_Allgatherv_init) MPI_Allgatherv_init __attribute__((weak, alias("PMPI_Allgatherv_init")));
 extern __typeof__(PMPI_Allgatherv_init_c) MPI_Allgatherv_init_c __attribute__((weak, alias("PMPI_Allgatherv_init_c")));
 extern __typeof__(PMPI_Alloc_mem) MPI_Alloc_mem __attribute__((weak, alias("PMPI_Alloc_mem")));
-extern __typeof__(PMPI_Allreduce_c) MPI_Allreduce_c __attribute__((weak, alias("PMPI_Allreduce_c")));
 extern __typeof__(PMPI_Allreduce_init) MPI_Allreduce_init __attribute__((weak, alias("PMPI_Allreduce_init")));
 extern __typeof__(PMPI_Allreduce_init_c) MPI_Allreduce_init_c __attribute__((weak, alias("PMPI_Allreduce_init_c")));
 extern __typeof__(PMPI_Alltoall) MPI_Alltoall __attribute__((weak, alias("PMPI_Alltoall")));

@@ -4,6 +4,7 @@
 
 extern __typeof__(PMPI_Abi_get_version) MPI_Abi_get_version __attribute__((weak, alias("PMPI_Abi_get_version")));
 extern __typeof__(PMPI_Allreduce) MPI_Allreduce __attribute__((weak, alias("PMPI_Allreduce")));
+extern __typeof__(PMPI_Allreduce_c) MPI_Allreduce_c __attribute__((weak, alias("PMPI_Allreduce_c")));
 extern __typeof__(PMPI_Barrier) MPI_Barrier __attribute__((weak, alias("PMPI_Barrier")));
 extern __typeof__(PMPI_Comm_rank) MPI_Comm_rank __attribute__((weak, alias("PMPI_Comm_rank")));
 extern __typeof__(PMPI_Comm_size) MPI_Comm_size __attribute__((weak, alias("PMPI_Comm_size")));

@@ -559,17 +559,35 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
     return shmpi_MPI_Recv(buf, count, (uintptr_t)datatype, source, tag, (uintptr_t)comm, status);
 }
 
-int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+/* fc_try_allreduce runs MPI_Allreduce on the fast path if it can (1, the
+ * code in *rc), else returns 0. */
+static inline int fc_try_allreduce(const void *sendbuf, void *recvbuf, int64_t count, MPI_Datatype datatype, MPI_Op op,
+                                   MPI_Comm comm, int *rc)
 {
     shmpi_comm_ent *ce;
     shmpi_type_ent *t;
-    int kind, o, rc;
-    if (shmpi_state == 1 && (ce = comm_ent(comm)) && ce->coll && count > 0 && (kind = fc_kind(datatype)) >= 0 &&
-        (o = fc_op(op, kind)) >= 0 && (t = type_ent(datatype)) && t->size == fc_elsize[kind] &&
-        count <= FC_INLINE_MAX / t->size && sendbuf && recvbuf && recvbuf != MPI_IN_PLACE && sendbuf != recvbuf &&
-        fc_allreduce(ce, comm, sendbuf, recvbuf, (int64_t)count * t->size, kind, o, &rc))
+    int kind, o;
+    return shmpi_state == 1 && (ce = comm_ent(comm)) && ce->coll && count > 0 && (kind = fc_kind(datatype)) >= 0 &&
+           (o = fc_op(op, kind)) >= 0 && (t = type_ent(datatype)) && t->size == fc_elsize[kind] &&
+           count <= FC_INLINE_MAX / t->size && sendbuf && recvbuf && recvbuf != MPI_IN_PLACE && sendbuf != recvbuf &&
+           fc_allreduce(ce, comm, sendbuf, recvbuf, count * t->size, kind, o, rc);
+}
+
+int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    int rc;
+    if (fc_try_allreduce(sendbuf, recvbuf, count, datatype, op, comm, &rc))
         return rc;
     return shmpi_MPI_Allreduce((void *)sendbuf, recvbuf, count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm);
+}
+
+int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                     MPI_Comm comm)
+{
+    int rc;
+    if (fc_try_allreduce(sendbuf, recvbuf, count, datatype, op, comm, &rc))
+        return rc;
+    return shmpi_MPI_Allreduce_c((void *)sendbuf, recvbuf, count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm);
 }
 
 int PMPI_Barrier(MPI_Comm comm)
