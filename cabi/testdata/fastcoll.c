@@ -1,10 +1,11 @@
 /* The fast MPI_Allreduce and MPI_Barrier (fastcoll.h), which run a small
- * collective without entering Go while ranks sleep (run with
- * SHMPI_SPIN=0, or more ranks than cores), against the general path
+ * collective without entering Go (on ranks that spin, and on ranks that
+ * sleep: SHMPI_SPIN=0, or more ranks than cores), against the general path
  * that shares their collective lines and counts: every type and op they
  * take, every size up to 24 bytes and the first above, in place, ops and
  * types they leave to Go, collectives of the general path in between (a
- * nonblocking one queued, which the next blocking call must follow), new
+ * nonblocking one queued, which the next blocking call must follow), a
+ * large send in flight that the waiting rank's progress must move, new
  * communicators in freed slots, and members whose counts differ, on the
  * fast path or across the two. shmpi_c_fast_colls shows that the fast
  * path ran. */
@@ -163,6 +164,23 @@ int main(int argc, char **argv)
     if (got < 100) {
         printf("FAIL rank %d: the fast path ran %llu collectives between the others, want 100 or more\n", rank, got);
         exit(1);
+    }
+
+    /* A transfer in flight that only this rank's progress moves: rank 0
+     * starts a large send to rank 1, which receives it before it joins
+     * the Allreduce that rank 0 waits in (through Go, or after the fast
+     * path's wait continues in Go). */
+    {
+        static char large[1 << 20];
+        int one = 1, sum = 0;
+        MPI_Request q = MPI_REQUEST_NULL;
+        if (rank == 0)
+            CHECK_RC(MPI_Isend(large, sizeof large, MPI_CHAR, 1, 9, MPI_COMM_WORLD, &q));
+        if (rank == 1)
+            CHECK_RC(MPI_Recv(large, sizeof large, MPI_CHAR, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        CHECK_RC(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+        CHECK(sum == size);
+        CHECK_RC(MPI_Wait(&q, MPI_STATUS_IGNORE));
     }
 
     /* New communicators in the slots of freed ones: their counts and
