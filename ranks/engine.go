@@ -103,6 +103,7 @@ type engine struct {
 	drained     bool   // the last drain emptied the inbox
 
 	comms     []*Comm                 // by context id (the wire context's low bits)
+	live      []*Comm                 // the registered communicators, densely (register)
 	slotGen   []uint32                // per context slot: the generation of its last communicator here
 	early     map[uint32]*ilist[umsg] // by wire context: messages for communicators not created here yet
 	freeing   []*Comm                 // freed, with operations still running (reap)
@@ -137,7 +138,10 @@ type engine struct {
 	globalBarrier bool        // the kernel has it: run it before every sleep
 	fenceSends    atomic.Bool // this rank must still fence (not registered yet, or asked to); a plain load on amd64
 	cma           bool
-	cmaKnown      bool // a cross-process copy has worked: no more probes
+	evacuate      bool   // move the ranks of a dead rank's CPU away during its teardown (evacuate.go)
+	waitTID       uint32 // the thread noteWaiter last recorded
+	waitsNoted    uint32 // waits that yielded or slept: every 64th notes its thread
+	cmaKnown      bool   // a cross-process copy has worked: no more probes
 	iov           [1]unix.Iovec
 	riov          [1]unix.RemoteIovec
 	pmaps         peerMaps // peers' AllocMem regions mapped here (peermem.go)
@@ -415,6 +419,7 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 		}
 	}
 	e.cma = os.Getenv(job.EnvNoCMA) != "1"
+	e.evacuate = os.Getenv(job.EnvEvacuate) != "0"
 	if e.cma {
 		// Hosts with Yama ptrace_scope=1 need this; elsewhere it is EINVAL.
 		unix.Prctl(unix.PR_SET_PTRACER, unix.PR_SET_PTRACER_ANY, 0, 0, 0)
@@ -427,6 +432,7 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 		return nil, newErr(ErrInit, "Init", -1, "rank %d is already %s in this job", me, job.FateOf(seg, me).State)
 	}
 	t.CB(me).Pid.Store(uint32(os.Getpid()))
+	t.CB(me).HomeCPU.Store(homeCPU())
 	// Pre-fault what this rank writes and reads most: its control block,
 	// inbox, handshake slots and chunks.
 	t.Populate(me)

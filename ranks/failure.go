@@ -86,7 +86,7 @@ func (e *engine) rankDead(q int) bool {
 		return true
 	}
 	if shm.Dead(e.t.Liveness(q).Word.Load()) {
-		e.t.DeclareFailed(q, job.CauseRobust, e.me)
+		e.declareDead(q, job.CauseRobust)
 		return true
 	}
 	return false
@@ -117,7 +117,7 @@ func (e *engine) goneErr(c *Comm, w int, op string) error {
 // drain judges them again.
 func (e *engine) evaluate(held bool) {
 	e.needEval = false
-	for _, c := range e.comms {
+	for _, c := range e.live {
 		if c == nil {
 			continue
 		}
@@ -233,7 +233,7 @@ func (e *engine) watch() {
 			w := &e.t.Liveness(p).Word
 			v := w.Load()
 			if shm.Dead(v) {
-				e.t.DeclareFailed(p, job.CauseRobust, e.me)
+				e.declareDead(p, job.CauseRobust)
 				continue
 			}
 			ents[k].SetWaitv(w, v)

@@ -113,7 +113,7 @@ func (e *engine) sweepRevoked() {
 	if e.proxy {
 		return
 	}
-	for _, c := range e.comms {
+	for _, c := range e.live {
 		if c != nil && c.coll != nil && !c.revoked && e.t.ContextRevoked(c.slot, c.gen) {
 			e.revokeLocal(c)
 		}

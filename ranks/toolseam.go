@@ -39,7 +39,7 @@ func (e *engine) toolCounters() ext.Counters {
 		Yields:        e.tool.yields,
 		FailuresKnown: uint64(len(e.failedOrder)),
 	}
-	for _, cm := range e.comms {
+	for _, cm := range e.live {
 		if cm != nil {
 			c.Unexpected += uint64(cm.unexp.n)
 		}

@@ -134,7 +134,7 @@ func (e *engine) noteGone(w int) {
 // finishes it for a declarer that died. Bounded, in case the job is
 // aborting. Called with the engine locked.
 func (e *engine) awaitDeclared(w int) {
-	e.t.CheckLiveness(e.me)
+	e.checkLiveness()
 	e.refresh()
 	for i := 0; i < 1<<16 && !e.gone[w] && e.t.DeadRank(w); i++ {
 		spin.Pause()

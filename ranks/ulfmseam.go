@@ -26,7 +26,7 @@ func init() {
 			return ext.Finalized
 		}
 		if shm.Dead(c.e.t.Liveness(w).Word.Load()) {
-			c.e.t.DeclareFailed(w, job.CauseRobust, c.e.me)
+			c.e.declareDead(w, job.CauseRobust)
 			return ext.Failed
 		}
 		return ext.Alive

@@ -65,6 +65,7 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 	recorded := false
 	yields := e.preYields
 	e.preYields = 0
+	noted := false
 	idle := 0 // idle spin rounds
 	spinning := e.spin
 	var start time.Time
@@ -130,6 +131,10 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 				// before it completes (osu_barrier at 8 ranks on 2 cores
 				// shows the gain); other waits yield fewer times
 				// (p2pYields: engine.go has the figures).
+				if !noted {
+					e.noteWaiter() // which thread waits (evacuate.go)
+					noted = true
+				}
 				yields++
 				e.tool.yields++
 				var wv uint32
@@ -154,6 +159,10 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 			if !recorded && op != job.OpNone {
 				e.recordOp(op, name, peer, tag, ctx)
 				recorded = true
+			}
+			if !noted {
+				e.noteWaiter()
+				noted = true
 			}
 			tok := e.db.Arm()
 			if e.globalBarrier {
@@ -207,7 +216,7 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 					timedOut = e.db.SleepOr2(tok, ew, ev, dw, v, e.sleepTimeout)
 				}
 				if shm.Dead(dw.Load()) {
-					e.t.DeclareFailed(wpeer, job.CauseDirect, e.me)
+					e.declareDead(wpeer, job.CauseDirect)
 				}
 			} else {
 				timedOut = e.db.SleepOr(tok, ew, ev, e.sleepTimeout)
@@ -218,7 +227,7 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 			if timedOut {
 				// Nobody woke us for a long time: check the liveness
 				// words ourselves rather than trust that a watcher did.
-				e.t.CheckLiveness(e.me)
+				e.checkLiveness()
 			}
 			e.sleepers.Add(-1)
 			if watch != nil {

@@ -195,7 +195,7 @@ func (w *World) Finalize() error {
 	// Upper packages leave word of how far this rank went on each of its
 	// communicators (coll: the collective phases it took part in), for
 	// members that wait for it once it is seen finalized.
-	for _, c := range e.comms {
+	for _, c := range e.live {
 		if c != nil && !c.twin && !c.released {
 			ext.Finalizing(c)
 		}

@@ -71,6 +71,10 @@ const (
 	// for ever), before it gives up with ErrPort (MPI_ERR_PORT). A
 	// Connect's "timeout" info key overrides it.
 	EnvConnectTimeout = "SHMPI_CONNECT_TIMEOUT"
+	// EnvEvacuate: "0" leaves the ranks that share a dead rank's CPU
+	// there while the kernel tears the dead process down (to measure
+	// what moving them saves; ranks/evacuate.go).
+	EnvEvacuate = "SHMPI_EVACUATE"
 )
 
 // RankEnv returns the environment entries that make a child process rank

@@ -37,6 +37,7 @@ func RecordExit(seg *shm.Segment, r int, ex Exit) Fate {
 	cb.ExitCode.Store(uint32(int32(ex.Code)))
 	cb.Signal.Store(uint32(int32(ex.Signal)))
 	cb.Reaped.Store(1)
+	m.returnEvacuees(r)
 	if st := m.State(r); !m.aborting() && (st == StAlive || (st == StUnstarted && (ex.Code != 0 || ex.Signal != 0))) {
 		if !m.DeclareFailed(r, CauseExit, -1) {
 			// A rank is declaring it (it holds the claim) and is a few

@@ -64,8 +64,17 @@ const globalStride = 256
 //	                        messages for this rank that found its inbox full
 //	                        (ranks/proxy.go); the rank judges a failed remote
 //	                        sender's receives only at 0
+//	  +52  HomeCPU  uint32  1 + the one CPU the rank's process is bound to
+//	                        (shmrun's binding), 0 if it may run on several;
+//	                        set by the rank in Init (evacuate.go)
+//	  +56  Evacuated uint32 1 + the world rank whose teardown moved this
+//	                        rank's threads off its home CPU, 0 at home
 //	  +64  Liveness shm.LivenessEntry (16 bytes): next uint64, word uint32 =
 //	                TID | FUTEX_WAITERS, | FUTEX_OWNER_DIED at death
+//	  +80  WaitTID  uint32  the thread last seen waiting in a yield or a sleep
+//	                        (noted by the rank; evacuate.go moves it)
+//	  +84  EvacTID  uint32  the thread besides the main one that an
+//	                        evacuation moved, for the launcher to move back
 //	lines 2-3: the doorbell, read by every sender after every message
 //	  +128 Doorbell uint32
 //	  +192 what the rank is blocked in, for deadline reports; only the rank
@@ -100,9 +109,13 @@ type CtlBlock struct {
 	LogClaim    atomic.Uint32
 	LogIndex    atomic.Uint32
 	ProxyQueued atomic.Uint32
-	_           [12]byte
+	HomeCPU     atomic.Uint32
+	Evacuated   atomic.Uint32
+	_           [4]byte
 	Liveness    shm.LivenessEntry
-	_           [48]byte
+	WaitTID     atomic.Uint32
+	EvacTID     atomic.Uint32
+	_           [40]byte
 	Doorbell    atomic.Uint32
 	_           [60]byte
 	Op          atomic.Uint32
@@ -131,7 +144,7 @@ func init() {
 		unsafe.Offsetof(c.Op) != 192 || unsafe.Offsetof(c.OpCount) != 216 || unsafe.Offsetof(c.Announce) != 256 ||
 		unsafe.Offsetof(c.Direct) != 384 || unsafe.Offsetof(c.FailedAt) != 24 ||
 		unsafe.Sizeof(g) != globalStride || unsafe.Offsetof(g.starving) != 64 || unsafe.Offsetof(g.logLen) != 128 ||
-		unsafe.Offsetof(c.LogIndex) != 44 || unsafe.Offsetof(c.ProxyQueued) != 48 || unsafe.Offsetof(c.OpName) != 224 || unsafe.Offsetof(g.abort) != 192 {
+		unsafe.Offsetof(c.LogIndex) != 44 || unsafe.Offsetof(c.ProxyQueued) != 48 || unsafe.Offsetof(c.HomeCPU) != 52 || unsafe.Offsetof(c.Evacuated) != 56 || unsafe.Offsetof(c.WaitTID) != 80 || unsafe.Offsetof(c.EvacTID) != 84 || unsafe.Offsetof(c.OpName) != 224 || unsafe.Offsetof(g.abort) != 192 {
 		panic("job: CtlBlock or Global drifted from its documentation")
 	}
 }

@@ -1,0 +1,160 @@
+package job
+
+import (
+	"os/exec"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// cpuSet is the set of the one CPU c.
+func cpuSet(c int) unix.CPUSet {
+	var s unix.CPUSet
+	s.Set(c)
+	return s
+}
+
+// startBound starts a process that sleeps, bound to CPU c, and kills it
+// at the end of the test.
+func startBound(t *testing.T, c int) int {
+	t.Helper()
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	s := cpuSet(c)
+	if err := unix.SchedSetaffinity(cmd.Process.Pid, &s); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+func affinity(t *testing.T, pid int) unix.CPUSet {
+	t.Helper()
+	var s unix.CPUSet
+	if err := unix.SchedGetaffinity(pid, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Evacuate moves the live ranks at home on a dead rank's CPU (and only
+// those) to the other ranks' CPUs; the launcher's RecordExit of the dead
+// rank moves them back. Ranks are processes here, each bound to its home
+// as shmrun binds ranks: ranks 0 and 1 at home on CPU a, 2 and 3 on b;
+// rank 3 dies.
+func TestEvacuate(t *testing.T) {
+	var mine unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &mine); err != nil || mine.Count() < 2 {
+		t.Skip("needs two CPUs")
+	}
+	var cpus []int
+	for c := 0; len(cpus) < 2; c++ {
+		if mine.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	a, b := cpus[0], cpus[1]
+	for _, reapedFirst := range []bool{false, true} {
+		seg, err := NewSegment(DefaultLayoutFor(4, 2), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := NewMap(seg)
+		homes := []int{a, a, b, b}
+		pids := make([]int, 4)
+		for r, h := range homes {
+			pids[r] = startBound(t, h)
+			cb := m.CB(r)
+			cb.Pid.Store(uint32(pids[r]))
+			cb.HomeCPU.Store(uint32(h + 1))
+			cb.State.Store(StAlive)
+		}
+		// Rank 2 records a wait thread: its main thread (moved once).
+		m.CB(2).WaitTID.Store(uint32(pids[2]))
+		if reapedFirst {
+			// Reaped before anyone moved: the teardown is over, so
+			// nothing moves.
+			m.CB(3).Reaped.Store(1)
+		}
+		if !m.DeclareFailed(3, CauseRobust, 0) {
+			t.Fatal("DeclareFailed(3) made no change")
+		}
+		m.Evacuate(3)
+		want := []unix.CPUSet{cpuSet(a), cpuSet(a), cpuSet(a), cpuSet(b)}
+		if reapedFirst {
+			want[2] = cpuSet(b)
+		}
+		for r := range 3 {
+			if got := affinity(t, pids[r]); got != want[r] {
+				t.Errorf("reaped first %v: rank %d (home %d) is bound to %v after the evacuation, want %v", reapedFirst, r, homes[r], cpuList(got), cpuList(want[r]))
+			}
+		}
+		if e := m.CB(2).Evacuated.Load(); reapedFirst != (e == 0) || !reapedFirst && e != 4 {
+			t.Errorf("reaped first %v: rank 2's Evacuated is %d", reapedFirst, e)
+		}
+		RecordExit(seg, 3, Exit{Code: -1, Signal: 9})
+		for r := range 3 {
+			if got, home := affinity(t, pids[r]), cpuSet(homes[r]); got != home {
+				t.Errorf("reaped first %v: rank %d is bound to %v after the reap, want its home %v", reapedFirst, r, cpuList(got), cpuList(home))
+			}
+		}
+		if e := m.CB(2).Evacuated.Load(); e != 0 {
+			t.Errorf("rank 2's Evacuated is %d after the reap", e)
+		}
+		seg.Close()
+	}
+}
+
+func cpuList(s unix.CPUSet) []int {
+	var l []int
+	for c := 0; c < 1024; c++ {
+		if s.IsSet(c) {
+			l = append(l, c)
+		}
+	}
+	return l
+}
+
+// With more than maxMovers ranks to move, nothing moves: one CPU would
+// run every survivor.
+func TestEvacuateTooMany(t *testing.T) {
+	var mine unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &mine); err != nil || mine.Count() < 2 {
+		t.Skip("needs two CPUs")
+	}
+	var cpus []int
+	for c := 0; len(cpus) < 2; c++ {
+		if mine.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	a, b := cpus[0], cpus[1]
+	n := maxMovers + 3 // rank 0 on a, the others on b, the last dies
+	seg, err := NewSegment(DefaultLayoutFor(n, 2), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	m := NewMap(seg)
+	pids := make([]int, n)
+	for r := range n {
+		h := b
+		if r == 0 {
+			h = a
+		}
+		pids[r] = startBound(t, h)
+		cb := m.CB(r)
+		cb.Pid.Store(uint32(pids[r]))
+		cb.HomeCPU.Store(uint32(h + 1))
+		cb.State.Store(StAlive)
+	}
+	m.DeclareFailed(n-1, CauseRobust, 0)
+	m.Evacuate(n - 1)
+	for r := 1; r < n-1; r++ {
+		if got := affinity(t, pids[r]); got != cpuSet(b) {
+			t.Errorf("rank %d of %d to move was moved to %v", r, n-2, cpuList(got))
+		}
+	}
+}
