@@ -164,7 +164,16 @@ type umsg struct {
 	data       []byte
 	sender     *request // a synchronous send to self, completed at match
 	h          *Message // while a matched probe holds it: the handle (mprobe.go)
+	// small holds the data of a message that fits a ring record (up to
+	// a full record's payload), so that queueing one allocates nothing.
+	small [64]byte
 }
+
+// umsgSlab: unexpected messages are allocated this many at a time. A
+// sender that runs ahead (a Bcast's root, now that oversubscribed ranks
+// broadcast small data by message) queues tens of them at a receiver
+// that is not scheduled.
+const umsgSlab = 64
 
 func (e *engine) newUmsg(src, tag int, kind, flags uint8, hs int, gen uint32) *umsg {
 	var m *umsg
@@ -172,17 +181,25 @@ func (e *engine) newUmsg(src, tag int, kind, flags uint8, hs int, gen uint32) *u
 		m = e.umFree[k-1]
 		e.umFree = e.umFree[:k-1]
 	} else {
-		m = &umsg{}
+		slab := make([]umsg, umsgSlab)
+		for i := 1; i < umsgSlab; i++ {
+			e.umFree = append(e.umFree, &slab[i])
+		}
+		m = &slab[0]
 	}
 	m.src, m.tag, m.kind, m.flags, m.hs, m.gen, m.n, m.sender = src, tag, kind, flags, hs, gen, 0, nil
 	return m
 }
 
 func (m *umsg) setData(p unsafe.Pointer, n int) {
-	if cap(m.data) < n {
+	switch {
+	case n <= len(m.small):
+		m.data = m.small[:n]
+	case cap(m.data) < n || unsafe.SliceData(m.data) == &m.small[0]:
 		m.data = make([]byte, n)
+	default:
+		m.data = m.data[:n]
 	}
-	m.data = m.data[:n]
 	memmove(unsafe.Pointer(unsafe.SliceData(m.data)), p, n)
 	m.n = n
 }
