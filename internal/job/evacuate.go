@@ -21,18 +21,19 @@ import (
 // reaps the dead process (RecordExit), which is when the teardown has
 // ended.
 //
-// A rank is moved by two threads: its main thread, which a C program's
-// calls run on, and the thread it last waited on (WaitTID), which runs a
-// Go program's calls (Go moves goroutines between threads rarely, and
-// the main goroutine leaves the main thread early). Listing every thread
-// in /proc took 50-70 µs a process the first time, in the kernel, on a
-// CPU the other survivors need; threads that stay home are idle ones.
+// Moving a rank moves two of its threads: its main thread, which a C
+// program's calls run on, and the thread it last waited on (WaitTID),
+// which runs a Go program's calls (Go moves goroutines between threads
+// rarely, and the main goroutine leaves the main thread early). Listing
+// every thread in /proc took 50-70 µs a process the first time, in the
+// kernel, on a CPU the other survivors need; threads that stay home are
+// idle ones.
 
 // maxMovers: above it the evacuation is not made. `ulfm_recovery` on 2
 // cores (2026-11-27, 9 runs of each, interleaved with
 // SHMPI_EVACUATE=0 and the build before, medians): 8 ranks (3 to move)
 // 0.80 ms in all against 1.47 and 1.44, the error phase 0.38 ms against
-// 0.94 and 1.05; 16 ranks (7 to move) error phase 0.90 ms against 1.27
+// 0.95 and 1.05; 16 ranks (7 to move) error phase 0.90 ms against 1.27
 // and 1.30, but 2.32 ms in all against 2.05 and 1.85; 64 ranks (31)
 // error phase 3.3 ms against 2.3: one CPU runs every survivor, and the
 // moves cost 2 syscalls a rank each way and the return a /proc walk.
@@ -68,8 +69,8 @@ func (m *Map) Evacuate(dead int) {
 	for _, q := range movers {
 		qb := m.CB(q)
 		pid, tid := qb.Pid.Load(), qb.WaitTID.Load()
-		if tid == pid {
-			tid = 0
+		if tid == pid || tid != 0 && unix.Tgkill(int(pid), int(tid), 0) != nil {
+			tid = 0 // the main thread, or no longer a thread of the rank
 		}
 		qb.EvacTID.Store(tid)
 		qb.Evacuated.Store(uint32(dead) + 1)
@@ -98,7 +99,9 @@ func (m *Map) returnEvacuees(dead int) {
 		if cb.Evacuated.Load() != uint32(dead)+1 || !cb.Evacuated.CompareAndSwap(uint32(dead)+1, 0) {
 			continue
 		}
-		m.sendHome(q)
+		if m.State(q) == StAlive { // an ended rank's pid may be another process's by now
+			m.sendHome(q)
+		}
 	}
 }
 
@@ -111,16 +114,19 @@ func (m *Map) sendHome(q int) {
 	}
 	var set unix.CPUSet
 	set.Set(int(h - 1))
-	for _, t := range [2]uint32{cb.EvacTID.Load(), cb.Pid.Load()} {
-		if t != 0 {
-			unix.SchedSetaffinity(int(t), &set)
-		}
+	pid := cb.Pid.Load()
+	if pid == 0 {
+		return // (0 would name the caller)
 	}
+	if t := cb.EvacTID.Load(); t != 0 && unix.Tgkill(int(pid), int(t), 0) == nil {
+		unix.SchedSetaffinity(int(t), &set)
+	}
+	unix.SchedSetaffinity(int(pid), &set)
 	// A moved thread may have started another meanwhile (Go starts
 	// threads from running ones), which inherited the move: every
 	// thread of the rank not bound to its home alone goes home. A rank
 	// that binds its own threads elsewhere loses that binding here.
-	ents, err := os.ReadDir("/proc/" + strconv.Itoa(int(cb.Pid.Load())) + "/task")
+	ents, err := os.ReadDir("/proc/" + strconv.Itoa(int(pid)) + "/task")
 	if err != nil {
 		return
 	}
