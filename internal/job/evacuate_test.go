@@ -39,23 +39,23 @@ func affinity(t *testing.T, pid int) unix.CPUSet {
 	return s
 }
 
+// twoCPUs returns two CPUs this test may use, or skips it.
+func twoCPUs(t *testing.T) (int, int) {
+	var mine unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &mine); err != nil || mine.Count() < 2 {
+		t.Skip("needs two CPUs")
+	}
+	l := cpuList(mine)
+	return l[0], l[1]
+}
+
 // Evacuate moves the live ranks at home on a dead rank's CPU (and only
 // those) to the other ranks' CPUs; the launcher's RecordExit of the dead
 // rank moves them back. Ranks are processes here, each bound to its home
 // as shmrun binds ranks: ranks 0 and 1 at home on CPU a, 2 and 3 on b;
 // rank 3 dies.
 func TestEvacuate(t *testing.T) {
-	var mine unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &mine); err != nil || mine.Count() < 2 {
-		t.Skip("needs two CPUs")
-	}
-	var cpus []int
-	for c := 0; len(cpus) < 2; c++ {
-		if mine.IsSet(c) {
-			cpus = append(cpus, c)
-		}
-	}
-	a, b := cpus[0], cpus[1]
+	a, b := twoCPUs(t)
 	for _, reapedFirst := range []bool{false, true} {
 		seg, err := NewSegment(DefaultLayoutFor(4, 2), 2)
 		if err != nil {
@@ -120,17 +120,7 @@ func cpuList(s unix.CPUSet) []int {
 // With more than maxMovers ranks to move, nothing moves: one CPU would
 // run every survivor.
 func TestEvacuateTooMany(t *testing.T) {
-	var mine unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &mine); err != nil || mine.Count() < 2 {
-		t.Skip("needs two CPUs")
-	}
-	var cpus []int
-	for c := 0; len(cpus) < 2; c++ {
-		if mine.IsSet(c) {
-			cpus = append(cpus, c)
-		}
-	}
-	a, b := cpus[0], cpus[1]
+	a, b := twoCPUs(t)
 	n := maxMovers + 3 // rank 0 on a, the others on b, the last dies
 	seg, err := NewSegment(DefaultLayoutFor(n, 2), 2)
 	if err != nil {
