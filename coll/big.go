@@ -9,6 +9,7 @@ import (
 
 	"github.com/shmpi/shmpi/internal/ext"
 	"github.com/shmpi/shmpi/internal/spin"
+	"github.com/shmpi/shmpi/ranks"
 	"github.com/shmpi/shmpi/shm"
 )
 
@@ -200,4 +201,41 @@ func copyCached[T any](dst, src []T) {
 	}
 	var z T
 	spin.CopyCached(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src)), len(src)*int(unsafe.Sizeof(z)))
+}
+
+// alltoallShared is Alltoall through the shared area, for members that
+// sleep: each copies its whole send buffer to its part and publishes its
+// length in its line; after a barrier each copies its block out of every
+// part (a length that differs from its own is ErrCount, at every member
+// alike); a second barrier keeps the parts until all have read them.
+// A member with bad arguments (bad) takes its part all the same, so that
+// nobody waits for it.
+func alltoallShared(st *state, send, recv []byte, bad error, name string) error {
+	n := len(send)
+	copyCached(bigPart[byte](st, st.rank, n), send)
+	var word [8]byte
+	binary.LittleEndian.PutUint64(word[:], uint64(n))
+	if err := st.publish(name, word[:]); err != nil {
+		return err
+	}
+	if err := st.arrive(name); err != nil {
+		return err
+	}
+	var mismatch error
+	for r := range st.size {
+		if d := st.read(r); len(d) != 8 || binary.LittleEndian.Uint64(d) != uint64(n) {
+			mismatch = &ranks.Error{Class: ranks.ErrCount, Op: name, Rank: r, Detail: "a member sent a block of another size"}
+			break
+		}
+	}
+	if bad == nil && mismatch == nil {
+		mb := n / st.size
+		for r := range st.size {
+			copy(recv[r*mb:(r+1)*mb], bigPart[byte](st, r, n)[st.rank*mb:(st.rank+1)*mb])
+		}
+	}
+	if err := st.arrive(name); err != nil {
+		return err
+	}
+	return st.conclude(name, bad, mismatch)
 }

@@ -998,6 +998,19 @@ func alltoall[T any](c *ranks.Comm, send, recv []T) error {
 		}
 		return nil
 	}
+	// Members that sleep: through the shared area (big.go) when a
+	// member's blocks fit its part. By message every pair of members must
+	// be scheduled in turn: 4,032 messages a call at 64 ranks, 6.9-9.7
+	// ms from 128 B to 2 KiB blocks on 2 cores (coll_sweep, 2026-11-27).
+	if !st.spin && st.size > 2 && len(bytesOf(src)) <= bigChunk() {
+		ok, err := st.bigArea(name)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return alltoallShared(st, bytesOf(src), bytesOf(recv), bad, name)
+		}
+	}
 	if bad != nil {
 		return st.conclude(name, bad, st.absorb(name, all, all))
 	}
