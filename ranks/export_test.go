@@ -20,7 +20,7 @@ func KillAtStage(stage string, victim int) (reached func() bool) {
 		stageHook = nil
 		syscall.Kill(e.pid(victim), syscall.SIGKILL)
 		for e.t.State(victim) != job.StFailed {
-			e.t.CheckLiveness(e.me)
+			e.checkLiveness()
 			time.Sleep(20 * time.Microsecond) // polling the kernel's mark, not ordering ranks
 		}
 		e.refresh()

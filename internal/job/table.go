@@ -44,13 +44,3 @@ func (m *Map) Bump() {
 // EpochWord is the epoch's low 32 bits as a futex word (little-endian),
 // for sleepers: it changes on every Bump (and wraps only after 2^32).
 func (m *Map) EpochWord() *atomic.Uint32 { return (*atomic.Uint32)(unsafe.Pointer(m.Epoch)) }
-
-// CheckLiveness declares every rank whose liveness word the kernel marked
-// dead. It is the backstop when no watcher was woken.
-func (m *Map) CheckLiveness(detector int) {
-	for r := range m.N {
-		if m.State(r) == StAlive && shm.Dead(m.Liveness(r).Word.Load()) {
-			m.DeclareFailed(r, CauseRobust, detector)
-		}
-	}
-}
