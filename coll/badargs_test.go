@@ -78,14 +78,15 @@ func TestAllreduceMismatchEveryPath(t *testing.T) {
 // straddle the inline limit there is not detected (a known gap).
 func TestRootedMismatch(t *testing.T) {
 	pairs := [][2]int{
-		{1, 10},    // inline against a message where members sleep
+		{1, 10},    // inline against a message where members sleep, against staged where they spin
 		{10, 1},    // the same the other way round
 		{3, 4},     // 24 bytes against 32
-		{200, 300}, // staged (spinning) or by message
+		{200, 300}, // by message where members sleep (where they spin, staged against a message: not run)
+		{300, 200},
 	}
 	const root = 1
 	mismatch := func(err error) bool { return errors.Is(err, ranks.ErrCount) || errors.Is(err, ranks.ErrTruncate) }
-	for _, cores := range []int{1} {
+	for _, cores := range []int{1, 3} {
 		t.Run(fmt.Sprintf("cores=%d", cores), func(t *testing.T) {
 			ranktest.RunOpts(t, ranktest.Options{N: 3, Cores: cores, Quiet: true}, func(r *ranktest.R) {
 				c := r.Comm
@@ -94,6 +95,13 @@ func TestRootedMismatch(t *testing.T) {
 					n := p[1]
 					if r.Rank == root {
 						n = p[0]
+					}
+					// Where members spin, lengths that straddle the
+					// staging size (2 KiB) still hang: members in the
+					// staged phase wait for one that sent a message (a
+					// known gap, docs/design.md).
+					if cores > 1 && max(p[0], p[1])*8 > 2048 {
+						continue
 					}
 					err := coll.Bcast(c, make([]int64, n), root)
 					if r.Rank != root && !mismatch(err) {

@@ -143,7 +143,15 @@ func model(r *ranktest.R, m int) {
 	}
 
 	g := make([]int64, size*m)
-	check(coll.Gather(c, vec(me, m), g, 0), "Gather")
+	for root := range size {
+		clear(g)
+		check(coll.Gather(c, vec(me, m), g, root), "Gather")
+		for q := range size {
+			if me == root && !slices.Equal(g[q*m:(q+1)*m], vec(q, m)) {
+				r.Errorf("%s at root %d: block %d wrong", what("Gather"), root, q)
+			}
+		}
+	}
 	check(coll.Allgather(c, vec(me, m), g), "Allgather")
 	for q := range size {
 		if !slices.Equal(g[q*m:(q+1)*m], vec(q, m)) {
