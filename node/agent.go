@@ -297,13 +297,15 @@ func (a *agent) loop() error {
 		}
 		for {
 			from, b, ok, err := a.net.Recv()
-			var nf *NodesFailed
-			if errors.As(err, &nf) {
-				busy = true
-				a.nodesFailed(nf.Agents)
-				continue
-			}
 			if err != nil {
+				// Only here: nf escapes, and the loop would allocate it
+				// on every poll.
+				var nf *NodesFailed
+				if errors.As(err, &nf) {
+					busy = true
+					a.nodesFailed(nf.Agents)
+					continue
+				}
 				return fmt.Errorf("node: agent %d: %w", a.me, err)
 			}
 			if !ok {

@@ -65,8 +65,14 @@ static int net_allgather(int v, int *out) {
 	return MPI_Allgather(&v, 1, MPI_INT, out, 1, MPI_INT, agents);
 }
 
-static int net_test(MPI_Request *req, int *done) {
-	return MPI_Test(req, done, MPI_STATUS_IGNORE);
+// net_test and net_poll return their results by value: out-parameters
+// in Go memory would be allocated on every call of the agent's loop.
+typedef struct { int rc, done; } net_test_res;
+
+static net_test_res net_test(MPI_Request *req) {
+	net_test_res r = {0, 0};
+	r.rc = MPI_Test(req, &r.done, MPI_STATUS_IGNORE);
+	return r;
 }
 
 // Frames up to RBUF bytes arrive in one message, into a receive posted
@@ -82,14 +88,19 @@ static int net_post(void) {
 	return MPI_Irecv(rbuf, RBUF, MPI_BYTE, MPI_ANY_SOURCE, 0, agents, &rreq);
 }
 
-static int net_poll(int *found, int *from, int *count, char **buf) {
+typedef struct { int rc, found, from, count; } net_poll_res;
+
+static net_poll_res net_poll(void) {
+	net_poll_res r = {0, 0, 0, 0};
 	MPI_Status st;
-	int rc = MPI_Test(&rreq, found, &st);
-	if (rc != MPI_SUCCESS || !*found) return rc;
-	*from = st.MPI_SOURCE;
-	*buf = rbuf;
-	return MPI_Get_count(&st, MPI_BYTE, count);
+	r.rc = MPI_Test(&rreq, &r.found, &st);
+	if (r.rc != MPI_SUCCESS || !r.found) return r;
+	r.from = st.MPI_SOURCE;
+	r.rc = MPI_Get_count(&st, MPI_BYTE, &r.count);
+	return r;
 }
+
+static char *net_rbuf(void) { return rbuf; }
 
 static int net_isend_tag(void *buf, int n, int to, int tag, MPI_Request *req) {
 	return MPI_Isend(buf, n, MPI_BYTE, to, tag, agents, req);
@@ -233,10 +244,10 @@ func (n *MPINet) Backlog() int { return n.inflight }
 func (n *MPINet) reap() error {
 	k := 0
 	for k < len(n.sends) {
-		var done C.int
-		if err := mpiErr("MPI_Test", C.net_test(&n.sends[k].req, &done)); err != nil && err != errAgentFailed {
+		r := C.net_test(&n.sends[k].req)
+		if err := mpiErr("MPI_Test", r.rc); err != nil && err != errAgentFailed {
 			return err
-		} else if err == nil && done == 0 {
+		} else if err == nil && r.done == 0 {
 			break
 		}
 		n.sends[k].pin.Unpin()
@@ -276,9 +287,9 @@ func (n *MPINet) Recv() (int, []byte, bool, error) {
 	if err := n.reap(); err != nil {
 		return 0, nil, false, err
 	}
-	var found, from, count C.int
-	var buf *C.char
-	err := mpiErr("MPI_Test", C.net_poll(&found, &from, &count, &buf))
+	r := C.net_poll()
+	found, from, count := r.found, r.from, r.count
+	err := mpiErr("MPI_Test", r.rc)
 	if err == errAgentFailed {
 		err = n.failures()
 		if perr := mpiErr("MPI_Irecv", C.net_post()); perr != nil && err == nil {
@@ -289,7 +300,7 @@ func (n *MPINet) Recv() (int, []byte, bool, error) {
 	if err != nil || found == 0 {
 		return 0, nil, false, err
 	}
-	b := C.GoBytes(unsafe.Pointer(buf), count)
+	b := C.GoBytes(unsafe.Pointer(C.net_rbuf()), count)
 	if err := mpiErr("MPI_Irecv", C.net_post()); err != nil {
 		return 0, nil, false, err
 	}
