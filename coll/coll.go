@@ -368,30 +368,36 @@ func reduce[T any](c *ranks.Comm, send, recv []T, op Op[T], root int) error {
 	case st.rank == root && len(recv) < n:
 		bad = st.argErr(errf(ranks.ErrBuffer, name, "receive buffer shorter than the contribution"))
 	}
-	// Inline or staged only where members spin: where they sleep, the
-	// phase every member joins costs more than the messages to the root
-	// (Bcast has the figures). Staged rather than by message from 25 B
-	// to 2 KiB: at 2 ranks 0.31-0.80 µs a call by message against Open
-	// MPI's 0.26-0.49 (osu_reduce, 2026-11-27).
+	// Through the lines or the scratch, one way to the root, only where
+	// members spin: where they sleep, a phase every member joins costs
+	// more than the messages to the root (Bcast has the figures). At 2
+	// ranks, 32 B to 1 KiB, by message took 0.69-1.08 µs a call against
+	// Open MPI's 0.30-0.57 (osu_reduce, 2026-11-27).
 	if b := bytesOf(mine); (len(b) <= inlineMax || st.staging(len(b))) && !st.span && st.spin {
-		var err error
-		if len(b) <= inlineMax {
-			if err = st.publish(name, b); err == nil {
-				err = st.arrive(name)
+		if st.rank != root {
+			if err := st.gatherOneWay(name, b, root, len(b), nil); err != nil || bad != nil {
+				return st.conclude(name, bad, err)
 			}
-		} else {
-			err = st.stageArrive(name, b)
+			return nil // done once written, as after an eager send
 		}
-		if err != nil {
-			return err
+		acc := recv[:min(n, len(recv))]
+		if bad == nil && root != 0 && unsafe.SliceData(mine) == unsafe.SliceData(acc) {
+			// In place: keep root's contribution, which acc's first
+			// members overwrite.
+			own := scratch[T](st, 0, n)
+			copy(own, mine)
+			b = bytesOf(own)
 		}
-		if st.rank == root && bad == nil {
-			if v := st.verdict(name); v != nil {
-				return v
+		err := st.gatherOneWay(name, b, root, len(b), func(r int, d []byte) {
+			switch {
+			case bad != nil:
+			case r == 0:
+				copy(bytesOf(acc), d)
+			default:
+				op(acc, view[T](d, n))
 			}
-			return reduceLines(st, recv[:n], op, st.size, name)
-		}
-		return st.conclude(name, bad, nil)
+		})
+		return st.conclude(name, bad, err)
 	}
 	if st.rank != root {
 		return st.conclude(name, bad, ranks.Send(st.cc, mine, root, st.tag()))
@@ -693,40 +699,23 @@ func gather[T any](c *ranks.Comm, send, recv []T, root int) error {
 			mine = recv[root*m : (root+1)*m]
 		}
 	}
-	// Where members spin, through the lines or the staging scratch (as
-	// Allgather): the root copies every block out after one barrier. By
-	// message the root matches one message a member: at 2 ranks, 32 B
-	// to 2 KiB, 0.4-1.5 µs a call against Open MPI's 0.26-0.5
-	// (osu_gather, 2026-11-27).
+	// Where members spin, through the lines or the scratch, one way to
+	// the root (as Reduce). By message the root matched one message a
+	// member: at 2 ranks, 32 B to 2 KiB, 0.87-1.31 µs a call against
+	// Open MPI's 0.50-1.60 (osu_gather, 2026-11-27).
 	if nb := len(bytesOf(mine)); (nb <= inlineMax || st.staging(nb)) && st.spin {
-		var err error
-		if nb <= inlineMax {
-			if err = st.publish(name, bytesOf(mine)); err == nil {
-				err = st.arrive(name)
+		if st.rank != root {
+			if err := st.gatherOneWay(name, bytesOf(mine), root, nb, nil); err != nil || bad != nil {
+				return st.conclude(name, bad, err)
 			}
-		} else {
-			err = st.stageArrive(name, bytesOf(mine))
+			return nil // done once written, as after an eager send
 		}
-		if err != nil {
-			return err
-		}
-		if st.rank != root || bad != nil {
-			return st.conclude(name, bad, nil)
-		}
-		for r := range st.size {
-			var d []byte
-			if nb <= inlineMax {
-				d = st.read(r)
-				err = checkLen(name, r, len(d), nb)
-			} else {
-				d, err = st.staged(name, r, nb)
+		err := st.gatherOneWay(name, bytesOf(mine), root, nb, func(r int, d []byte) {
+			if bad == nil {
+				copy(bytesOf(recv[r*m:(r+1)*m]), d)
 			}
-			if err != nil {
-				return err
-			}
-			copy(bytesOf(recv[r*m:(r+1)*m]), d)
-		}
-		return nil
+		})
+		return st.conclude(name, bad, err)
 	}
 	if st.rank != root {
 		return st.conclude(name, nil, ranks.Send(st.cc, send, root, st.tag()))

@@ -499,6 +499,68 @@ func (st *state) oneWayPhase(op string, p []byte, root, want, off int, dst []byt
 	return nil
 }
 
+// gatherOneWay is the mirror of bcastOneWay, toward root, when members
+// spin: every other member writes p (at most stageMax bytes: its line,
+// or its scratch half) and raises its seq to the phase's end; the root
+// raises its own to the phase's start (it has entered it: the halves of
+// the phase before are read), waits for each member's in rank order, and
+// hands each member's data (want bytes, else ErrCount; its own is p) to
+// take. Only the root waits in the phase; a member waits only before it
+// next writes a half (reuse), for the root to have entered this phase.
+// A member is done as soon as its data is written, as after an eager
+// send, so a root's argument error does not reach it.
+func (st *state) gatherOneWay(op string, p []byte, root, want int, take func(r int, d []byte)) error {
+	if st.rank != root {
+		if err := st.reuse(op); err != nil {
+			return err
+		}
+		if len(p) > inlineMax {
+			st.stageWrite(p)
+		} else {
+			st.write(lineInline, p)
+		}
+	}
+	st.a++
+	a := st.a
+	st.oneWay = true
+	me := st.line(st.rank)
+	end := uint32(a * st.stride)
+	if st.rank != root {
+		me.seq.Store(end)
+		ext.Wake(st.c, root) // it may sleep on our seq
+		return nil
+	}
+	me.seq.Store(uint32((a-1)*st.stride) + 1)
+	for r := range st.size {
+		if r != root {
+			ext.Wake(st.c, r) // it may wait in reuse for our entry
+		}
+	}
+	for r := range st.size {
+		d := p
+		if r != root {
+			if err := st.await(op, r, end, 0); err != nil { // any failure ends it (see reuse)
+				return err
+			}
+			var err error
+			if want > inlineMax {
+				d, err = st.staged(op, r, want)
+			} else {
+				d = st.read(r)
+				err = checkLen(op, r, len(d), want)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		take(r, d)
+	}
+	if st.rounds > 1 {
+		me.seq.Store(end) // as oneWayPhase's readers
+	}
+	return nil
+}
+
 // await waits until member r's seq reaches v: polls, then waits through
 // ext.Wait, which ends with ErrProcFailed once any member has failed, or,
 // if end is not 0, ext.WaitNeeding, which ends so only for a failed
