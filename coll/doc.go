@@ -6,8 +6,9 @@
 //
 // Small collectives (up to 24 bytes a member) meet in the communicator's
 // lines in shared memory: one arrival per member, no message (shared.go);
-// medium ones (up to 2 KiB a member) stage their data in per-member
-// scratch areas of the segment. Larger ones move their data with
+// medium ones (up to 2 KiB a member, 8 KiB in a job of at most 64 ranks
+// that do not outnumber its cores) stage their data in per-member scratch
+// areas of the segment. Larger ones move their data with
 // point-to-point messages on the communicator's collective context, which
 // never matches a user's receive, so that the single-copy and pipelined
 // protocols of package ranks carry them. Allreduce above the staging size

@@ -7,7 +7,6 @@ import (
 	"unsafe"
 
 	"github.com/shmpi/shmpi/internal/ext"
-	"github.com/shmpi/shmpi/internal/job"
 	"github.com/shmpi/shmpi/internal/spin"
 	"github.com/shmpi/shmpi/ranks"
 	"github.com/shmpi/shmpi/shm"
@@ -76,7 +75,7 @@ import (
 
 // Communicators whose context slot has scratch in the segment (the world
 // and the lowest slots, internal/job) also stage medium-sized data there:
-// member r's part, written only by r, is two halves of stageMax bytes
+// member r's part, written only by r, is two halves of st.half bytes
 // used by alternate phases as the lines' halves are. A member copies its
 // data into its half, publishes the byte count inline, and arrives; the
 // others then copy from it straight into their buffers: one copy in and
@@ -124,7 +123,7 @@ type line struct {
 const spinPolls = 2000
 
 func init() {
-	if 2*stageMax > job.ScratchMember || unsafe.Sizeof(header{}) != 64 || unsafe.Offsetof(header{}.res) != 16 ||
+	if unsafe.Sizeof(header{}) != 64 || unsafe.Offsetof(header{}.res) != 16 ||
 		unsafe.Offsetof(header{}.fault) != 40 || unsafe.Sizeof(line{}) != 64 || unsafe.Offsetof(line{}.data) != 8 ||
 		unsafe.Offsetof(line{}.fin) != 56 {
 		panic("coll: line layout drifted from its documentation")
@@ -169,6 +168,7 @@ func init() {
 			span: spansNodes(c),
 		}
 		st.stage, st.per = ext.Staging(comm)
+		st.half = st.per / 2
 		for 1<<st.rounds < st.size {
 			st.rounds++
 		}
@@ -191,6 +191,7 @@ type state struct {
 	stage  unsafe.Pointer   // the communicator's scratch, or nil (ext.Staging)
 	reqs   []*ranks.Request // exchange's requests, kept between calls
 	per    int              // its bytes per member
+	half   int              // per/2: the most a member stages in one phase
 	spin   bool             // members spin: dissemination barrier (else the counter)
 	span   bool             // a member is on another node: point-to-point only (span.go)
 	hier   *hier            // when span: the node-local communicator and the leaders (hier.go)
@@ -430,7 +431,7 @@ func (st *state) disseminate(op string, a uint64) error {
 	return nil
 }
 
-// bcastOneWay is a broadcast of p (at most inlineMax bytes, or stageMax
+// bcastOneWay is a broadcast of p (at most inlineMax bytes, or st.half
 // staged in the root's scratch) from root when members spin: a phase
 // without a barrier. The root writes its line (and its scratch half) and
 // raises its seq to the phase's end; the others raise theirs to the
@@ -445,7 +446,7 @@ func (st *state) bcastOneWay(op string, p []byte, root int) error {
 }
 
 // oneWayPhase is bcastOneWay's phase with a reader's part chosen: the root
-// sends p (at most stageMax bytes); every other member checks that it is
+// sends p (at most st.half bytes); every other member checks that it is
 // want bytes long and copies its bytes from off into dst (Scatter takes
 // its own block so).
 func (st *state) oneWayPhase(op string, p []byte, root, want, off int, dst []byte) error {
@@ -500,7 +501,7 @@ func (st *state) oneWayPhase(op string, p []byte, root, want, off int, dst []byt
 }
 
 // gatherOneWay is the mirror of bcastOneWay, toward root, when members
-// spin: every other member writes p (at most stageMax bytes: its line,
+// spin: every other member writes p (at most st.half bytes: its line,
 // or its scratch half) and raises its seq to the phase's end; the root
 // raises its own to the phase's start (it has entered it: the halves of
 // the phase before are read), waits for each member's in rank order, and
@@ -588,13 +589,12 @@ func (st *state) awaitSlow(op string, w *atomic.Uint32, v, end uint32) error {
 	return ext.WaitNeeding(st.c, op, w, st.seqDone, st.seqNeeded)
 }
 
-// stageMax is the data a member stages in one phase.
-const stageMax = 2048
+// staging tells whether n bytes per member go through the scratch: at
+// most half a member's part (st.half: 2 KiB, or 8 KiB in a job of at
+// most 64 ranks that spin, internal/job.ScratchMemberFor).
+func (st *state) staging(n int) bool { return st.stage != nil && n > inlineMax && n <= st.half }
 
-// staging tells whether n bytes per member go through the scratch.
-func (st *state) staging(n int) bool { return st.stage != nil && n > inlineMax && n <= stageMax }
-
-// stageArrive stages p (at most stageMax bytes) for the next arrive
+// stageArrive stages p (at most st.half bytes) for the next arrive
 // phase, publishes its length, and runs the phase.
 func (st *state) stageArrive(op string, p []byte) error {
 	if err := st.reuse(op); err != nil {
@@ -604,12 +604,12 @@ func (st *state) stageArrive(op string, p []byte) error {
 	return st.arrive(op)
 }
 
-// stageWrite copies p (at most stageMax bytes) into this member's scratch
+// stageWrite copies p (at most st.half bytes) into this member's scratch
 // half for the next phase and publishes its length in its line; the
 // caller has made sure the half may be reused (reuse).
 func (st *state) stageWrite(p []byte) {
 	h := (st.a + 1) % 2
-	copy(unsafe.Slice((*byte)(unsafe.Add(st.stage, st.rank*st.per+int(h)*stageMax)), stageMax), p)
+	copy(unsafe.Slice((*byte)(unsafe.Add(st.stage, st.rank*st.per+int(h)*st.half)), st.half), p)
 	var n [8]byte
 	binary.LittleEndian.PutUint64(n[:], uint64(len(p)))
 	st.write(lineStaged, n[:])
@@ -626,7 +626,7 @@ func (st *state) staged(op string, r, want int) ([]byte, error) {
 		return nil, err
 	}
 	h := st.a % 2
-	return unsafe.Slice((*byte)(unsafe.Add(st.stage, r*st.per+int(h)*stageMax)), want), nil
+	return unsafe.Slice((*byte)(unsafe.Add(st.stage, r*st.per+int(h)*st.half)), want), nil
 }
 
 // leftBehind is ext.LeftBehind: the error of the current collective when

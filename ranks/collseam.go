@@ -61,7 +61,7 @@ func init() {
 	}
 	ext.Staging = func(comm any) (unsafe.Pointer, int) {
 		c := comm.(*Comm)
-		return c.e.t.ScratchArea(c.slot), job.ScratchMember
+		return c.e.t.ScratchArea(c.slot), c.e.t.ScratchMember()
 	}
 	ext.Spinning = func(comm any) bool { return comm.(*Comm).e.spin }
 	ext.Wake = func(comm any, r int) {

@@ -162,7 +162,7 @@ func (l Layout) Spec(cores int) shm.Spec {
 	sp.Areas[areaLog] = shm.AreaSpec{Count: 1, Stride: (4*n + 63) &^ 63}
 	sp.Areas[areaColl] = shm.AreaSpec{Count: MaxContexts, Stride: CollStride(n)}
 	sp.Areas[areaAgree] = shm.AreaSpec{Count: MaxContexts, Stride: AgreeStride(n)}
-	sp.Areas[areaScratch] = shm.AreaSpec{Count: ScratchSlots, Stride: n * ScratchMember, Align: shm.PageSize}
+	sp.Areas[areaScratch] = shm.AreaSpec{Count: ScratchSlots, Stride: n * ScratchMemberFor(n, cores), Align: shm.PageSize}
 	sp.Params[paramInboxSlots] = uint64(l.InboxSlots)
 	sp.Params[paramHSSlots] = uint64(l.HSSlots)
 	sp.Params[paramChunkCount] = uint64(l.ChunkCount)
@@ -316,14 +316,35 @@ func (m *Map) AgreeArea(s uint32) unsafe.Pointer {
 
 // The collectives' scratch: the context slots below ScratchSlots (the
 // world, slot 0, and the lowest, which allocation reuses first) have
-// ScratchMember bytes per member, page-aligned, for medium-sized
-// collectives (package coll lays them out). Tying it to the slot needs no
-// allocation and every member knows at once whether a communicator has
-// it; the bound keeps the segment linear in ranks (32 KiB per rank).
+// ScratchMemberFor bytes per member, page-aligned, for medium-sized
+// collectives (package coll lays them out: two halves a member). Tying it
+// to the slot needs no allocation and every member knows at once whether
+// a communicator has it; the bound keeps the segment linear in ranks.
 const (
-	ScratchSlots  = 8
+	ScratchSlots = 8
+	// ScratchMember is a member's scratch in a job whose ranks outnumber
+	// its cores or exceed ScratchBigRanks: 32 KiB a rank in all.
 	ScratchMember = 4096
+	// ScratchMemberBig is a member's scratch in a job of at most
+	// ScratchBigRanks ranks that do not outnumber its cores (they spin):
+	// there a phase of medium data through the scratch beats messages up
+	// to 8 KiB a member (coll's staging; 128 KiB a rank in all, at most
+	// 8 MiB).
+	ScratchMemberBig = 16384
+	ScratchBigRanks  = 64
 )
+
+// ScratchMemberFor is a member's scratch in a job of n ranks on cores
+// CPUs.
+func ScratchMemberFor(n, cores int) int {
+	if n <= cores && n <= ScratchBigRanks {
+		return ScratchMemberBig
+	}
+	return ScratchMember
+}
+
+// ScratchMember is a member's scratch in this job's segment.
+func (m *Map) ScratchMember() int { return int(m.scratchStride) / m.N }
 
 // ScratchArea is context slot s's scratch, or nil if it has none.
 func (m *Map) ScratchArea(s uint32) unsafe.Pointer {
