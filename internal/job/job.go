@@ -335,9 +335,10 @@ const (
 )
 
 // ScratchMemberFor is a member's scratch in a job of n ranks on cores
-// CPUs.
+// CPUs (a rank alone stages nothing: its segment stays the unit of
+// launch.SegmentCost).
 func ScratchMemberFor(n, cores int) int {
-	if n <= cores && n <= ScratchBigRanks {
+	if n >= 2 && n <= cores && n <= ScratchBigRanks {
 		return ScratchMemberBig
 	}
 	return ScratchMember

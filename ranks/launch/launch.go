@@ -776,8 +776,10 @@ func (j *Job) Running() []int {
 func (j *Job) SegmentSize() int { return j.seg.Size() }
 
 // SegmentSize is the size in bytes of the shared segment of a job of
-// layout l, or a lower bound of it for layouts too large for shm to size
-// exactly (math.MaxUint64 if it overflows).
+// layout l whose ranks outnumber its cores, or a lower bound of it for
+// layouts too large for shm to size exactly (math.MaxUint64 if it
+// overflows). Ranks that do not outnumber the cores (at most 64 of them)
+// add 96 KiB each of collective scratch (internal/job.ScratchMemberFor).
 func SegmentSize(l Layout) uint64 {
 	if size, err := l.Spec(1).Size(); err == nil {
 		return size
