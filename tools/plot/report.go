@@ -186,7 +186,7 @@ func (rs *Reports) add(raw []byte) error {
 	case "footprint":
 		rs.Footprint = new(Footprint)
 		dst = rs.Footprint
-	case "foundation", "rma", "nodes_rma":
+	case "foundation", "rma", "nodes_rma", "nodes_report":
 		return nil // no chart of their own: their figures are single sizes
 	case "coll_sweep", "nbc_sweep":
 		return nil // no chart yet: read, so that all.sh's file stays readable
