@@ -452,20 +452,11 @@ func (st *state) bcastOneWay(op string, p []byte, root int) error {
 func (st *state) oneWayPhase(op string, p []byte, root, want, off int, dst []byte) error {
 	staged := want > inlineMax
 	if st.rank == root {
-		if err := st.reuse(op); err != nil {
+		if err := st.oneWayWrite(op, p); err != nil {
 			return err
 		}
-		if staged = len(p) > inlineMax; staged {
-			st.stageWrite(p)
-		} else {
-			st.write(lineInline, p)
-		}
 	}
-	st.a++
-	a := st.a
-	st.oneWay = true
-	me := st.line(st.rank)
-	end := uint32(a * st.stride)
+	me, a, end := st.oneWayBegin()
 	if st.rank == root {
 		me.seq.Store(end)
 		for r := range st.size {
@@ -500,6 +491,29 @@ func (st *state) oneWayPhase(op string, p []byte, root, want, off int, dst []byt
 	return nil
 }
 
+// oneWayWrite is a writer's part of a one-way phase before it begins:
+// once the half may be reused, p (at most st.half bytes) goes into its
+// line or its scratch half.
+func (st *state) oneWayWrite(op string, p []byte) error {
+	if err := st.reuse(op); err != nil {
+		return err
+	}
+	if len(p) > inlineMax {
+		st.stageWrite(p)
+	} else {
+		st.write(lineInline, p)
+	}
+	return nil
+}
+
+// oneWayBegin counts a one-way phase begun: this member's line, the
+// phase, and the value of a seq word that has ended it.
+func (st *state) oneWayBegin() (*line, uint64, uint32) {
+	st.a++
+	st.oneWay = true
+	return st.line(st.rank), st.a, uint32(st.a * st.stride)
+}
+
 // gatherOneWay is the mirror of bcastOneWay, toward root, when members
 // spin: every other member writes p (at most st.half bytes: its line,
 // or its scratch half) and raises its seq to the phase's end; the root
@@ -512,20 +526,11 @@ func (st *state) oneWayPhase(op string, p []byte, root, want, off int, dst []byt
 // send, so a root's argument error does not reach it.
 func (st *state) gatherOneWay(op string, p []byte, root, want int, take func(r int, d []byte)) error {
 	if st.rank != root {
-		if err := st.reuse(op); err != nil {
+		if err := st.oneWayWrite(op, p); err != nil {
 			return err
 		}
-		if len(p) > inlineMax {
-			st.stageWrite(p)
-		} else {
-			st.write(lineInline, p)
-		}
 	}
-	st.a++
-	a := st.a
-	st.oneWay = true
-	me := st.line(st.rank)
-	end := uint32(a * st.stride)
+	me, a, end := st.oneWayBegin()
 	if st.rank != root {
 		me.seq.Store(end)
 		ext.Wake(st.c, root) // it may sleep on our seq
