@@ -571,6 +571,8 @@ func TestSmallCollectivesDoNotAllocate(t *testing.T) {
 				c := r.Comm
 				v := []float64{1}
 				b := []int64{0, 0}
+				mid := make([]int64, 100) // staged where members spin (opts.Cores)
+				rv, gv := make([]int64, len(mid)), make([]int64, r.Size*len(mid))
 				cases := []struct {
 					name string
 					f    func()
@@ -578,6 +580,20 @@ func TestSmallCollectivesDoNotAllocate(t *testing.T) {
 					{"Barrier", func() { r.Check(coll.Barrier(c), "barrier") }},
 					{"Allreduce", func() { r.Check(coll.Allreduce(c, nil, v, coll.Sum[float64]), "allreduce") }},
 					{"Bcast", func() { r.Check(coll.Bcast(c, b, 1), "bcast") }},
+					{"Reduce", func() { r.Check(coll.Reduce(c, b, rv[:2], coll.Sum[int64], 0), "reduce") }},
+					{"Gather", func() { r.Check(coll.Gather(c, b, gv[:r.Size*2], 0), "gather") }},
+				}
+				if opts.Cores > 0 {
+					// Where members sleep these go by message, and a
+					// member's 800 bytes that reach the root before its
+					// receive are queued in memory of their own.
+					cases = append(cases, []struct {
+						name string
+						f    func()
+					}{
+						{"Reduce-staged", func() { r.Check(coll.Reduce(c, mid, rv, coll.Sum[int64], 0), "reduce") }},
+						{"Gather-staged", func() { r.Check(coll.Gather(c, mid, gv, 0), "gather") }},
+					}...)
 				}
 				// Not testing.AllocsPerRun: it sets GOMAXPROCS to 1, which
 				// the waits' slow path notices. A wait that goes past its
