@@ -355,6 +355,19 @@ func TestCollectivesMemberDies(t *testing.T) {
 			return nil
 		}},
 		{"gather", func(c *ranks.Comm, me int) error { return coll.Gather(c, make([]int, 10), make([]int, 40), 0) }},
+		{"reduce", func(c *ranks.Comm, me int) error {
+			return coll.Reduce(c, make([]int64, 10), make([]int64, 10), coll.Sum[int64], 0)
+		}},
+		{"gathers-small", func(c *ranks.Comm, me int) error {
+			// Rooted at live members: a member's next write waits for
+			// the dead member's entry (spinning) or the root's receive.
+			for i := range 4 {
+				if err := coll.Gather(c, make([]int, 2), make([]int, 8), i%2); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
 	}
 	for _, tc := range cases {
 		for _, variant := range []string{"before", "during", "during-spinning"} {
@@ -420,6 +433,64 @@ func TestBcastOneWayMixed(t *testing.T) {
 							r.Fatalf("allreduce %d: %d, want %d", i, s, want)
 						}
 					case 3:
+						r.Check(coll.Barrier(c), "barrier")
+					}
+				}
+			})
+		})
+	}
+}
+
+// One-way gathers and reductions (members that spin: each member writes
+// and goes on, only the root waits) mixed with one-way broadcasts and
+// phases that have a barrier: every block and sum arrives, whatever the
+// roots and the sizes (inline and staged), and no member overwrites its
+// line or scratch half while a slower root still reads it.
+func TestGatherOneWayMixed(t *testing.T) {
+	for _, n := range []int{2, 3, 5} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			ranktest.RunOpts(t, ranktest.Options{N: n, Cores: n, Quiet: true}, func(r *ranktest.R) {
+				c, me := r.Comm, r.Rank
+				for i := range 3000 {
+					root := (i * 5 / 3) % n
+					m := []int{1, 2, 3, 40, 300}[i%5] // 8 B to 2,400 B a member
+					mine := make([]int64, m)
+					for k := range mine {
+						mine[k] = int64(i*1000 + me*10 + k)
+					}
+					if i%2 == 0 {
+						all := make([]int64, n*m)
+						r.Check(coll.Gather(c, mine, all, root), "gather")
+						for q := 0; me == root && q < n; q++ {
+							for k := range m {
+								if want := int64(i*1000 + q*10 + k); all[q*m+k] != want {
+									r.Fatalf("gather %d to %d: member %d element %d is %d, want %d", i, root, q, k, all[q*m+k], want)
+								}
+							}
+						}
+					} else {
+						sum := make([]int64, m)
+						r.Check(coll.Reduce(c, mine, sum, coll.Sum[int64], root), "reduce")
+						for k := 0; me == root && k < m; k++ {
+							if want := int64(n*(i*1000+k) + 10*n*(n-1)/2); sum[k] != want {
+								r.Fatalf("reduce %d to %d: element %d is %d, want %d", i, root, k, sum[k], want)
+							}
+						}
+					}
+					switch i % 7 {
+					case 2:
+						v := []int64{int64(i)}
+						r.Check(coll.Bcast(c, v, (root+1)%n), "bcast")
+						if v[0] != int64(i) {
+							r.Fatalf("bcast %d: got %d", i, v[0])
+						}
+					case 4:
+						s, err := coll.AllreduceValue(c, int64(me+i), coll.Sum[int64])
+						r.Check(err, "allreduce")
+						if want := int64(n*i + n*(n-1)/2); s != want {
+							r.Fatalf("allreduce %d: %d, want %d", i, s, want)
+						}
+					case 6:
 						r.Check(coll.Barrier(c), "barrier")
 					}
 				}
