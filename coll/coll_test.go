@@ -427,11 +427,7 @@ func TestBcastOneWayMixed(t *testing.T) {
 					}
 					switch i % 5 {
 					case 1:
-						s, err := coll.AllreduceValue(c, int64(me+i), coll.Sum[int64])
-						r.Check(err, "allreduce")
-						if want := int64(n*i + n*(n-1)/2); s != want {
-							r.Fatalf("allreduce %d: %d, want %d", i, s, want)
-						}
+						allreduceRound(r, i)
 					case 3:
 						r.Check(coll.Barrier(c), "barrier")
 					}
@@ -485,17 +481,24 @@ func TestGatherOneWayMixed(t *testing.T) {
 							r.Fatalf("bcast %d: got %d", i, v[0])
 						}
 					case 4:
-						s, err := coll.AllreduceValue(c, int64(me+i), coll.Sum[int64])
-						r.Check(err, "allreduce")
-						if want := int64(n*i + n*(n-1)/2); s != want {
-							r.Fatalf("allreduce %d: %d, want %d", i, s, want)
-						}
+						allreduceRound(r, i)
 					case 6:
 						r.Check(coll.Barrier(c), "barrier")
 					}
 				}
 			})
 		})
+	}
+}
+
+// allreduceRound is round i's Allreduce of the one-way tests: every
+// member adds its rank and i.
+func allreduceRound(r *ranktest.R, i int) {
+	n := r.Size
+	s, err := coll.AllreduceValue(r.Comm, int64(r.Rank+i), coll.Sum[int64])
+	r.Check(err, "allreduce")
+	if want := int64(n*i + n*(n-1)/2); s != want {
+		r.Fatalf("allreduce %d: %d, want %d", i, s, want)
 	}
 }
 
