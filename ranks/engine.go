@@ -116,6 +116,7 @@ type engine struct {
 	slab    []request        // where nonblocking requests come from
 	nbFree  []*request       // nonblocking requests whose handles were freed
 	handles []Request        // where handles come from
+	sent    request          // the shared state of Isends complete at their start (sentHandle)
 	umFree  []*umsg
 
 	// The fallback protocols of fallback.go.

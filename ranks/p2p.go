@@ -216,6 +216,18 @@ func (c *Comm) isend(p unsafe.Pointer, n, esize, dest, tag int, sync, persistent
 	if err := c.checkPeer(dest, tag, false, op); err != nil {
 		return nil, err
 	}
+	if !sync && !persistent && n <= inlineMax && dest >= 0 {
+		// As send's fast path: the message is in the inbox when this
+		// returns, so the request is complete from the start.
+		e.refresh() // as startSend does: a revocation is seen here
+		if w := c.group[dest]; !c.revoked && e.sendInline(c, w, p, n, tag) {
+			if e.fenceSends.Load() {
+				e.fenceWord.Add(0) // the publish before the doorbell's load
+			}
+			e.dbs[w].Ring()
+			return e.sentHandle(), nil
+		}
+	}
 	r, h := e.newRequest()
 	c.newOp(r, true, sync, p, n, esize, dest, tag, op)
 	r.persistent = persistent

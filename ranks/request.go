@@ -65,6 +65,7 @@ type request struct {
 	persistent bool
 	active     bool // persistent: started and not yet waited for
 	orphan     bool // its handle was freed while it was pending
+	shared     bool // engine.sent: the state of every Isend complete at its start
 	anySrc     bool
 	bmode      bool // a persistent buffered send (BsendInit): Start buffers it (bsend.go); reset by Free
 
@@ -137,14 +138,36 @@ func (r *request) reset() {
 // or 1024 calls, for the first calls only).
 func (e *engine) newRequest() (*request, *Request) {
 	r := e.reqState()
+	return r, e.newHandle(r)
+}
+
+func (e *engine) newHandle(r *request) *Request {
 	if len(e.handles) == 0 {
 		e.handles = newHandleBlock()
 	}
 	h := &e.handles[0]
 	e.handles = e.handles[1:]
 	h.r, h.gen = r, r.hgen
-	return r, h
+	return h
 }
+
+// sentHandle is the handle of a standard-mode Isend whose message went
+// into the destination's inbox at once: the operation is over, so it
+// needs no state of its own. All such handles share e.sent, a completed
+// send (empty status, no error) that is never recycled: its generation
+// stays sentGen, and a handle is invalidated by changing its own
+// generation instead (Request.release). It saves taking, filling and
+// releasing a request per small message (osu_mbw_mr's sender).
+func (e *engine) sentHandle() *Request {
+	if e.sent.e == nil {
+		e.sent = request{e: e, send: true, done: true, shared: true, hgen: sentGen, wpeer: -1, peer: ProcNull}
+	}
+	return e.newHandle(&e.sent)
+}
+
+// sentGen is e.sent's generation; its handles, once released, hold
+// sentGen-1.
+const sentGen = 1
 
 // reqState takes the state of a nonblocking operation: one freed
 // before, or a new one from a slab. Internal operations that no handle
@@ -342,8 +365,17 @@ func (h *Request) retire() {
 	if r := h.r; r.persistent {
 		r.active = false
 	} else {
-		r.e.releaseReq(r)
+		h.release()
 	}
+}
+
+// release invalidates handle h and releases its operation's state.
+func (h *Request) release() {
+	if h.r.shared {
+		h.gen = sentGen - 1 // e.sent lives on for the other handles
+		return
+	}
+	h.r.e.releaseReq(h.r)
 }
 
 func (e *engine) pendingErr(r *request, op string) error {
@@ -353,6 +385,15 @@ func (e *engine) pendingErr(r *request, op string) error {
 // emptyStatus is MPI's empty status: what a null or inactive request
 // completes with (source AnySource, tag AnyTag, count 0, no error).
 var emptyStatus = Status{Source: AnySource, Tag: AnyTag}
+
+// ctx is the context id of r's communicator, for deadline reports; 0
+// for engine.sent, which has none.
+func (r *request) ctx() uint32 {
+	if r.c == nil {
+		return 0
+	}
+	return r.c.ctx
+}
 
 // inactive: a persistent request not started completes at once, empty.
 func (r *request) inactive() bool { return r.persistent && !r.active }
@@ -386,7 +427,7 @@ func (h *Request) Wait() (Status, error) {
 		}
 		pend = e.pendingFailure(r)
 		return pend
-	}, job.OpWait, r.peer, r.tag, r.c.ctx, r.wpeer)
+	}, job.OpWait, r.peer, r.tag, r.ctx(), r.wpeer)
 	if !h.done() && pend {
 		return Status{}, e.pendingErr(r, "Wait")
 	}
@@ -531,7 +572,7 @@ func (h *Request) Free() error {
 		e.ptFree(r)
 	}
 	freeFn := r.freeFn
-	e.releaseReq(r)
+	h.release()
 	e.unlock()
 	if freeFn != nil {
 		freeFn() // takes the engine lock itself
@@ -834,7 +875,7 @@ func waitSome(rs []*Request, block bool, op string) ([]int, []Status, error) {
 func commonPeer(rs []*Request) int {
 	w := -1
 	for _, h := range rs {
-		if idle(h) {
+		if idle(h) || h.done() {
 			continue
 		}
 		if h.r.wpeer < 0 || (w >= 0 && h.r.wpeer != w) {

@@ -158,3 +158,106 @@ func TestStaleHandleOverManyRecycles(t *testing.T) {
 		t.Fatalf("Wait on the stale handle after %d recycles: %v, want ErrRequest", recycles, err)
 	}
 }
+
+// Small standard-mode Isends that go into the inbox at once share one
+// completed state (engine.sent). Each handle is still its own request:
+// completing or freeing one leaves the others valid, every many-request
+// form completes them, and a handle used after its completion gets
+// ErrRequest whatever happened to the others.
+func TestSentHandlesAreIndependent(t *testing.T) {
+	c0, c1 := twoEngines(t)
+	const n = 12
+	hs := make([]*Request, n)
+	for i := range hs {
+		h, err := Isend(c0, []byte{byte(i)}, 1, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !h.r.shared {
+			t.Fatalf("Isend %d did not complete at its start", i)
+		}
+		hs[i] = h
+	}
+	// A pending receive mixed in: the many-request forms see both kinds.
+	rbuf := []byte{0}
+	rr, err := Irecv(c0, rbuf, 1, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := func(what string, h *Request) {
+		t.Helper()
+		for call, err := range map[string]error{
+			"Wait":   func() error { _, err := h.Wait(); return err }(),
+			"Test":   func() error { _, _, err := h.Test(); return err }(),
+			"Cancel": h.Cancel(),
+			"Free":   h.Free(),
+			"Start":  h.Start(),
+			"GetStatus": func() error {
+				_, _, err := h.GetStatus()
+				return err
+			}(),
+			"WaitAll": WaitAll([]*Request{h}, nil),
+		} {
+			if !errors.Is(err, ErrRequest) {
+				t.Errorf("%s: %s on the completed handle: %v, want ErrRequest", what, call, err)
+			}
+		}
+	}
+	// Wait, Test, Free and GetStatus on single handles.
+	if st, err := hs[3].Wait(); err != nil || st != (Status{}) {
+		t.Fatalf("Wait: %+v, %v", st, err)
+	}
+	stale("after Wait", hs[3])
+	if st, done, err := hs[7].GetStatus(); err != nil || !done || st != (Status{}) {
+		t.Fatalf("GetStatus: %+v, %v, %v", st, done, err)
+	}
+	if err := hs[7].Cancel(); !errors.Is(err, ErrRequest) {
+		t.Fatalf("Cancel of a send: %v, want ErrRequest (sends cannot be cancelled)", err)
+	}
+	if _, done, err := hs[7].Test(); err != nil || !done {
+		t.Fatalf("Test after GetStatus: %v, %v", done, err)
+	}
+	stale("after Test", hs[7])
+	if err := hs[0].Free(); err != nil {
+		t.Fatal(err)
+	}
+	stale("after Free", hs[0])
+	// WaitAny, WaitSome and WaitAll over the rest and the receive.
+	rest := []*Request{hs[1], hs[2], rr, hs[4], hs[5]}
+	idx, _, err := WaitAny(rest)
+	if err != nil || idx == 2 || rest[idx] != nil {
+		t.Fatalf("WaitAny: index %d, %v, entry %v", idx, err, rest[idx])
+	}
+	done, _, err := WaitSome(rest)
+	if err != nil || len(done) != 3 {
+		t.Fatalf("WaitSome: %v, %v (want the 3 sends left)", done, err)
+	}
+	if ok, err := TestAll(rest, nil); ok || err != nil {
+		t.Fatalf("TestAll with the receive pending: %v, %v", ok, err)
+	}
+	if err := Send(c1, []byte{42}, 0, 6); err != nil {
+		t.Fatal(err)
+	}
+	sts := make([]Status, len(hs)-6)
+	all := append([]*Request{rr}, hs[6], hs[8], hs[9], hs[10], hs[11])
+	if err := WaitAll(all, sts); err != nil || rbuf[0] != 42 {
+		t.Fatalf("WaitAll: %v, byte %d", err, rbuf[0])
+	}
+	for i, h := range all {
+		if h != nil {
+			t.Fatalf("WaitAll left entry %d", i)
+		}
+	}
+	for i := 1; i < n; i++ {
+		if i != 3 && i != 7 {
+			stale("after the many-request forms", hs[i])
+		}
+	}
+	// Every message arrived, in order.
+	for i := range n {
+		b := []byte{0}
+		if _, err := Recv(c1, b, 0, 5); err != nil || b[0] != byte(i) {
+			t.Fatalf("message %d: %v, byte %d", i, err, b[0])
+		}
+	}
+}

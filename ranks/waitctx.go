@@ -47,7 +47,7 @@ func (h *Request) WaitContext(ctx context.Context) (Status, error) {
 		ended, stop := e.wakeOnEnd(ctx)
 		e.block(func() bool {
 			return h.done() || e.pendingFailure(r) || ended.Load()
-		}, job.OpWait, r.peer, r.tag, r.c.ctx, r.wpeer)
+		}, job.OpWait, r.peer, r.tag, r.ctx(), r.wpeer)
 		stop()
 	}
 	switch {
