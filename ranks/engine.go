@@ -435,8 +435,13 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 	t.CB(me).Pid.Store(uint32(os.Getpid()))
 	t.CB(me).HomeCPU.Store(homeCPU())
 	// Pre-fault what this rank writes and reads most: its control block,
-	// inbox, handshake slots and chunks.
-	t.Populate(me)
+	// inbox, handshake slots and chunks (a proxy's chunks excepted: see
+	// job.Map.PopulateProxy).
+	if lay.Remote(me) {
+		t.PopulateProxy(me) // a node agent's proxy (proxy.go): not its chunks
+	} else {
+		t.Populate(me)
+	}
 	if liveness {
 		if err := shm.StartLiveness(t.LivenessList(me), e.watch); err != nil {
 			return nil, newErr(ErrInit, "Init", -1, "robust futex: %v", err)

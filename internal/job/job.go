@@ -391,6 +391,23 @@ func (m *Map) Populate(r int) {
 	m.Seg.Populate(m.chunk0+uint64(r)*m.chunkRankStride, int(m.chunkRankStride))
 }
 
+// PopulateProxy is Populate for a node agent's proxy of rank r of
+// another node: all but the chunks, which are most of a rank's pages and
+// which a proxy uses only for the medium messages it hands to this
+// node's ranks (they fault in on first use). An agent holds a proxy for
+// every remote rank, and when its node is killed the kernel unmaps every
+// page it mapped before anyone can learn of the death: with the chunks
+// populated, an agent of 4 × 2 ranks mapped 6 MiB more of the segment,
+// and its teardown took 7.2-10.4 ms (median 8.8) instead of 2.3-6.9
+// (3.3), the node's recovery 13.1 ms instead of 9.4 (medians of 10
+// kills each, interleaved, 2 cores, 2026-11-27).
+func (m *Map) PopulateProxy(r int) {
+	m.Seg.Populate(m.ctl0+uint64(r)*CtlStride, CtlStride)
+	m.Seg.Populate(m.in0+uint64(r)*m.inStride, int(m.inStride))
+	m.Seg.Populate(m.hs0+uint64(r)*m.hsStride, int(m.hsStride))
+	m.Seg.Populate(m.cst0+uint64(r)*m.cstStride, int(m.cstStride))
+}
+
 // PopulateChunksRead pre-faults rank r's chunks for reading.
 func (m *Map) PopulateChunksRead(r int) {
 	m.Seg.PopulateRead(m.chunk0+uint64(r)*m.chunkRankStride, int(m.chunkRankStride))
