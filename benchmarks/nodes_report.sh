@@ -17,7 +17,8 @@
 # reference: the MPI's own allreduce over 4 processes on TCP plus shmpi's
 # 8-rank allreduce on one node (shmrun), its floor (ref/allreduce_floor.c:
 # 4 agents of 8 ranks, the ranks' values added in shared memory and the
-# agents' sums by MPI_Allreduce, every waiter polling with sched_yield),
+# agents' sums by MPI_Allreduce, every waiter polling with sched_yield or
+# sleeping on a futex, whichever is faster),
 # and, for scale, the MPI's own allreduce over all 32 processes on TCP on
 # the same cores; and how long a rank's SIGKILL
 # takes to reach a rank of another node blocked on it (bin/node_fail, 2
@@ -73,7 +74,10 @@ for round in $(seq "$ROUNDS"); do
 	ar=$("$MPIRUN" --oversubscribe --mca btl tcp,self -n 4 "$tmp/shmnode" -cores 1 -n 8 bin/osu_allreduce -m 8:8 2>/dev/null | at 8)
 	mar=$("$MPIRUN" --oversubscribe --mca btl tcp,self -n 4 "$tmp/ref_coll" allreduce -m 8:8 -i 2000 -x 200 2>/dev/null | at 8)
 	lar=$(bin/shmrun -n 8 bin/osu_allreduce -m 8:8 | at 8)
-	far=$("$MPIRUN" --oversubscribe --mca btl tcp,self -n 4 "$tmp/allreduce_floor" 8 2000 2>/dev/null | at 8)
+	# The floor: the faster of its two ways of waiting.
+	fary=$("$MPIRUN" --oversubscribe --mca btl tcp,self -n 4 "$tmp/allreduce_floor" 8 2000 2>/dev/null | at 8)
+	farf=$("$MPIRUN" --oversubscribe --mca btl tcp,self -n 4 "$tmp/allreduce_floor" 8 2000 futex 2>/dev/null | at 8)
+	far=$(awk -v a="$fary" -v b="$farf" 'BEGIN {print (a < b ? a : b)}')
 	mar32=$("$MPIRUN" --oversubscribe --mca btl tcp,self -n 32 "$tmp/ref_coll" allreduce -m 8:8 -i 200 -x 20 2>/dev/null | at 8)
 	det=$(nodes_ft bin/node_fail -t0 "$tmp/t0" | awk '/^detect_us/ {print $2}')
 	ldet=$(bin/fail_detect -kills 5 2>/dev/null | awk '$1 == "sigkill" {print $3}')

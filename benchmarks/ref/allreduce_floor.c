@@ -5,7 +5,7 @@
  * node's share to the others through the MPI, on the machine and
  * transport of benchmarks/nodes_report.sh.
  *
- *   mpirun --oversubscribe --mca btl tcp,self -n K ./allreduce_floor [R [iters]]
+ *   mpirun --oversubscribe --mca btl tcp,self -n K ./allreduce_floor [R [iters [futex]]]
  *
  * Each MPI process is an agent; before MPI_Init it forks R ranks that
  * share one mapping with it and never call MPI. Every iteration each
@@ -14,8 +14,11 @@
  * with the other agents, and writes the sum and the number to a line the
  * ranks wait on; each rank checks the sum. Every waiter polls and calls
  * sched_yield between polls, never sleeping (the cheapest hand-off
- * between processes that share a CPU, as in forward_floor.c); the MPI
- * yields in its own waits when oversubscribed. Nothing is bound, as
+ * between two processes that share a CPU, as in forward_floor.c); with
+ * "futex", the waiters sleep instead (the last rank to arrive wakes the
+ * agent, the agent wakes every rank), which can be cheaper when many
+ * processes share a CPU, since a sleeper takes no turns. The MPI yields
+ * in its own waits when oversubscribed. Nothing is bound, as
  * shmnode binds nothing. No matching, no communicators, no failure
  * checks: what it costs is the floor.
  *
@@ -33,22 +36,31 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 
 #define MAXR 64
 
 /* One mapping shared by an agent and its ranks (MAP_SHARED before fork),
  * every word group on a line of its own: 64-byte aligned,
- * (MAXR + 3) * 64 bytes. */
+ * (MAXR + 4) * 64 bytes. */
 struct line {
     _Alignas(64) volatile uint64_t iter;
     volatile double val;
 };
 struct node {
+    _Alignas(64) volatile uint32_t arrived; /* ranks arrived, all iterations (futex mode) */
     struct line in[MAXR];             /* rank r's value for iteration iter */
     struct line out;                  /* the sum for iteration iter */
     _Alignas(64) volatile double avg_us; /* rank 0's time per allreduce */
     _Alignas(64) volatile uint64_t errors;
 };
+
+static int sleeping; /* futex mode */
+
+/* Sleep while the 32-bit word at w holds v; wake every sleeper on w. */
+static void futex_wait(volatile void *w, uint32_t v) { syscall(SYS_futex, w, FUTEX_WAIT, v, NULL, NULL, 0); }
+static void futex_wake(volatile void *w) { syscall(SYS_futex, w, FUTEX_WAKE, 1 << 30, NULL, NULL, 0); }
 
 static double now_us(void)
 {
@@ -74,8 +86,14 @@ static void rank(struct node *b, int node, int r, int K, int R, int warm, int it
             t0 = now_us();
         b->in[r].val = value(node, r, R, v);
         __atomic_store_n(&b->in[r].iter, v, __ATOMIC_RELEASE);
-        while (__atomic_load_n(&b->out.iter, __ATOMIC_ACQUIRE) < v)
-            sched_yield();
+        if (sleeping && __atomic_add_fetch(&b->arrived, 1, __ATOMIC_ACQ_REL) % (uint32_t)R == 0)
+            futex_wake(&b->arrived);
+        while (__atomic_load_n(&b->out.iter, __ATOMIC_ACQUIRE) < v) {
+            if (sleeping)
+                futex_wait(&b->out.iter, (uint32_t)(v - 1)); /* the low half, on little-endian */
+            else
+                sched_yield();
+        }
         if (b->out.val != sum(K, R, v))
             __atomic_fetch_add(&b->errors, 1, __ATOMIC_RELAXED);
     }
@@ -87,6 +105,7 @@ int main(int argc, char **argv)
 {
     int R = argc > 1 ? atoi(argv[1]) : 8;
     int iters = argc > 2 ? atoi(argv[2]) : 2000;
+    sleeping = argc > 3 && argv[3][0] == 'f';
     if (R < 1 || R > MAXR) {
         fprintf(stderr, "allreduce_floor: 1 to %d ranks a node\n", MAXR);
         return 1;
@@ -138,20 +157,28 @@ int main(int argc, char **argv)
     for (uint64_t v = 1; v <= (uint64_t)n; v++) {
         double local = 0, total = 0;
         for (int r = 0; r < R; r++) {
-            while (__atomic_load_n(&b->in[r].iter, __ATOMIC_ACQUIRE) < v)
-                sched_yield();
+            while (__atomic_load_n(&b->in[r].iter, __ATOMIC_ACQUIRE) < v) {
+                uint32_t a = __atomic_load_n(&b->arrived, __ATOMIC_ACQUIRE);
+                if (!sleeping)
+                    sched_yield();
+                else if (__atomic_load_n(&b->in[r].iter, __ATOMIC_ACQUIRE) < v)
+                    futex_wait(&b->arrived, a);
+            }
             local += b->in[r].val;
         }
         MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         b->out.val = total;
         __atomic_store_n(&b->out.iter, v, __ATOMIC_RELEASE);
+        if (sleeping)
+            futex_wake(&b->out.iter);
     }
     for (int r = 0; r < R; r++)
         waitpid(kids[r], NULL, 0);
     uint64_t errs = b->errors, all = 0;
     MPI_Reduce(&errs, &all, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     if (me == 0) {
-        printf("# allreduce floor: %d nodes x %d ranks, shared memory and one agent a node, polling with sched_yield\n", K, R);
+        printf("# allreduce floor: %d nodes x %d ranks, shared memory and one agent a node, waiters %s\n", K, R,
+               sleeping ? "sleeping on futexes" : "polling with sched_yield");
         printf("# Size       Avg Latency(us)\n");
         printf("%-10d%18.2f\n", 8, b->avg_us);
         if (all)
