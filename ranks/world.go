@@ -125,6 +125,9 @@ func InitThread(level ThreadLevel) (*World, error) {
 	}
 	w.world.permanent = true
 	e.spawnKill = spawnKillPoint(os.Getenv(envSpawnKill), e.me)
+	if e.spin {
+		batchSysmon() // a rank that spins keeps its CPU (sysmon.go)
+	}
 	return w, nil
 }
 
