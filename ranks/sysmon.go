@@ -23,13 +23,13 @@ import (
 // ranks (2026-11-27): osu_mbw_mr's 1-byte rate over the first 100
 // windows, median 2.58 million messages a second with 24 involuntary
 // switches of the receiver, 4.77 with 1 under SCHED_BATCH; osu_bw 1 B
-// 2.56 MB/s against 5.00 (Open MPI 5.54). SCHED_BATCH keeps sysmon's share of the CPU and its
-// duties (retaking a P from a syscall, preemption, the network poll), a
-// tick (4 ms here) late at worst when the CPU is busy; threads sysmon
-// starts inherit the policy, which costs them only that same wake-up
-// preemption. (SCHED_IDLE gave the same rate, but a thread started by
-// sysmon could then run the rank's goroutines and be starved; nice 19
-// did not stop the preemptions.)
+// 2.56 MB/s against 5.00 (Open MPI 5.54). SCHED_BATCH keeps sysmon's
+// share of the CPU and its duties (retaking a P from a syscall,
+// preemption, the network poll), a tick (4 ms here) late at worst when
+// the CPU is busy; threads sysmon starts inherit the policy, which
+// costs them only that same wake-up preemption. (SCHED_IDLE gave the
+// same rate, but a thread started by sysmon could then run the rank's
+// goroutines and be starved; nice 19 did not stop the preemptions.)
 //
 // sysmon is found as the thread sleeping in nanosleep: the runtime's
 // usleep, which no other thread of a Go process calls for long. It must
