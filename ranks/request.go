@@ -203,11 +203,18 @@ const handleBlock = 1024
 // The block starts after the allocator's 8-byte header, so the range is
 // widened to whole pages: populating leaves memory as it is, whoever
 // owns the rest of those pages.
-func newHandleBlock() []Request {
-	b := make([]Request, handleBlock)
+func newHandleBlock() []Request { return newHandles(handleBlock) }
+
+// spinHandles is how many handles a spinning rank populates at Init.
+const spinHandles = 32768
+
+// newHandles allocates n handles and populates their pages (as above).
+
+func newHandles(n int) []Request {
+	b := make([]Request, n)
 	const page = 4096
 	start := uintptr(unsafe.Pointer(&b[0])) &^ (page - 1)
-	end := (uintptr(unsafe.Pointer(&b[0])) + handleBlock*unsafe.Sizeof(Request{}) + page - 1) &^ (page - 1)
+	end := (uintptr(unsafe.Pointer(&b[0])) + uintptr(n)*unsafe.Sizeof(Request{}) + page - 1) &^ (page - 1)
 	// Raw: short, and announced it could wake sysmon (shm's membarrier).
 	unix.RawSyscall(unix.SYS_MADVISE, start, end-start, unix.MADV_POPULATE_WRITE) // best effort: else faults later
 	return b
