@@ -36,6 +36,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "agent_env.h"
 #include <linux/futex.h>
 #include <sys/syscall.h>
 
@@ -113,17 +115,9 @@ int main(int argc, char **argv)
     if (iters < 1)
         iters = 1;
     int warm = iters / 10;
-    /* The node's number and count before MPI_Init, to fork first: Open
-     * MPI's variables (PMIX_RANK under Open MPI 5's prterun as well). */
-    const char *e = getenv("OMPI_COMM_WORLD_RANK");
-    if (!e)
-        e = getenv("PMIX_RANK");
-    const char *s = getenv("OMPI_COMM_WORLD_SIZE");
-    if (!e || !s) {
-        fprintf(stderr, "allreduce_floor: run it under Open MPI's mpirun\n");
+    int node, K;
+    if (agent_env("allreduce_floor", &node, &K) != 0)
         return 1;
-    }
-    int node = atoi(e), K = atoi(s);
     struct node *b = mmap(NULL, sizeof(struct node), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (b == MAP_FAILED) {
         perror("mmap");

@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent_env.h"
+
 /* One page shared by an agent and its rank (MAP_SHARED before fork). Each
  * word on a line of its own: 64-byte aligned, 192 bytes used. */
 struct box {
@@ -71,16 +73,9 @@ int main(int argc, char **argv)
     if (iters < 1)
         iters = 1;
     int warm = iters / 10;
-    /* The node's number before MPI_Init, to fork first: Open MPI's
-     * variable (PMIX_RANK under Open MPI 5's prterun as well). */
-    const char *e = getenv("OMPI_COMM_WORLD_RANK");
-    if (!e)
-        e = getenv("PMIX_RANK");
-    if (!e) {
-        fprintf(stderr, "forward_floor: run it under Open MPI's mpirun\n");
+    int node, nodes;
+    if (agent_env("forward_floor", &node, &nodes) != 0)
         return 1;
-    }
-    int node = atoi(e);
     struct box *b = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (b == MAP_FAILED) {
         perror("mmap");
