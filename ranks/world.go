@@ -10,6 +10,7 @@ import (
 
 	"github.com/shmpi/shmpi/internal/ext"
 	"github.com/shmpi/shmpi/internal/job"
+	"github.com/shmpi/shmpi/internal/sysmon"
 	"github.com/shmpi/shmpi/shm"
 )
 
@@ -126,7 +127,7 @@ func InitThread(level ThreadLevel) (*World, error) {
 	w.world.permanent = true
 	e.spawnKill = spawnKillPoint(os.Getenv(envSpawnKill), e.me)
 	if e.spin {
-		batchSysmon() // a rank that spins keeps its CPU (sysmon.go)
+		sysmon.Batch() // a rank that spins keeps its CPU
 	}
 	return w, nil
 }

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/shmpi/shmpi/internal/lineout"
+	"github.com/shmpi/shmpi/internal/sysmon"
 	"github.com/shmpi/shmpi/node"
 )
 
@@ -57,6 +58,7 @@ func main() {
 }
 
 func run(n, cores int, ft, bind, tag bool, timeout, spin time.Duration, prog string, args []string) int {
+	sysmon.Batch() // this process's polling is every cross-node message's path
 	net, err := node.NewMPINet()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "shmnode:", err)

@@ -1,4 +1,4 @@
-package ranks
+package sysmon
 
 import (
 	"os"
@@ -9,15 +9,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// batchSysmon finds the runtime's monitor thread, which sleeps in
+// Batch finds the runtime's monitor thread, which sleeps in
 // nanosleep, and puts it, and it alone, under SCHED_BATCH.
-func TestBatchSysmon(t *testing.T) {
-	t.Setenv(envSysmonBatch, "0")
-	if batchSysmon() {
-		t.Fatalf("%s=0 did not turn it off", envSysmonBatch)
+func TestBatch(t *testing.T) {
+	t.Setenv(EnvBatch, "0")
+	if Batch() {
+		t.Fatalf("%s=0 did not turn it off", EnvBatch)
 	}
-	t.Setenv(envSysmonBatch, "")
-	tid := sysmonThread(200)
+	t.Setenv(EnvBatch, "")
+	tid := thread(200)
 	if tid <= 0 {
 		t.Fatal("no thread seen sleeping in nanosleep twice")
 	}
@@ -39,8 +39,8 @@ func TestBatchSysmon(t *testing.T) {
 	if !again {
 		t.Fatalf("thread %d never seen in nanosleep again", tid)
 	}
-	if !batchSysmon() {
-		t.Fatal("batchSysmon did not set the policy")
+	if !Batch() {
+		t.Fatal("Batch did not set the policy")
 	}
 	t.Cleanup(func() {
 		unix.SchedSetAttr(tid, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}, 0)
