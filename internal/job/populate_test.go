@@ -1,0 +1,54 @@
+package job
+
+import (
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// resident counts the pages of [p, p+n) that are in memory (mincore).
+func resident(t *testing.T, p unsafe.Pointer, n int) (in, all int) {
+	t.Helper()
+	const page = 4096
+	start := uintptr(p) &^ (page - 1)
+	end := (uintptr(p) + uintptr(n) + page - 1) &^ (page - 1)
+	vec := make([]byte, (end-start)/page)
+	// x/sys has no Mincore wrapper; the raw call is mincore(2).
+	if _, _, e := unix.Syscall(unix.SYS_MINCORE, start, end-start, uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+		t.Fatal(e)
+	}
+	for _, v := range vec {
+		in += int(v & 1)
+	}
+	return in, len(vec)
+}
+
+// Populate pre-faults a rank's chunks; PopulateProxy, for a node agent's
+// proxy, everything else of its slot but not the chunks.
+func TestPopulateProxy(t *testing.T) {
+	seg, err := NewSegment(DefaultLayout(4), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	m := NewMap(seg)
+	chunks := func(r int) (int, int) {
+		return resident(t, m.Chunk(r, 0), m.Layout.ChunkCount*m.Layout.ChunkSize)
+	}
+	if in, _ := chunks(1); in != 0 {
+		t.Fatalf("a fresh segment has %d of rank 1's chunk pages in memory", in)
+	}
+	m.PopulateProxy(1)
+	inbox, n := m.Inbox(1)
+	if in, all := resident(t, inbox, n); in != all {
+		t.Errorf("PopulateProxy: %d of %d inbox pages in memory", in, all)
+	}
+	if in, all := chunks(1); in != 0 {
+		t.Errorf("PopulateProxy: %d of %d chunk pages in memory, want none", in, all)
+	}
+	m.Populate(2)
+	if in, all := chunks(2); in != all {
+		t.Errorf("Populate: %d of %d chunk pages in memory", in, all)
+	}
+}
