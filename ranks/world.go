@@ -298,7 +298,7 @@ func init() { job.Public = func(f job.Fate) any { return fateOf(f) } }
 func (w *World) Fates() []Fate {
 	fs := make([]Fate, w.e.n)
 	for r := range fs {
-		fs[r] = fateOf(job.FateOf(w.e.seg, r))
+		fs[r] = fateOf(w.e.t.Fate(r))
 	}
 	return fs
 }

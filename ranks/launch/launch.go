@@ -670,9 +670,10 @@ func (j *Job) Fates() []ranks.Fate {
 	}
 	// The started ranks only: a slot kept for spawns is nobody.
 	var fs []ranks.Fate
+	m := job.NewMap(j.seg)
 	for r, p := range j.procs {
 		if p != nil {
-			fs = append(fs, public(job.FateOf(j.seg, r)))
+			fs = append(fs, public(m.Fate(r)))
 		}
 	}
 	return fs
