@@ -1,7 +1,7 @@
 package ranks
 
 import (
-	"fmt"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/shmpi/shmpi/internal/ext"
@@ -251,7 +251,7 @@ func (c *Comm) label() string {
 	if c.name != "" {
 		return c.name
 	}
-	return fmt.Sprintf("context %d", c.slot)
+	return "context " + strconv.Itoa(int(c.slot)) // no fmt: see revokedErr
 }
 
 // WorldRank translates a rank of c into a world rank (of an

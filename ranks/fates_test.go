@@ -30,3 +30,18 @@ func TestFatesAllocs(t *testing.T) {
 		t.Errorf("Fates of 64 ranks: %v allocations, want at most 2 (the slice)", allocs)
 	}
 }
+
+// TestRevokedErrAllocs: the error every survivor builds first after a
+// failure is built without fmt (revokedErr): the error and its detail.
+func TestRevokedErrAllocs(t *testing.T) {
+	c0, _ := twoEngines(t)
+	c0.name = ""
+	var err error
+	allocs := testing.AllocsPerRun(10, func() { err = revokedErr(c0, "Allreduce") })
+	if want := "shmpi: Allreduce: communicator revoked: communicator context 0"; err.Error() != want {
+		t.Errorf("revokedErr: %q, want %q", err.Error(), want)
+	}
+	if allocs > 3 {
+		t.Errorf("revokedErr: %v allocations, want at most 3", allocs)
+	}
+}

@@ -113,6 +113,7 @@ func InitThread(level ThreadLevel) (*World, error) {
 	}
 	initState = 1
 	prefaultImage()
+	warmErrors()
 	e.serial = level < ThreadMultiple
 	e.level = level
 	e.initBias()
