@@ -148,3 +148,50 @@ func TestEvacuateTooMany(t *testing.T) {
 		}
 	}
 }
+
+// With too many ranks to move, the dead process's threads go under
+// SCHED_IDLE instead, so that the survivors sharing its CPU run before
+// its teardown; when the ranks are moved, it keeps its policy. The
+// "dead" rank here is a live process, so that its policy can be read.
+func TestIdleTeardown(t *testing.T) {
+	a, b := twoCPUs(t)
+	for _, n := range []int{4, maxMovers + 3} {
+		seg, err := NewSegment(DefaultLayoutFor(n, 2), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := NewMap(seg)
+		pids := make([]int, n)
+		for r := range n {
+			h := b
+			if r < n/2 && n == 4 || r == 0 {
+				h = a
+			}
+			pids[r] = startBound(t, h)
+			cb := m.CB(r)
+			cb.Pid.Store(uint32(pids[r]))
+			cb.HomeCPU.Store(uint32(h + 1))
+			cb.State.Store(StAlive)
+		}
+		m.DeclareFailed(n-1, CauseRobust, 0)
+		m.Evacuate(n - 1)
+		want := uint32(unix.SCHED_NORMAL)
+		if n-2 > maxMovers {
+			want = unix.SCHED_IDLE
+		}
+		for r, pid := range pids {
+			attr, err := unix.SchedGetAttr(pid, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := uint32(unix.SCHED_NORMAL)
+			if r == n-1 {
+				w = want
+			}
+			if attr.Policy != w {
+				t.Errorf("%d ranks, rank %d (pid %d): policy %d after rank %d's evacuation, want %d", n, r, pid, attr.Policy, n-1, w)
+			}
+		}
+		seg.Close()
+	}
+}
