@@ -30,6 +30,21 @@ func startBound(t *testing.T, c int) int {
 	return cmd.Process.Pid
 }
 
+// boundRanks starts a process for each rank, bound to its home CPU,
+// and records it in m as an alive rank at home there.
+func boundRanks(t *testing.T, m *Map, homes []int) []int {
+	t.Helper()
+	pids := make([]int, len(homes))
+	for r, h := range homes {
+		pids[r] = startBound(t, h)
+		cb := m.CB(r)
+		cb.Pid.Store(uint32(pids[r]))
+		cb.HomeCPU.Store(uint32(h + 1))
+		cb.State.Store(StAlive)
+	}
+	return pids
+}
+
 func affinity(t *testing.T, pid int) unix.CPUSet {
 	t.Helper()
 	var s unix.CPUSet
@@ -63,14 +78,7 @@ func TestEvacuate(t *testing.T) {
 		}
 		m := NewMap(seg)
 		homes := []int{a, a, b, b}
-		pids := make([]int, 4)
-		for r, h := range homes {
-			pids[r] = startBound(t, h)
-			cb := m.CB(r)
-			cb.Pid.Store(uint32(pids[r]))
-			cb.HomeCPU.Store(uint32(h + 1))
-			cb.State.Store(StAlive)
-		}
+		pids := boundRanks(t, m, homes)
 		// Rank 2 records a wait thread: its main thread (moved once).
 		m.CB(2).WaitTID.Store(uint32(pids[2]))
 		if reapedFirst {
@@ -128,18 +136,11 @@ func TestEvacuateTooMany(t *testing.T) {
 	}
 	defer seg.Close()
 	m := NewMap(seg)
-	pids := make([]int, n)
-	for r := range n {
-		h := b
-		if r == 0 {
-			h = a
-		}
-		pids[r] = startBound(t, h)
-		cb := m.CB(r)
-		cb.Pid.Store(uint32(pids[r]))
-		cb.HomeCPU.Store(uint32(h + 1))
-		cb.State.Store(StAlive)
+	homes := []int{a}
+	for len(homes) < n {
+		homes = append(homes, b)
 	}
+	pids := boundRanks(t, m, homes)
 	m.DeclareFailed(n-1, CauseRobust, 0)
 	m.Evacuate(n - 1)
 	for r := 1; r < n-1; r++ {
@@ -161,18 +162,15 @@ func TestIdleTeardown(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := NewMap(seg)
-		pids := make([]int, n)
-		for r := range n {
-			h := b
-			if r < n/2 && n == 4 || r == 0 {
-				h = a
+		// 4 ranks: two on each CPU (one to move); more: one on a.
+		homes := []int{a, a, b, b}
+		if n > 4 {
+			homes = []int{a}
+			for len(homes) < n {
+				homes = append(homes, b)
 			}
-			pids[r] = startBound(t, h)
-			cb := m.CB(r)
-			cb.Pid.Store(uint32(pids[r]))
-			cb.HomeCPU.Store(uint32(h + 1))
-			cb.State.Store(StAlive)
 		}
+		pids := boundRanks(t, m, homes)
 		m.DeclareFailed(n-1, CauseRobust, 0)
 		m.Evacuate(n - 1)
 		want := uint32(unix.SCHED_NORMAL)
