@@ -452,6 +452,7 @@ func newEngineWith(seg *shm.Segment, me int, liveness bool) (*engine, error) {
 		t.PopulateProxy(me) // a node agent's proxy (proxy.go): not its chunks
 	} else {
 		t.Populate(me)
+		t.PopulateFirstSlots(me)
 	}
 	if liveness {
 		if err := shm.StartLiveness(t.LivenessList(me), e.watch); err != nil {

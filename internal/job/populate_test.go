@@ -52,3 +52,34 @@ func TestPopulateProxy(t *testing.T) {
 		t.Errorf("Populate: %d of %d chunk pages in memory", in, all)
 	}
 }
+
+// PopulateFirstSlots pre-faults the collective lines and agreement
+// records of the first context slots, and the rank's holds; the slots
+// after them stay out of memory.
+func TestPopulateFirstSlots(t *testing.T) {
+	seg, err := NewSegment(DefaultLayout(64), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	m := NewMap(seg)
+	areas := func(s uint32) (in, all int) {
+		ci, ca := resident(t, m.CollArea(s), int(m.collStride))
+		ai, aa := resident(t, m.AgreeArea(s), int(m.agreeStride))
+		return ci + ai, ca + aa
+	}
+	m.PopulateFirstSlots(5)
+	for s := uint32(0); s < firstSlots; s++ {
+		if in, all := areas(s); in != all {
+			t.Errorf("slot %d: %d of %d pages of its collective and agreement records in memory", s, in, all)
+		}
+	}
+	// The page after the last populated area may hold the next slot's
+	// first bytes: look past it.
+	if in, all := areas(firstSlots + 1); in != 0 {
+		t.Errorf("slot %d: %d of %d pages in memory, want none", firstSlots+1, in, all)
+	}
+	if in, all := resident(t, unsafe.Pointer(m.HoldsOf(5)), holdsSize); in != all {
+		t.Errorf("rank 5's holds: %d of %d pages in memory", in, all)
+	}
+}
