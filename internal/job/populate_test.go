@@ -7,6 +7,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// freshMap is the map of a new segment for n ranks, closed at the end
+// of the test: nothing of it is in memory yet.
+func freshMap(t *testing.T, n int) *Map {
+	t.Helper()
+	seg, err := NewSegment(DefaultLayout(n), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { seg.Close() })
+	return NewMap(seg)
+}
+
 // resident counts the pages of [p, p+n) that are in memory (mincore).
 func resident(t *testing.T, p unsafe.Pointer, n int) (in, all int) {
 	t.Helper()
@@ -27,12 +39,7 @@ func resident(t *testing.T, p unsafe.Pointer, n int) (in, all int) {
 // Populate pre-faults a rank's chunks; PopulateProxy, for a node agent's
 // proxy, everything else of its slot but not the chunks.
 func TestPopulateProxy(t *testing.T) {
-	seg, err := NewSegment(DefaultLayout(4), 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer seg.Close()
-	m := NewMap(seg)
+	m := freshMap(t, 4)
 	chunks := func(r int) (int, int) {
 		return resident(t, m.Chunk(r, 0), m.Layout.ChunkCount*m.Layout.ChunkSize)
 	}
@@ -57,12 +64,7 @@ func TestPopulateProxy(t *testing.T) {
 // records of the first context slots, and the rank's holds; the slots
 // after them stay out of memory.
 func TestPopulateFirstSlots(t *testing.T) {
-	seg, err := NewSegment(DefaultLayout(64), 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer seg.Close()
-	m := NewMap(seg)
+	m := freshMap(t, 64)
 	areas := func(s uint32) (in, all int) {
 		ci, ca := resident(t, m.CollArea(s), int(m.collStride))
 		ai, aa := resident(t, m.AgreeArea(s), int(m.agreeStride))
