@@ -203,10 +203,9 @@ func (a *agent) nodeOf(r int) int {
 }
 
 func (a *agent) broadcast(f frame) {
-	h := f.header()
 	for k := range a.net.Size() {
 		if k != a.me {
-			a.net.Send(k, h, nil)
+			a.net.Send(k, f.header(), nil) // a header each: the Net owns it
 		}
 	}
 }
@@ -260,7 +259,7 @@ func (a *agent) loop() error {
 				continue
 			}
 			for a.net.Backlog() < backlogMax {
-				ctx, src, tag, data, ack, ok, err := ps.p.Take(bufs.get)
+				ctx, src, tag, data, ack, ok, err := ps.p.Take(getBuf)
 				if !ok {
 					break
 				}
@@ -312,8 +311,12 @@ func (a *agent) loop() error {
 				break
 			}
 			busy = true
-			if err := a.handle(from, b); err != nil {
+			kept, err := a.handle(from, b)
+			if err != nil {
 				return err
+			}
+			if !kept {
+				bufs.put(b)
 			}
 			delivered = true
 			if len(b) > frameBig {
@@ -461,18 +464,19 @@ func (a *agent) localFailures() bool {
 	return found
 }
 
-// handle acts on a frame from agent from.
-func (a *agent) handle(from int, b []byte) error {
-	f, err := decode(b)
-	if err != nil {
-		return fmt.Errorf("node: from agent %d: %w", from, err)
+// handle acts on frame b from agent from. kept: b is still in use (a
+// message on its way to a rank here); otherwise the caller may reuse it.
+func (a *agent) handle(from int, b []byte) (kept bool, err error) {
+	f, derr := decode(b)
+	if derr != nil {
+		return false, fmt.Errorf("node: from agent %d: %w", from, derr)
 	}
 	if f.kind == frameDone {
 		if !a.over[from] {
 			a.over[from] = true
 			a.doneFrom++
 		}
-		return nil
+		return false, nil
 	}
 	if f.kind == frameAck {
 		// A synchronous message that this agent sent on (id) matched its
@@ -483,22 +487,23 @@ func (a *agent) handle(from int, b []byte) error {
 			delete(a.acks, f.id)
 			ack(f.outcome)
 		}
-		return nil
+		return false, nil
 	}
 	if f.src < 0 || f.src >= a.world || a.proxies[f.src] == nil {
-		return fmt.Errorf("node: from agent %d: a frame of kind %d about rank %d, not a rank of another node", from, f.kind, f.src)
+		return false, fmt.Errorf("node: from agent %d: a frame of kind %d about rank %d, not a rank of another node", from, f.kind, f.src)
 	}
 	ps := a.proxies[f.src]
 	switch f.kind {
 	case frameMsg:
 		if ps.failed || f.dst < a.first || f.dst >= a.first+a.cfg.N {
-			return nil
+			return false, nil
 		}
 		req, err := ps.p.Send(f.ctx, f.dst, f.tag, f.data, f.sync)
 		if err != nil {
-			return fmt.Errorf("node: rank %d to %d: %w", f.src, f.dst, err)
+			return false, fmt.Errorf("node: rank %d to %d: %w", f.src, f.dst, err)
 		}
 		ps.pending = append(ps.pending, pendingSend{req: req, frame: b, sync: f.sync, from: from, id: f.id})
+		return true, nil
 	case frameFail:
 		if !ps.failed {
 			ps.failed = true
@@ -520,9 +525,9 @@ func (a *agent) handle(from int, b []byte) error {
 			a.job.Kill()
 		}
 	default:
-		return fmt.Errorf("node: from agent %d: a frame of kind %d", from, f.kind)
+		return false, fmt.Errorf("node: from agent %d: a frame of kind %d", from, f.kind)
 	}
-	return nil
+	return false, nil
 }
 
 // nodesFailed handles the death of other agents, which the Net reports:

@@ -23,24 +23,57 @@ import (
 // mapping, not process_vm_readv/writev, and one arena is one mapping in
 // a rank's cache of eight (peermem.go), however many buffers it holds.
 // Arena buffers are kept for good; past poolBytes, buffers come from the
-// Go heap and go back to it. The mutex is for agents that share a
-// process (Loopback); each of its uses moves 64 KiB or more.
+// Go heap and go back to it.
+//
+// Smaller buffers (a small message's bytes, a frame's header, a frame
+// as it leaves or arrives) come from the Go heap in power-of-two classes
+// from 64 bytes, and up to smallKeep of each class are kept for reuse:
+// an agent forwards every small message without allocating once its
+// classes are warm, so it makes no garbage while a job runs, and its
+// heap (which the kernel tears down when the agent is killed, before any
+// MPI can hear of its node's death) stays at what it holds. A small
+// buffer that is not given back is the collector's. The mutex is for
+// agents that share a process (Loopback).
 var bufs bufPool
 
+// getBuf is bufs.get as a function value that allocates nothing: a
+// method value passed on (Proxy.Take's alloc) is a closure made anew at
+// every call, which the agent's poll of each proxy would allocate.
+func getBuf(n int) []byte { return bufs.get(n) }
+
 const (
-	poolMinShift = 16 // 64 KiB: smaller buffers are cheap to allocate
+	poolMinShift = 16 // 64 KiB: smaller buffers are small classes
 	poolClasses  = 12 // up to 128 MiB
 	poolBytes    = 256 << 20
 	poolArena    = 32 << 20
 	poolSlack    = frameHeader
+
+	smallMinShift = 6                                // 64 bytes: a frame's header, a short message's frame
+	smallClasses  = poolMinShift - smallMinShift + 1 // up to 64 KiB
+	smallKeep     = 256                              // kept buffers of each small class
 )
 
 type bufPool struct {
 	mu     sync.Mutex
 	free   [poolClasses][][]byte
+	small  [smallClasses][][]byte
 	arenas [][2]uintptr // each arena's first byte and its end
 	bytes  int          // in arenas
 }
+
+// smallClass returns the small class of a buffer of n bytes (cap(b) ==
+// smallCap of it), or -1 if n is beyond them.
+func smallClass(n int) int {
+	switch {
+	case n > 1<<poolMinShift:
+		return -1
+	case n <= 1<<smallMinShift:
+		return 0
+	}
+	return bits.Len(uint(n-1)) - smallMinShift
+}
+
+func smallCap(c int) int { return 1 << (c + smallMinShift) }
 
 // class returns the class of a buffer of n bytes, or -1 if n is below
 // the pool's sizes or above them.
@@ -59,6 +92,9 @@ func poolCap(c int) int { return 1<<(c+poolMinShift) + poolSlack }
 
 // get returns a buffer of n bytes. Its contents are undefined.
 func (p *bufPool) get(n int) []byte {
+	if n < 1<<poolMinShift {
+		return p.getSmall(n)
+	}
 	c := poolClass(n)
 	if c < 0 {
 		return make([]byte, n)
@@ -100,6 +136,10 @@ func (p *bufPool) grow(c int) {
 // put gives back a buffer that nothing uses any longer. Those of the
 // heap are left to the collector.
 func (p *bufPool) put(b []byte) {
+	if cap(b) <= 1<<poolMinShift {
+		p.putSmall(b)
+		return
+	}
 	c := poolClass(cap(b))
 	if c < 0 || cap(b) != poolCap(c) {
 		return
@@ -113,4 +153,36 @@ func (p *bufPool) put(b []byte) {
 			return
 		}
 	}
+}
+
+func (p *bufPool) getSmall(n int) []byte {
+	c := smallClass(n)
+	p.mu.Lock()
+	if l := p.small[c]; len(l) > 0 {
+		b := l[len(l)-1]
+		l[len(l)-1] = nil
+		p.small[c] = l[:len(l)-1]
+		p.mu.Unlock()
+		return b[:n]
+	}
+	p.mu.Unlock()
+	return make([]byte, n, smallCap(c))
+}
+
+// putSmall keeps b if its capacity is a small class's and the class has
+// room; a buffer of another capacity (a slice of something larger, a
+// header made elsewhere) is left to the collector.
+func (p *bufPool) putSmall(b []byte) {
+	if cap(b) == 0 {
+		return
+	}
+	c := smallClass(cap(b))
+	if cap(b) != smallCap(c) {
+		return
+	}
+	p.mu.Lock()
+	if len(p.small[c]) < smallKeep {
+		p.small[c] = append(p.small[c], b[:0])
+	}
+	p.mu.Unlock()
 }

@@ -143,8 +143,9 @@ import (
 type MPINet struct {
 	rank, size int
 	sends      []mpiSend
-	inflight   int    // bytes of sends not yet complete (Backlog)
-	gone       []bool // agents known failed
+	pinners    []*runtime.Pinner // of completed sends, for the next ones
+	inflight   int               // bytes of sends not yet complete (Backlog)
+	gone       []bool            // agents known failed
 }
 
 type mpiSend struct {
@@ -201,7 +202,9 @@ func (n *MPINet) Allgather(v int) ([]int, error) {
 
 func (n *MPINet) Send(to int, header, data []byte) error {
 	if len(header)+len(data) <= mpiBig {
-		b := append(header, data...)
+		b := bufs.get(len(header) + len(data))
+		copy(b[copy(b, header):], data)
+		bufs.put(header)
 		bufs.put(data)
 		return n.isend(to, 0, b)
 	}
@@ -218,13 +221,13 @@ func (n *MPINet) isend(to, tag int, b []byte) error {
 		bufs.put(b)
 		return nil // its node is gone, and what was for it with it
 	}
-	n.sends = append(n.sends, mpiSend{pin: new(runtime.Pinner), b: b})
+	n.sends = append(n.sends, mpiSend{pin: n.pinner(), b: b})
 	s := &n.sends[len(n.sends)-1]
 	p := unsafe.Pointer(unsafe.SliceData(b))
 	s.pin.Pin(p)
 	err := mpiErr("MPI_Isend", C.net_isend_tag(p, C.int(len(b)), C.int(to), C.int(tag), &s.req))
 	if err != nil {
-		s.pin.Unpin()
+		n.unpin(s.pin)
 		bufs.put(b)
 		n.sends = n.sends[:len(n.sends)-1]
 		if err == errAgentFailed {
@@ -239,6 +242,23 @@ func (n *MPINet) isend(to, tag int, b []byte) error {
 
 func (n *MPINet) Backlog() int { return n.inflight }
 
+// pinner returns a Pinner for a send: one that a completed send left, or
+// a new one. Reused, they allocate nothing once warm (a new Pinner a send
+// was one allocation a message).
+func (n *MPINet) pinner() *runtime.Pinner {
+	if k := len(n.pinners); k > 0 {
+		p := n.pinners[k-1]
+		n.pinners = n.pinners[:k-1]
+		return p
+	}
+	return new(runtime.Pinner)
+}
+
+func (n *MPINet) unpin(p *runtime.Pinner) {
+	p.Unpin()
+	n.pinners = append(n.pinners, p)
+}
+
 // reap completes the sends that are done, in order; a send to an agent
 // that failed is done.
 func (n *MPINet) reap() error {
@@ -250,7 +270,7 @@ func (n *MPINet) reap() error {
 		} else if err == nil && r.done == 0 {
 			break
 		}
-		n.sends[k].pin.Unpin()
+		n.unpin(n.sends[k].pin)
 		n.inflight -= len(n.sends[k].b)
 		bufs.put(n.sends[k].b)
 		k++
@@ -300,7 +320,8 @@ func (n *MPINet) Recv() (int, []byte, bool, error) {
 	if err != nil || found == 0 {
 		return 0, nil, false, err
 	}
-	b := C.GoBytes(unsafe.Pointer(C.net_rbuf()), count)
+	b := bufs.get(int(count))
+	copy(b, unsafe.Slice((*byte)(unsafe.Pointer(C.net_rbuf())), int(count)))
 	if err := mpiErr("MPI_Irecv", C.net_post()); err != nil {
 		return 0, nil, false, err
 	}
@@ -309,6 +330,7 @@ func (n *MPINet) Recv() (int, []byte, bool, error) {
 		ln := binary.LittleEndian.Uint32(b[20:])
 		f := bufs.get(frameHeader + int(ln))
 		copy(f, b)
+		bufs.put(b)
 		f[1] = 0
 		err := mpiErr("MPI_Recv", C.net_recv(unsafe.Pointer(&f[frameHeader]), C.int(ln), from))
 		if err == errAgentFailed {

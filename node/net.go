@@ -19,9 +19,9 @@ type Net interface {
 	// agent calls it once, before any Send.
 	Allgather(v int) ([]int, error)
 	// Send queues a frame for agent to: its header (frameHeader bytes)
-	// and the bytes that follow it, which arrive as one frame. It may
-	// hold on to both until the frame has left; data is then the Net's,
-	// which gives it back to bufs.
+	// and the bytes that follow it, which arrive as one frame. Both are
+	// then the Net's, which may hold on to them until the frame has left
+	// and gives them back to bufs.
 	Send(to int, header, data []byte) error
 	// Backlog is how many bytes the Net holds that have not left yet.
 	Backlog() int
@@ -75,14 +75,14 @@ type frame struct {
 	data     []byte
 }
 
-// header encodes f's header; f.data follows it on the wire.
+// header encodes f's header, in a buffer of bufs; f.data follows it on
+// the wire.
 func (f *frame) header() []byte {
-	b := make([]byte, frameHeader)
-	b[0] = f.kind
+	b := bufs.get(frameHeader)
+	b[0], b[1], b[2], b[3] = f.kind, 0, 0, f.outcome
 	if f.sync {
 		b[2] = 1
 	}
-	b[3] = f.outcome
 	binary.LittleEndian.PutUint64(b[24:], f.id)
 	binary.LittleEndian.PutUint32(b[4:], f.ctx)
 	binary.LittleEndian.PutUint32(b[8:], uint32(f.src))
@@ -141,7 +141,8 @@ type loop struct {
 
 type loopBox struct {
 	mu   sync.Mutex
-	q    []loopFrame
+	q    []loopFrame // q[head:] wait; the array is reused once all are taken
+	head int
 	wake chan struct{}
 }
 
@@ -176,7 +177,9 @@ func (n *loopNet) Send(to int, header, data []byte) error {
 	if n.closed {
 		return errors.New("node: send on a closed net")
 	}
-	frame := append(append(make([]byte, 0, len(header)+len(data)), header...), data...)
+	frame := bufs.get(len(header) + len(data))
+	copy(frame[copy(frame, header):], data)
+	bufs.put(header)
 	bufs.put(data)
 	b := &n.l.boxes[to]
 	b.mu.Lock()
@@ -193,12 +196,14 @@ func (n *loopNet) Recv() (int, []byte, bool, error) {
 	b := &n.l.boxes[n.me]
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.q) == 0 {
+	if b.head == len(b.q) {
 		return 0, nil, false, nil
 	}
-	f := b.q[0]
-	b.q[0] = loopFrame{}
-	b.q = b.q[1:]
+	f := b.q[b.head]
+	b.q[b.head] = loopFrame{}
+	if b.head++; b.head == len(b.q) {
+		b.q, b.head = b.q[:0], 0
+	}
 	return f.from, f.frame, true, nil
 }
 
