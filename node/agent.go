@@ -17,12 +17,14 @@
 // rank's real inbox. Ordering and matching (AnySource included) are
 // those of a single node.
 //
-// What crosses nodes today: point-to-point on the world, and the common
-// collectives on it (coll/span.go), a rank's failure (every survivor
-// anywhere sees ErrProcFailed naming it), a rank's Finalize and Abort,
-// and a node's death where the Net has ULFM. Communicator creation,
-// agree, shrink, revoke, windows and the other collectives on a
-// communicator that spans nodes return ranks.ErrUnsupported.
+// What crosses nodes: point-to-point, communicator creation, every
+// collective (hierarchical where coll/hier.go has them, else by messages,
+// coll/span.go), windows (win/span.go), files (mpio/span.go), a rank's
+// failure (every survivor anywhere sees ErrProcFailed naming it), Revoke,
+// Agree and Shrink by messages among the members (ulfm/span.go), a
+// rank's Finalize and Abort, and a node's death where the Net has ULFM.
+// docs/nodes.md has the table, and what does not cross yet (Agree and
+// Shrink on an intercommunicator whose groups span nodes).
 package node
 
 import (
