@@ -9,8 +9,8 @@ import (
 )
 
 // Small buffers come back from their class and are given out again; a
-// class keeps at most smallKeep; a buffer whose capacity is no class's
-// is not kept.
+// class keeps at most smallKeep of them (256, or 1 MiB); a buffer whose
+// capacity is no class's is not kept.
 func TestBufPoolSmall(t *testing.T) {
 	var p bufPool
 	for _, n := range []int{0, 1, 32, 64, 65, 1000, 1 << 15, 1<<16 - 1} {
@@ -25,15 +25,18 @@ func TestBufPoolSmall(t *testing.T) {
 		}
 		p.put(c)
 	}
-	var got [][]byte
-	for range smallKeep + 10 {
-		got = append(got, p.get(100))
-	}
-	for _, b := range got {
-		p.put(b)
-	}
-	if n := len(p.small[smallClass(100)]); n != smallKeep {
-		t.Errorf("class of 100 bytes keeps %d buffers, want %d", n, smallKeep)
+	for _, n := range []int{100, 1<<16 - 1} {
+		c := smallClass(n)
+		var got [][]byte
+		for range smallKeep(c) + 10 {
+			got = append(got, p.get(n))
+		}
+		for _, b := range got {
+			p.put(b)
+		}
+		if k := len(p.small[c]); k != smallKeep(c) || k*smallCap(c) > smallKeepBytes {
+			t.Errorf("class of %d bytes keeps %d buffers, want %d (at most %d bytes)", n, k, smallKeep(c), smallKeepBytes)
+		}
 	}
 	before := p.small
 	p.put(make([]byte, 10, 48))

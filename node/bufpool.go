@@ -27,7 +27,8 @@ import (
 //
 // Smaller buffers (a small message's bytes, a frame's header, a frame
 // as it leaves or arrives) come from the Go heap in power-of-two classes
-// from 64 bytes, and up to smallKeep of each class are kept for reuse:
+// from 64 bytes, and up to smallKeep(c) of each class are kept for reuse
+// (256, and no more than 1 MiB of a class: 16 of 64 KiB):
 // an agent forwards every small message without allocating once its
 // classes are warm, so it makes no garbage while a job runs, and its
 // heap (which the kernel tears down when the agent is killed, before any
@@ -48,9 +49,10 @@ const (
 	poolArena    = 32 << 20
 	poolSlack    = frameHeader
 
-	smallMinShift = 6                                // 64 bytes: a frame's header, a short message's frame
-	smallClasses  = poolMinShift - smallMinShift + 1 // up to 64 KiB
-	smallKeep     = 256                              // kept buffers of each small class
+	smallMinShift  = 6                                // 64 bytes: a frame's header, a short message's frame
+	smallClasses   = poolMinShift - smallMinShift + 1 // up to 64 KiB
+	smallKeepMax   = 256                              // kept buffers of a small class
+	smallKeepBytes = 1 << 20                          // and no more bytes than this
 )
 
 type bufPool struct {
@@ -74,6 +76,9 @@ func smallClass(n int) int {
 }
 
 func smallCap(c int) int { return 1 << (c + smallMinShift) }
+
+// smallKeep is how many buffers of small class c the pool keeps.
+func smallKeep(c int) int { return min(smallKeepMax, smallKeepBytes/smallCap(c)) }
 
 // class returns the class of a buffer of n bytes, or -1 if n is below
 // the pool's sizes or above them.
@@ -181,7 +186,7 @@ func (p *bufPool) putSmall(b []byte) {
 		return
 	}
 	p.mu.Lock()
-	if len(p.small[c]) < smallKeep {
+	if len(p.small[c]) < smallKeep(c) {
 		p.small[c] = append(p.small[c], b[:0])
 	}
 	p.mu.Unlock()
