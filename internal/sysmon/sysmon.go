@@ -33,11 +33,16 @@ import (
 // same rate, but a thread started by sysmon could then run the rank's
 // goroutines and be starved; nice 19 did not stop the preemptions.)
 //
-// shmnode's agents call it too: an agent shares its node's cores with
-// the node's ranks, and every message across nodes passes through it.
-// Cross-node osu_latency 8 B, 2 nodes of one core each (Open MPI 4.1.4,
-// TCP), interleaved runs (2026-11-27): 30.4 µs without, 27.1 with (10
-// rounds), and 34.6 against 31.1 (8 rounds).
+// A killed process whose sysmon is under SCHED_BATCH was reaped late by
+// its parent (up to 50 ms, in the kernel's invalidation of its /proc
+// entries). A rank's death is declared before its reaping (its robust
+// list), but the other nodes hear of a node agent's from its MPI, which
+// learns it from the reaping, so shmnode's agents do not call Batch
+// (cmd/shmnode: node kills 8.2 ms at the median and 11.5 at worst
+// without it, 9.9 and 44.4 with it). They did until then for cross-node
+// latency: osu_latency 8 B, 2 nodes of one core each, 30.4 µs without,
+// 27.1 with (10 rounds), and 34.6 against 31.1 (8 rounds), where a
+// later measure found 38.5 against 37.7.
 //
 // sysmon is found as the thread sleeping in nanosleep: the runtime's
 // usleep, which no other thread of a Go process calls for long. It must
