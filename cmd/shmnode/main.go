@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/shmpi/shmpi/internal/lineout"
+	"github.com/shmpi/shmpi/internal/sysmon"
 	"github.com/shmpi/shmpi/node"
 )
 
@@ -57,20 +58,7 @@ func main() {
 }
 
 func run(n, cores int, ft, bind, tag bool, timeout, spin time.Duration, prog string, args []string) int {
-	// No sysmon.Batch here, unlike a spinning rank. With it, the other
-	// nodes heard of a killed agent's death late and unevenly: its
-	// parent (prterun) took up to 50 ms to reap it (wait4 under strace
-	// -T; 0.1-0.5 ms without), spinning in the kernel's invalidation of
-	// the dead process's /proc entries (perf: d_walk under release_task),
-	// and the MPI reports the death only after. It took as long whether
-	// Batch found sysmon by reading every thread's /proc entries or only
-	// one thread's, and was fast when Batch did not find it, so the
-	// policy, not the reading, is what matters; the kernel's reason was
-	// not found. Node kills, 4 x 2 ranks, 20 interleaved runs each
-	// (2026-11-27): kill to the last survivor's allreduce 9.9 ms median
-	// and 44.4 worst with it, 8.2 and 11.5 without (3 runs above 20 ms
-	// with it, none without). Cross-node osu_latency, 8 rounds each:
-	// 37.7 against 38.5 µs, within the noise.
+	sysmon.Batch() // this process's polling is every cross-node message's path
 	net, err := node.NewMPINet()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "shmnode:", err)

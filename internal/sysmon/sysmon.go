@@ -4,8 +4,6 @@ package sysmon
 
 import (
 	"os"
-	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,26 +31,29 @@ import (
 // same rate, but a thread started by sysmon could then run the rank's
 // goroutines and be starved; nice 19 did not stop the preemptions.)
 //
-// A killed process whose sysmon is under SCHED_BATCH was reaped late by
-// its parent (up to 50 ms, in the kernel's invalidation of its /proc
-// entries). A rank's death is declared before its reaping (its robust
-// list), but the other nodes hear of a node agent's from its MPI, which
-// learns it from the reaping, so shmnode's agents do not call Batch
-// (cmd/shmnode: node kills 8.2 ms at the median and 11.5 at worst
-// without it, 9.9 and 44.4 with it). They did until then for cross-node
-// latency: osu_latency 8 B, 2 nodes of one core each, 30.4 µs without,
-// 27.1 with (10 rounds), and 34.6 against 31.1 (8 rounds), where a
-// later measure found 38.5 against 37.7.
+// shmnode's agents call it too: an agent shares its node's cores with
+// the node's ranks, and every message across nodes passes through it.
+// Cross-node osu_latency 8 B, 2 nodes of one core each (Open MPI 4.1.4,
+// TCP), interleaved runs (2026-11-27): 30.4 µs without, 27.1 with (10
+// rounds), and 34.6 against 31.1 (8 rounds).
 //
-// sysmon is found as the thread sleeping in nanosleep: the runtime's
-// usleep, which no other thread of a Go process calls for long. It must
-// be seen there twice. Best effort: it reports whether it set the policy.
-// SHMPI_SYSMON_BATCH=0 turns it off.
+// sysmon is the first thread the runtime starts (runtime.main starts it
+// before any package's init), so it is the lowest thread id above the
+// process id among the process's threads: Batch finds it with
+// tgkill(pid, tid, 0), which reads no /proc entry. It used to list
+// /proc/self/task and read each thread's syscall file until one was seen
+// in nanosleep twice. After that reading, the kernel's invalidation of
+// the process's /proc entries when its parent reaps it took up to 50 ms
+// (prterun reaping a killed node agent, wait4 under strace -T: above 5
+// ms in 8 of 12 kills after the reading with the policy set, and in 4 of
+// 6 with it not set; at most 0.4 ms in 8 kills with tgkill), and a node
+// agent's MPI reports its death only after that reaping (docs/nodes.md). Best effort: it reports
+// whether it set the policy. SHMPI_SYSMON_BATCH=0 turns it off.
 func Batch() bool {
 	if os.Getenv(EnvBatch) == "0" {
 		return false
 	}
-	tid := thread(200)
+	tid := thread()
 	if tid <= 0 {
 		return false
 	}
@@ -62,31 +63,15 @@ func Batch() bool {
 // EnvBatch: "0" turns Batch off.
 const EnvBatch = "SHMPI_SYSMON_BATCH"
 
-// thread returns the id of this process's thread that is seen
-// sleeping in nanosleep in two of at most passes looks at every thread
-// but the caller's, or 0.
-func thread(passes int) int {
-	self := unix.Gettid()
-	prefix := strconv.Itoa(unix.SYS_NANOSLEEP) + " "
-	seen := map[int]bool{}
-	for range passes {
-		ents, err := os.ReadDir("/proc/self/task")
-		if err != nil {
-			return 0
-		}
-		for _, d := range ents {
-			tid, err := strconv.Atoi(d.Name())
-			if err != nil || tid == self {
-				continue
-			}
-			b, err := os.ReadFile("/proc/self/task/" + d.Name() + "/syscall")
-			if err != nil || !strings.HasPrefix(string(b), prefix) {
-				continue
-			}
-			if seen[tid] {
-				return tid
-			}
-			seen[tid] = true
+// thread returns the id of this process's first thread after the main
+// one (sysmon's), or 0 if none is found among the next 4,096 ids. Other
+// processes may have taken ids in between (agents started together under
+// mpirun: 1 to 14 apart here).
+func thread() int {
+	pid := unix.Getpid()
+	for tid := pid + 1; tid <= pid+4096; tid++ {
+		if unix.Tgkill(pid, tid, 0) == nil {
+			return tid
 		}
 	}
 	return 0

@@ -17,7 +17,7 @@ func TestBatch(t *testing.T) {
 		t.Fatalf("%s=0 did not turn it off", EnvBatch)
 	}
 	t.Setenv(EnvBatch, "")
-	tid := thread(200)
+	tid := thread()
 	if tid <= 0 {
 		t.Fatal("no thread seen sleeping in nanosleep twice")
 	}
