@@ -1,0 +1,52 @@
+// Package keeper holds a process's address space in a second process,
+// so that the process, when killed, ends at once.
+//
+// Linux tears a dying process's memory down (exit_mm) before it closes
+// its files (exit_files), and a process that maps much memory takes
+// milliseconds there: a node agent (cmd/shmnode), with the MPI's
+// libraries and its node's segment mapped, took 2-7 ms. Its TCP
+// connections close only after that, and that is how the other nodes'
+// MPI learns of its death. A keeper shares the address space (CLONE_VM)
+// but nothing else: when the agent dies its exit_mm only drops a
+// reference, its sockets close at once, and the memory goes when the
+// keeper follows it (PR_SET_PDEATHSIG), under SCHED_IDLE, in time the
+// CPU has spare.
+//
+// The keeper runs no Go code: its entry, in assembly, blocks every
+// signal, asks for SIGKILL at its parent thread's death, exits if that
+// parent is gone already, and then pauses for ever.
+package keeper
+
+import (
+	"errors"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Start starts the keeper of this process. The calling goroutine must be
+// locked to a thread that lives as long as the process (the keeper dies
+// with that thread): the main thread, locked in an init function.
+func Start() (pid int, err error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if started != 0 {
+		return started, nil
+	}
+	pid, err = start()
+	if err != nil {
+		return 0, err
+	}
+	// Its teardown, when it comes, takes only the CPU nobody else wants.
+	unix.SchedSetAttr(pid, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_IDLE}, 0)
+	started = pid
+	return pid, nil
+}
+
+var (
+	mu      sync.Mutex
+	started int
+)
+
+// ErrUnsupported: no keeper on this architecture.
+var ErrUnsupported = errors.New("keeper: not supported here")

@@ -1,0 +1,5 @@
+//go:build !amd64
+
+package keeper
+
+func start() (int, error) { return 0, ErrUnsupported }
