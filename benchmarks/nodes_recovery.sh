@@ -14,9 +14,9 @@
 # transport, one of them SIGKILLed. Both time from the victim's clock just
 # before the kill to the end of the last survivor's first allreduce after
 # Shrink. For a node's kill it also prints when the killed agent's process
-# was torn down (bin/agent_teardown: its pidfd readable), before which no
-# MPI can report the death, and the recovery after that point against
-# the MPI's whole recovery.
+# ended (bin/agent_teardown: its pidfd readable; its keeper tears its
+# memory down afterwards), before which no MPI can report the death, and
+# the recovery after that point against the MPI's whole recovery.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/lib.sh

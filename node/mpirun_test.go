@@ -295,21 +295,18 @@ func TestMPIAbort(t *testing.T) {
 // has no ULFM; with it the other nodes would go on). Nothing is left.
 func TestMPINodeKilled(t *testing.T) {
 	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 2, Body: "wait-forever", Kill: func(t *testing.T, mpirun *exec.Cmd) {
-		// Wait for both nodes' ranks, then kill the agent of node 1.
+		// Wait for both nodes' ranks, then kill the agent of node 1 (the
+		// parent of rank 2; the agents' keepers share their command lines).
 		deadline := time.Now().Add(60 * time.Second)
-		for time.Now().Before(deadline) {
-			pids := pgrep(os.Args[0])
-			if len(pids) >= 4+2 { // 4 ranks, and the 2 agents, whose command lines name the program
-				break
-			}
+		for time.Now().Before(deadline) && !procs.RanksUp(os.Args[0], 4) {
 			time.Sleep(20 * time.Millisecond)
 		}
-		agents := pgrep(shmnodeBin)
-		if len(agents) < 2 {
-			t.Errorf("agents: %v", agents)
+		agent := procs.ParentOfRank(os.Args[0], 2)
+		if agent <= 0 {
+			t.Errorf("no agent found for rank 2")
 			return
 		}
-		syscall.Kill(agents[len(agents)-1], syscall.SIGKILL)
+		syscall.Kill(agent, syscall.SIGKILL)
 	}})
 	if err == nil {
 		t.Fatalf("the job succeeded:\n%s", out)
@@ -323,7 +320,7 @@ func TestMPINodeKilled(t *testing.T) {
 func TestMPILauncherKilled(t *testing.T) {
 	out, err := mpirun(t, mpirunOpts{Counts: 2, Ranks: 2, Body: "wait-forever", Kill: func(t *testing.T, mpirun *exec.Cmd) {
 		deadline := time.Now().Add(60 * time.Second)
-		for time.Now().Before(deadline) && len(pgrep(os.Args[0])) < 4+2 {
+		for time.Now().Before(deadline) && !procs.RanksUp(os.Args[0], 4) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		mpirun.Process.Signal(syscall.SIGKILL)
@@ -472,7 +469,7 @@ func TestMPISpecExamples(t *testing.T) {
 			out, _ := mpirun(t, mpirunOpts{Counts: 3, Ranks: 3, Prog: []string{bin}, Flags: []string{"-ft"},
 				Kill: func(t *testing.T, mpirun *exec.Cmd) {
 					deadline := time.Now().Add(60 * time.Second)
-					for time.Now().Before(deadline) && len(pgrep(bin)) < 9+3 { // 9 ranks and 3 agents name it
+					for time.Now().Before(deadline) && !procs.RanksUp(bin, 9) {
 						time.Sleep(time.Millisecond)
 					}
 					if a := procs.ParentOfRank(bin, 4); a > 0 {

@@ -1,8 +1,10 @@
 // Command agent_teardown prints, as wall-clock nanoseconds, when the node
-// agent of a rank has ended and the kernel has torn its process down
-// (its pidfd becomes readable): the point before which no MPI can report
-// the death of that node. benchmarks/nodes_recovery.sh starts it beside
-// a job whose rank kills its agent.
+// agent of a rank has ended (its pidfd becomes readable): its sockets
+// are closed by then, and its parent can reap it, so no MPI reports the
+// death of that node before. The agent's memory may go later: its keeper
+// (internal/keeper) holds it and tears it down in spare CPU time.
+// benchmarks/nodes_recovery.sh starts it beside a job whose rank kills
+// its agent.
 //
 //	agent_teardown PROG RANK
 //

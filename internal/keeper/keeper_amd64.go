@@ -1,23 +1,44 @@
 package keeper
 
 import (
+	"runtime"
+	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// stack is the keeper's stack: it pushes one word, for its signal mask.
-var stack [4096]byte
+// The keeper's stack (it pushes one word, its signal mask), the
+// scheduling attributes it takes, and the word it sets once it is ready.
+// Globals: they never move, and the keeper shares this memory.
+var (
+	stack [4096]byte
+	attr  = unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_IDLE}
+	ready atomic.Uint32
+)
 
 //go:noescape
-func clone(flags, stack, ppid uintptr) (pid, errno uintptr)
+func clone(flags, stack, ppid, attr, ready uintptr) (pid, errno uintptr)
 
 func start() (int, error) {
 	top := (uintptr(unsafe.Pointer(&stack[len(stack)-1])) + 1) &^ 15
-	pid, errno := clone(unix.CLONE_VM|uintptr(unix.SIGCHLD), top, uintptr(unix.Getpid()))
+	pid, errno := clone(unix.CLONE_VM|uintptr(unix.SIGCHLD), top, uintptr(unix.Getpid()),
+		uintptr(unsafe.Pointer(&attr)), uintptr(unsafe.Pointer(&ready)))
 	if errno != 0 {
 		return 0, syscall.Errno(errno)
+	}
+	// Wait for it to be set up (its files closed, its death signal
+	// asked for, SCHED_IDLE taken), which it does at the normal policy.
+	deadline := time.Now().Add(time.Second)
+	for ready.Load() == 0 {
+		if time.Now().After(deadline) {
+			unix.Kill(int(pid), unix.SIGKILL)
+			return 0, errNotReady
+		}
+		runtime.Gosched()
+		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 	}
 	return int(pid), nil
 }

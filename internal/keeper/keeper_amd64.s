@@ -1,15 +1,18 @@
 #include "textflag.h"
 
-// func clone(flags, stack, ppid uintptr) (pid, errno uintptr)
+// func clone(flags, stack, ppid, attr, ready uintptr) (pid, errno uintptr)
 //
 // clone(flags, stack, 0, 0, 0). The child, on stack, shares the caller's
-// memory and runs no Go code: it blocks every signal, asks for SIGKILL
-// at its parent thread's death, exits if its parent (ppid) is gone
-// already, and pauses for ever.
-TEXT ·clone(SB), NOSPLIT, $0-40
+// memory and runs no Go code: it closes every file it got a copy of,
+// blocks every signal, asks for SIGKILL at its parent thread's death,
+// exits if its parent (ppid) is gone already, takes the scheduling
+// attributes at attr, stores 1 at ready, and pauses for ever.
+TEXT ·clone(SB), NOSPLIT, $0-56
 	MOVQ flags+0(FP), DI
 	MOVQ stack+8(FP), SI
-	MOVQ ppid+16(FP), R12 // kept across the syscall, in the child too
+	MOVQ ppid+16(FP), R12 // R12-R14 are kept across syscalls, in the child too
+	MOVQ attr+24(FP), R13
+	MOVQ ready+32(FP), R14
 	MOVQ $0, DX
 	MOVQ $0, R10
 	MOVQ $0, R8
@@ -20,15 +23,23 @@ TEXT ·clone(SB), NOSPLIT, $0-40
 	CMPQ AX, $0xfffffffffffff001
 	JLS ok
 	NEGQ AX
-	MOVQ $0, pid+24(FP)
-	MOVQ AX, errno+32(FP)
+	MOVQ $0, pid+40(FP)
+	MOVQ AX, errno+48(FP)
 	RET
 ok:
-	MOVQ AX, pid+24(FP)
-	MOVQ $0, errno+32(FP)
+	MOVQ AX, pid+40(FP)
+	MOVQ $0, errno+48(FP)
 	RET
 
 child:
+	// close_range(0, ~0, 0): a clone without CLONE_FILES has a copy of
+	// the parent's files, and a socket or pipe kept here would stay open
+	// after the parent's death.
+	MOVL $0, DI
+	MOVL $-1, SI
+	MOVL $0, DX
+	MOVL $436, AX
+	SYSCALL
 	// rt_sigprocmask(SIG_SETMASK, &all, NULL, 8)
 	MOVQ $-1, AX
 	PUSHQ AX
@@ -51,6 +62,13 @@ child:
 	SYSCALL
 	CMPQ AX, R12
 	JNE gone
+	// sched_setattr(0, attr, 0)
+	MOVL $0, DI
+	MOVQ R13, SI
+	MOVL $0, DX
+	MOVL $314, AX
+	SYSCALL
+	MOVL $1, (R14)
 loop:
 	MOVL $34, AX // SYS_pause
 	SYSCALL

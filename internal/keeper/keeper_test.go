@@ -90,7 +90,8 @@ func gone(t *testing.T, pid int, what string) {
 }
 
 // The keeper shares its parent's address space and nothing else runs in
-// it; it waits under SCHED_IDLE, and dies when its parent is killed.
+// it; it holds no file, waits under SCHED_IDLE, and dies when its parent
+// is killed.
 func TestKeeperDiesWithKilledParent(t *testing.T) {
 	cmd, pid := helper(t, "wait")
 	maps := func(p int) string {
@@ -109,6 +110,15 @@ func TestKeeperDiesWithKilledParent(t *testing.T) {
 	}
 	if a.Policy != unix.SCHED_IDLE {
 		t.Errorf("keeper's policy %d, want SCHED_IDLE (%d)", a.Policy, unix.SCHED_IDLE)
+	}
+	// It holds none of its parent's files (a socket or pipe it held would
+	// stay open after the parent's death).
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fds) != 0 {
+		t.Errorf("the keeper holds %d files", len(fds))
 	}
 	cmd.Process.Signal(unix.SIGKILL)
 	cmd.Wait()

@@ -38,3 +38,27 @@ func ParentOfRank(prog string, rank int) int {
 	}
 	return 0
 }
+
+// RanksUp reports whether processes running prog with world ranks 0 to
+// n-1 in their environments all exist. A process's keeper
+// (internal/keeper) shares its command line, so counting the processes
+// that name prog is no measure of how many ranks have started.
+func RanksUp(prog string, n int) bool {
+	out, _ := exec.Command("pgrep", "-f", prog).Output()
+	seen := make([]bool, n)
+	k := 0
+	for _, pid := range strings.Fields(string(out)) {
+		env, err := os.ReadFile("/proc/" + pid + "/environ")
+		if err != nil {
+			continue
+		}
+		for r := range n {
+			want := []byte(fmt.Sprintf("%s=%d\x00", job.EnvRank, r))
+			if !seen[r] && (bytes.HasPrefix(env, want) || bytes.Contains(env, append([]byte{0}, want...))) {
+				seen[r] = true
+				k++
+			}
+		}
+	}
+	return k == n
+}
