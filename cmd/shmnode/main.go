@@ -61,9 +61,9 @@ func main() {
 func run(n, cores int, ft, bind, tag bool, timeout, spin time.Duration, prog string, args []string) int {
 	sysmon.Batch() // this process's polling is every cross-node message's path
 	// A killed agent's sockets then close before its memory is torn down
-	// (internal/keeper): node kills, 4 x 2 ranks, 14 interleaved runs
-	// (2026-11-27), the agent's death (its pidfd readable) 5.1 -> 1.7 ms
-	// after the kill, the last survivor's allreduce 11.9 -> 8.6 ms.
+	// (internal/keeper): node kills, 4 x 2 ranks, 12 interleaved runs
+	// (2026-11-27), the agent's death (its pidfd readable) 3.5 -> 2.7 ms
+	// after the kill, the last survivor's allreduce 10.4 -> 8.5 ms.
 	keeper.Start()
 	net, err := node.NewMPINet()
 	if err != nil {

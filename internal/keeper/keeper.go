@@ -9,18 +9,18 @@
 // MPI learns of its death. A keeper shares the address space (CLONE_VM)
 // but nothing else: when the agent dies its exit_mm only drops a
 // reference, its sockets close at once, and the memory goes when the
-// keeper follows it (PR_SET_PDEATHSIG), under SCHED_IDLE, in time the
-// CPU has spare (node kills, 12 interleaved runs, 2026-11-27: the last
-// survivor's allreduce 7.7 ms after the kill with the keeper under
-// SCHED_IDLE, 10.0 under the normal policy, where its teardown took the
-// survivors' CPU, 9.4 without a keeper).
+// keeper follows it (PR_SET_PDEATHSIG). Node kills, 4 x 2 ranks, 12
+// interleaved runs (2026-11-27): the last survivor's allreduce 8.5 ms
+// after the kill at the median with a keeper, 10.4 without; under
+// SCHED_IDLE, where its teardown would take only spare CPU, 8.4, but an
+// idle process that a busy machine starves could outlive its agent by
+// seconds, so the keeper keeps the normal policy.
 //
 // The keeper runs no Go code: its entry, in assembly, closes the copies
 // of its parent's files that the clone gave it, blocks every signal,
 // asks for SIGKILL at its parent thread's death, exits if that parent is
-// gone already, takes SCHED_IDLE, says it is ready, and pauses for ever.
-// Start waits for it to be ready: until then it runs at the normal
-// policy, so that a busy machine cannot starve it before it is set up.
+// gone already, says it is ready, and pauses for ever. Start waits for
+// it to be ready.
 package keeper
 
 import (

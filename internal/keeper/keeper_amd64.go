@@ -10,27 +10,25 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The keeper's stack (it pushes one word, its signal mask), the
-// scheduling attributes it takes, and the word it sets once it is ready.
-// Globals: they never move, and the keeper shares this memory.
+// The keeper's stack (it pushes one word, its signal mask) and the word
+// it sets once it is ready. Globals: they never move, and the keeper
+// shares this memory.
 var (
 	stack [4096]byte
-	attr  = unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_IDLE}
 	ready atomic.Uint32
 )
 
 //go:noescape
-func clone(flags, stack, ppid, attr, ready uintptr) (pid, errno uintptr)
+func clone(flags, stack, ppid, ready uintptr) (pid, errno uintptr)
 
 func start() (int, error) {
 	top := (uintptr(unsafe.Pointer(&stack[len(stack)-1])) + 1) &^ 15
-	pid, errno := clone(unix.CLONE_VM|uintptr(unix.SIGCHLD), top, uintptr(unix.Getpid()),
-		uintptr(unsafe.Pointer(&attr)), uintptr(unsafe.Pointer(&ready)))
+	pid, errno := clone(unix.CLONE_VM|uintptr(unix.SIGCHLD), top, uintptr(unix.Getpid()), uintptr(unsafe.Pointer(&ready)))
 	if errno != 0 {
 		return 0, syscall.Errno(errno)
 	}
-	// Wait for it to be set up (its files closed, its death signal
-	// asked for, SCHED_IDLE taken), which it does at the normal policy.
+	// Wait for it to be set up (its files closed, its death signal asked
+	// for): until then it holds copies of this process's files.
 	deadline := time.Now().Add(time.Second)
 	for ready.Load() == 0 {
 		if time.Now().After(deadline) {

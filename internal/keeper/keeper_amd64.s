@@ -1,18 +1,17 @@
 #include "textflag.h"
 
-// func clone(flags, stack, ppid, attr, ready uintptr) (pid, errno uintptr)
+// func clone(flags, stack, ppid, ready uintptr) (pid, errno uintptr)
 //
 // clone(flags, stack, 0, 0, 0). The child, on stack, shares the caller's
 // memory and runs no Go code: it closes every file it got a copy of,
 // blocks every signal, asks for SIGKILL at its parent thread's death,
-// exits if its parent (ppid) is gone already, takes the scheduling
-// attributes at attr, stores 1 at ready, and pauses for ever.
-TEXT ·clone(SB), NOSPLIT, $0-56
+// exits if its parent (ppid) is gone already, stores 1 at ready, and
+// pauses for ever.
+TEXT ·clone(SB), NOSPLIT, $0-48
 	MOVQ flags+0(FP), DI
 	MOVQ stack+8(FP), SI
-	MOVQ ppid+16(FP), R12 // R12-R14 are kept across syscalls, in the child too
-	MOVQ attr+24(FP), R13
-	MOVQ ready+32(FP), R14
+	MOVQ ppid+16(FP), R12 // R12 and R14 are kept across syscalls, in the child too
+	MOVQ ready+24(FP), R14
 	MOVQ $0, DX
 	MOVQ $0, R10
 	MOVQ $0, R8
@@ -23,12 +22,12 @@ TEXT ·clone(SB), NOSPLIT, $0-56
 	CMPQ AX, $0xfffffffffffff001
 	JLS ok
 	NEGQ AX
-	MOVQ $0, pid+40(FP)
-	MOVQ AX, errno+48(FP)
+	MOVQ $0, pid+32(FP)
+	MOVQ AX, errno+40(FP)
 	RET
 ok:
-	MOVQ AX, pid+40(FP)
-	MOVQ $0, errno+48(FP)
+	MOVQ AX, pid+32(FP)
+	MOVQ $0, errno+40(FP)
 	RET
 
 child:
@@ -62,12 +61,6 @@ child:
 	SYSCALL
 	CMPQ AX, R12
 	JNE gone
-	// sched_setattr(0, attr, 0)
-	MOVL $0, DI
-	MOVQ R13, SI
-	MOVL $0, DX
-	MOVL $314, AX
-	SYSCALL
 	MOVL $1, (R14)
 loop:
 	MOVL $34, AX // SYS_pause

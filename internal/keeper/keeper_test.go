@@ -90,8 +90,7 @@ func gone(t *testing.T, pid int, what string) {
 }
 
 // The keeper shares its parent's address space and nothing else runs in
-// it; it holds no file, waits under SCHED_IDLE, and dies when its parent
-// is killed.
+// it; it holds no file, and dies when its parent is killed.
 func TestKeeperDiesWithKilledParent(t *testing.T) {
 	cmd, pid := helper(t, "wait")
 	maps := func(p int) string {
@@ -103,13 +102,6 @@ func TestKeeperDiesWithKilledParent(t *testing.T) {
 	}
 	if a, b := maps(cmd.Process.Pid), maps(pid); a != b {
 		t.Errorf("the keeper's address space is not its parent's:\n%s\n---\n%s", a, b)
-	}
-	a, err := unix.SchedGetAttr(pid, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Policy != unix.SCHED_IDLE {
-		t.Errorf("keeper's policy %d, want SCHED_IDLE (%d)", a.Policy, unix.SCHED_IDLE)
 	}
 	// It holds none of its parent's files (a socket or pipe it held would
 	// stay open after the parent's death).
