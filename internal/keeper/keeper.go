@@ -53,4 +53,4 @@ var (
 // ErrUnsupported: no keeper on this architecture.
 var ErrUnsupported = errors.New("keeper: not supported here")
 
-var errNotReady = errors.New("keeper: not set up within a second")
+var errNotReady = errors.New("keeper: not set up (no close_range, or not within a second)")

@@ -31,8 +31,13 @@ func start() (int, error) {
 	// for): until then it holds copies of this process's files.
 	deadline := time.Now().Add(time.Second)
 	for ready.Load() == 0 {
+		var ws unix.WaitStatus
+		if p, _ := unix.Wait4(int(pid), &ws, unix.WNOHANG, nil); p == int(pid) {
+			return 0, errNotReady // it gave up (no close_range)
+		}
 		if time.Now().After(deadline) {
 			unix.Kill(int(pid), unix.SIGKILL)
+			unix.Wait4(int(pid), nil, 0, nil)
 			return 0, errNotReady
 		}
 		runtime.Gosched()

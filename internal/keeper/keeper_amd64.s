@@ -39,6 +39,8 @@ child:
 	MOVL $0, DX
 	MOVL $436, AX
 	SYSCALL
+	CMPQ AX, $0
+	JNE gone // no close_range (Linux before 5.9): no keeper
 	// rt_sigprocmask(SIG_SETMASK, &all, NULL, 8)
 	MOVQ $-1, AX
 	PUSHQ AX
