@@ -16,27 +16,22 @@ import (
 // of the process running prog whose environment gives it world rank
 // rank, or 0 if there is none.
 func ParentOfRank(prog string, rank int) int {
-	out, _ := exec.Command("pgrep", "-f", prog).Output()
-	want := []byte(fmt.Sprintf("%s=%d\x00", job.EnvRank, rank))
-	for _, pid := range strings.Fields(string(out)) {
-		env, err := os.ReadFile("/proc/" + pid + "/environ")
-		if err != nil || !bytes.HasPrefix(env, want) && !bytes.Contains(env, append([]byte{0}, want...)) {
-			continue
-		}
-		st, err := os.ReadFile("/proc/" + pid + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces; it ends at
-		// the last ')'.
-		f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:]))
-		var ppid int
-		if len(f) > 1 {
-			fmt.Sscan(f[1], &ppid)
-		}
-		return ppid
+	pid, ok := rankPids(prog)[rank]
+	if !ok {
+		return 0
 	}
-	return 0
+	st, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid ...: comm may hold spaces; it ends at the
+	// last ')'.
+	f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:]))
+	var ppid int
+	if len(f) > 1 {
+		fmt.Sscan(f[1], &ppid)
+	}
+	return ppid
 }
 
 // RanksUp reports whether processes running prog with world ranks 0 to
@@ -44,21 +39,37 @@ func ParentOfRank(prog string, rank int) int {
 // (internal/keeper) shares its command line, so counting the processes
 // that name prog is no measure of how many ranks have started.
 func RanksUp(prog string, n int) bool {
+	pids := rankPids(prog)
+	for r := range n {
+		if _, ok := pids[r]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// rankPids maps the world rank in the environment of each process
+// running prog to its pid (the first found, for a rank named twice).
+func rankPids(prog string) map[int]string {
 	out, _ := exec.Command("pgrep", "-f", prog).Output()
-	seen := make([]bool, n)
-	k := 0
+	key := []byte(job.EnvRank + "=")
+	m := map[int]string{}
 	for _, pid := range strings.Fields(string(out)) {
 		env, err := os.ReadFile("/proc/" + pid + "/environ")
 		if err != nil {
 			continue
 		}
-		for r := range n {
-			want := []byte(fmt.Sprintf("%s=%d\x00", job.EnvRank, r))
-			if !seen[r] && (bytes.HasPrefix(env, want) || bytes.Contains(env, append([]byte{0}, want...))) {
-				seen[r] = true
-				k++
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if v, ok := bytes.CutPrefix(kv, key); ok {
+				var r int
+				if _, err := fmt.Sscan(string(v), &r); err == nil {
+					if _, dup := m[r]; !dup {
+						m[r] = pid
+					}
+				}
+				break
 			}
 		}
 	}
-	return k == n
+	return m
 }
