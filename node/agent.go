@@ -100,7 +100,7 @@ func Run(cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("node: allgather of rank counts: %w", err)
 	}
 	a := &agent{cfg: cfg, net: net, me: net.Rank(), offsets: make([]int, len(counts)+1), over: make([]bool, len(counts)),
-		acks: map[uint64]func(uint8){}, spin: cfg.IdleSpin}
+		acks: map[uint64]func(uint8){}, spin: cfg.IdleSpin, lateQ: make([][]*lateMsg, len(counts))}
 	switch {
 	case a.spin == 0:
 		a.spin = DefaultIdleSpin
@@ -180,6 +180,20 @@ type agent struct {
 	over     []bool // by agent: said it is done, or died
 	sentDone bool
 	ending   bool // the job is being ended here (failure without FT, abort, timeout)
+	// lateQ: by agent, the long messages from it whose bytes are still
+	// in the MPI, in the order they must be received (fillLate).
+	lateQ [][]*lateMsg
+}
+
+// lateMsg is a long message from another node, sent on to its receiver
+// here before its bytes arrived (launch.Proxy.SendLate).
+type lateMsg struct {
+	ps      *proxyState // of its sender
+	late    launch.Late
+	n       int
+	at      time.Time // when its header came
+	data    []byte    // the agent's buffer for its bytes, if they went there
+	reqDone bool      // its send completed: late may no longer be used
 }
 
 // proxyState is the agent's bookkeeping for a rank of another node.
@@ -189,12 +203,14 @@ type proxyState struct {
 	finalWanted bool          // its node said it finalized: mark it once pending is empty
 	finalized   bool
 	failed      bool
+	lostBytes   bool // bytes of its late messages were lost with its node
 }
 
 type pendingSend struct {
 	req   *ranks.Request
-	frame []byte // keeps the message's bytes alive until req completes
-	sync  bool   // a synchronous message: at completion, acknowledge id to agent from
+	frame []byte   // keeps the message's bytes alive until req completes
+	late  *lateMsg // or, for a late message, holds them
+	sync  bool     // a synchronous message: at completion, acknowledge id to agent from
 	from  int
 	id    uint64
 }
@@ -207,7 +223,7 @@ func (a *agent) nodeOf(r int) int {
 func (a *agent) broadcast(f frame) {
 	for k := range a.net.Size() {
 		if k != a.me {
-			a.net.Send(k, f.header(), nil) // a header each: the Net owns it
+			a.net.Send(k, f.header(), nil, nil) // a header each: the Net owns it
 		}
 	}
 }
@@ -261,7 +277,7 @@ func (a *agent) loop() error {
 				continue
 			}
 			for a.net.Backlog() < backlogMax {
-				ctx, src, tag, data, ack, ok, err := ps.p.Take(getBuf)
+				ctx, src, tag, data, ack, release, ok, err := ps.p.Take(getBuf, lendAbove)
 				if !ok {
 					break
 				}
@@ -278,7 +294,7 @@ func (a *agent) loop() error {
 					f.sync, f.id = true, a.ackSeq
 					a.acks[f.id] = ack
 				}
-				a.net.Send(a.nodeOf(ps.p.Rank), f.header(), data)
+				a.net.Send(a.nodeOf(ps.p.Rank), f.header(), data, release)
 			}
 		}
 		a.announceFailures()
@@ -330,6 +346,17 @@ func (a *agent) loop() error {
 				break
 			}
 		}
+		waiting := false
+		for k := range a.lateQ {
+			if len(a.lateQ[k]) == 0 {
+				continue
+			}
+			busy = true
+			if err := a.fillLate(k, false); err != nil {
+				return err
+			}
+			waiting = waiting || len(a.lateQ[k]) > 0
+		}
 		for _, ps := range a.proxies {
 			if ps != nil && (len(ps.pending) > 0 || ps.finalWanted) {
 				busy = a.advance(ps) || busy
@@ -344,11 +371,12 @@ func (a *agent) loop() error {
 		}
 		if busy {
 			lastBusy = time.Time{}
-			if delivered {
+			if delivered || waiting {
 				// Let the ranks that share this CPU take what arrived
 				// now, not after another round of polling the MPI:
 				// cross-node osu_latency 8 B, 6 interleaved runs, median
-				// 15.3 against 16.0 µs (2026-11-26).
+				// 15.3 against 16.0 µs (2026-11-26). And a receiver of
+				// a late message must run to match it.
 				shm.Yield()
 			}
 			continue
@@ -388,6 +416,14 @@ func (a *agent) idle(quiet time.Duration) {
 // frameBig is the size of a frame after which the agent stops receiving
 // to let its ranks run.
 const frameBig = 64 << 10
+
+// lendAbove is the size above which a message sent from AllocMem memory
+// is lent to the Net rather than copied into the agent's buffer
+// (Proxy.Take): a frame longer than 64 KiB leaves from where its bytes
+// are (mpinet.go), so the sender's node makes no copy of it. Cross-node
+// osu_bw of 4 MiB from AllocMem buffers, 2 nodes of one core each: see
+// docs/nodes.md (2026-11-27, late).
+const lendAbove = longData
 
 // backlogMax is how many bytes an agent lets its Net hold unsent before
 // it takes no more from its proxies: beyond it, taking more only copies
@@ -497,6 +533,9 @@ func (a *agent) handle(from int, b []byte) (kept bool, err error) {
 	ps := a.proxies[f.src]
 	switch f.kind {
 	case frameMsg:
+		if f.long {
+			return false, a.handleLong(from, b, f, ps)
+		}
 		if ps.failed || f.dst < a.first || f.dst >= a.first+a.cfg.N {
 			return false, nil
 		}
@@ -532,6 +571,112 @@ func (a *agent) handle(from int, b []byte) (kept bool, err error) {
 	return false, nil
 }
 
+// latePatience is how long the bytes of a late message wait in the MPI
+// for its receiver to match, so that they can go straight into the
+// receiver's buffer; after it they go into the agent's, and the
+// message is an ordinary one (ranks/proxy.go, "Late messages").
+const latePatience = 100 * time.Microsecond
+
+// handleLong acts on the header of a long message (header b, decoded
+// f), whose bytes are still in the Net. A message that can go late is
+// sent on to its receiver at once, its bytes to come (fillLate);
+// otherwise the bytes are received now, after those of the late
+// messages before it from the same agent, and the whole frame handled.
+func (a *agent) handleLong(from int, b []byte, f frame, ps *proxyState) error {
+	here := !ps.failed && f.dst >= a.first && f.dst < a.first+a.cfg.N
+	if here && !f.sync {
+		req, late, err := ps.p.SendLate(f.ctx, f.dst, f.tag, f.n)
+		if err != nil {
+			return fmt.Errorf("node: rank %d to %d: %w", f.src, f.dst, err)
+		}
+		if late != nil {
+			m := &lateMsg{ps: ps, late: late, n: f.n, at: time.Now()}
+			ps.pending = append(ps.pending, pendingSend{req: req, late: m})
+			a.lateQ[from] = append(a.lateQ[from], m)
+			return nil
+		}
+	}
+	if err := a.fillLate(from, true); err != nil {
+		return err
+	}
+	full := bufs.get(frameHeader + f.n)
+	copy(full, b[:frameHeader])
+	full[1] = 0
+	if err := a.net.RecvData(from, full[frameHeader:]); err != nil {
+		bufs.put(full)
+		return a.dataLost(err)
+	}
+	if !here {
+		bufs.put(full)
+		return nil
+	}
+	kept, err := a.handle(from, full)
+	if !kept {
+		bufs.put(full)
+	}
+	return err
+}
+
+// fillLate receives the bytes of the late messages from agent from, in
+// order: into their receivers' buffers where those matched and can take
+// them; into the agent's buffers for the others, once latePatience has
+// passed (or at once, if force).
+func (a *agent) fillLate(from int, force bool) error {
+	for len(a.lateQ[from]) > 0 {
+		m := a.lateQ[from][0]
+		var dst []byte
+		state := launch.LateDone
+		if !m.reqDone {
+			dst, state = m.late.Target()
+		}
+		if state == launch.LateWait && !force && time.Since(m.at) < latePatience {
+			return nil
+		}
+		a.lateQ[from][0] = nil
+		a.lateQ[from] = a.lateQ[from][1:]
+		var err error
+		switch state {
+		case launch.LateDirect:
+			if err = a.net.RecvData(from, dst); err == nil {
+				m.late.Filled(nil)
+			}
+		case launch.LateDone:
+			scratch := bufs.get(m.n)
+			err = a.net.RecvData(from, scratch)
+			bufs.put(scratch)
+		default:
+			m.data = bufs.get(m.n)
+			if err = a.net.RecvData(from, m.data); err == nil {
+				m.late.Filled(m.data)
+			}
+		}
+		if err != nil {
+			// Lost after the failures are declared (dataLost), so that
+			// the receiver sees its sender failed.
+			err = a.dataLost(err)
+			if !m.reqDone {
+				m.late.Lost()
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// dataLost handles an error of RecvData: the sending agent failed, and
+// the bytes of its late messages with it.
+func (a *agent) dataLost(err error) error {
+	var nf *NodesFailed
+	switch {
+	case errors.As(err, &nf):
+		a.nodesFailed(nf.Agents)
+		return nil
+	case errors.Is(err, errDataLost):
+		return nil
+	}
+	return fmt.Errorf("node: agent %d: %w", a.me, err)
+}
+
 // nodesFailed handles the death of other agents, which the Net reports:
 // every rank of their nodes that had not finalized has failed.
 func (a *agent) nodesFailed(agents []int) {
@@ -543,12 +688,30 @@ func (a *agent) nodesFailed(agents []int) {
 			a.over[k] = true
 			a.doneFrom++
 		}
+		// The bytes still in the MPI are lost: after the failures are
+		// declared below, so that their receivers see the sender failed.
+		lost := a.lateQ[k]
+		a.lateQ[k] = nil
+		for _, m := range lost {
+			if !m.reqDone {
+				m.ps.lostBytes = true
+			}
+		}
+		defer func() {
+			for _, m := range lost {
+				if !m.reqDone {
+					m.late.Lost()
+				}
+			}
+		}()
 		for r := a.offsets[k]; r < a.offsets[k+1]; r++ {
 			ps := a.proxies[r]
-			if ps.failed || ps.finalized || ps.finalWanted {
+			// A rank that finalized at its node has failed here all the
+			// same if bytes it sent before are lost.
+			if ps.failed || ps.finalized || ps.finalWanted && !ps.lostBytes {
 				continue
 			}
-			ps.failed = true
+			ps.failed, ps.finalWanted = true, false
 			a.res.Failed = append(a.res.Failed, r)
 			a.job.DeclareFailed(r)
 		}
@@ -570,10 +733,17 @@ func (a *agent) advance(ps *proxyState) bool {
 		if _, done, err := s.req.Test(); done {
 			moved = true
 			bufs.put(s.frame)
+			if m := s.late; m != nil {
+				m.reqDone = true
+				if m.data != nil {
+					bufs.put(m.data)
+					m.data = nil
+				}
+			}
 			if s.sync {
 				// Matched, or never will be: either way its sender must
 				// not wait any longer, and learns which.
-				a.net.Send(s.from, (&frame{kind: frameAck, src: ps.p.Rank, id: s.id, outcome: launch.SyncOutcome(err)}).header(), nil)
+				a.net.Send(s.from, (&frame{kind: frameAck, src: ps.p.Rank, id: s.id, outcome: launch.SyncOutcome(err)}).header(), nil, nil)
 			}
 			continue
 		}

@@ -80,6 +80,8 @@ type nodesOpts struct {
 	Env     []string
 	// Started runs once node k's ranks are started.
 	Started func(k int, j *launch.Job, first, world int)
+	// Net, if set, gives node k's Net in place of its Loopback.
+	Net func(k int, n Net) Net
 }
 
 type nodeRun struct {
@@ -133,7 +135,11 @@ func runNodes(t *testing.T, o nodesOpts) *nodeRun {
 			if o.Path != "" {
 				path, args = o.Path, nil
 			}
-			cfg := Config{Net: nets[k], N: n, Path: path, Args: args, Env: env,
+			net := nets[k]
+			if o.Net != nil {
+				net = o.Net(k, net)
+			}
+			cfg := Config{Net: net, N: n, Path: path, Args: args, Env: env,
 				Cores: max(1, runtime.NumCPU()/len(o.Counts)),
 				FT:    o.FT, Timeout: o.Timeout,
 				Output: func(r int) (io.Writer, io.Writer) { return nr.outs[r], nr.outs[r] }}

@@ -56,7 +56,7 @@ func TestLoopbackFrameAllocs(t *testing.T) {
 	bufs.put(data)
 	allocs := testing.AllocsPerRun(1000, func() {
 		f := frame{kind: frameMsg, src: 0, dst: 1, tag: 3, data: bufs.get(8)}
-		nets[0].Send(1, f.header(), f.data)
+		nets[0].Send(1, f.header(), f.data, nil)
 		_, b, ok, err := nets[1].Recv()
 		if !ok || err != nil {
 			t.Fatalf("Recv: ok %v, err %v", ok, err)

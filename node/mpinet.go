@@ -78,7 +78,9 @@ static net_test_res net_test(MPI_Request *req) {
 // Frames up to RBUF bytes arrive in one message, into a receive posted
 // in advance (a test of a posted receive is what makes the MPI progress
 // its transport at once; a probe was 20 times slower here). Longer ones
-// come as their header there, then their bytes with tag 1.
+// (more than longData bytes after the header; RBUF = longData +
+// frameHeader) come as their header there, then their bytes with tag 1,
+// which the agent receives when it knows where they go (RecvData).
 #define RBUF (64 * 1024)
 static MPI_Request rreq = MPI_REQUEST_NULL;
 static char rbuf[RBUF];
@@ -130,7 +132,6 @@ static int net_errstr(int code, char *buf) {
 import "C"
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -149,9 +150,10 @@ type MPINet struct {
 }
 
 type mpiSend struct {
-	req C.MPI_Request
-	pin *runtime.Pinner // the frame stays where it is until the send completes
-	b   []byte          // what is sent, back to bufs when done
+	req  C.MPI_Request
+	pin  *runtime.Pinner // the frame stays where it is until the send completes
+	b    []byte          // what is sent, back to bufs when done
+	sent func()          // or, if not nil, to call instead: b is lent
 }
 
 // errAgentFailed is an MPI error of a ULFM failure class: some agent died.
@@ -182,9 +184,6 @@ func NewMPINet() (*MPINet, error) {
 	return &MPINet{rank: int(rank), size: int(size), gone: make([]bool, int(size))}, nil
 }
 
-// mpiBig is the largest frame sent as one message (RBUF in the C part).
-const mpiBig = 64 << 10
-
 func (n *MPINet) Rank() int { return n.rank }
 func (n *MPINet) Size() int { return n.size }
 
@@ -200,35 +199,38 @@ func (n *MPINet) Allgather(v int) ([]int, error) {
 	return vals, nil
 }
 
-func (n *MPINet) Send(to int, header, data []byte) error {
-	if len(header)+len(data) <= mpiBig {
+func (n *MPINet) Send(to int, header, data []byte, sent func()) error {
+	if len(data) <= longData {
 		b := bufs.get(len(header) + len(data))
 		copy(b[copy(b, header):], data)
 		bufs.put(header)
-		bufs.put(data)
-		return n.isend(to, 0, b)
+		giveBack(data, sent)
+		return n.isend(to, 0, b, nil)
 	}
 	// The header alone, marked, then the bytes, from where they are.
 	header[1] = 1
-	if err := n.isend(to, 0, header); err != nil {
+	if err := n.isend(to, 0, header, nil); err != nil {
+		giveBack(data, sent)
 		return err
 	}
-	return n.isend(to, 1, data)
+	return n.isend(to, 1, data, sent)
 }
 
-func (n *MPINet) isend(to, tag int, b []byte) error {
+// isend starts sending b, which goes back to bufs when done, or to its
+// lender (sent, if not nil).
+func (n *MPINet) isend(to, tag int, b []byte, sent func()) error {
 	if n.gone[to] {
-		bufs.put(b)
+		giveBack(b, sent)
 		return nil // its node is gone, and what was for it with it
 	}
-	n.sends = append(n.sends, mpiSend{pin: n.pinner(), b: b})
+	n.sends = append(n.sends, mpiSend{pin: n.pinner(), b: b, sent: sent})
 	s := &n.sends[len(n.sends)-1]
 	p := unsafe.Pointer(unsafe.SliceData(b))
 	s.pin.Pin(p)
 	err := mpiErr("MPI_Isend", C.net_isend_tag(p, C.int(len(b)), C.int(to), C.int(tag), &s.req))
 	if err != nil {
 		n.unpin(s.pin)
-		bufs.put(b)
+		giveBack(b, sent)
 		n.sends = n.sends[:len(n.sends)-1]
 		if err == errAgentFailed {
 			return nil // Recv reports it
@@ -272,7 +274,7 @@ func (n *MPINet) reap() error {
 		}
 		n.unpin(n.sends[k].pin)
 		n.inflight -= len(n.sends[k].b)
-		bufs.put(n.sends[k].b)
+		giveBack(n.sends[k].b, n.sends[k].sent)
 		k++
 	}
 	if k > 0 {
@@ -325,23 +327,22 @@ func (n *MPINet) Recv() (int, []byte, bool, error) {
 	if err := mpiErr("MPI_Irecv", C.net_post()); err != nil {
 		return 0, nil, false, err
 	}
-	if len(b) == frameHeader && b[1] == 1 {
-		// A long frame: its bytes follow with tag 1.
-		ln := binary.LittleEndian.Uint32(b[20:])
-		f := bufs.get(frameHeader + int(ln))
-		copy(f, b)
-		bufs.put(b)
-		f[1] = 0
-		err := mpiErr("MPI_Recv", C.net_recv(unsafe.Pointer(&f[frameHeader]), C.int(ln), from))
-		if err == errAgentFailed {
-			return 0, nil, false, n.failures()
-		}
-		if err != nil {
-			return 0, nil, false, err
-		}
-		b = f
-	}
 	return int(from), b, true, nil
+}
+
+// RecvData receives a long frame's bytes, which follow its header with
+// tag 1 (Send).
+func (n *MPINet) RecvData(from int, dst []byte) error {
+	if n.gone[from] {
+		return errDataLost
+	}
+	err := mpiErr("MPI_Recv", C.net_recv(unsafe.Pointer(unsafe.SliceData(dst)), C.int(len(dst)), C.int(from)))
+	if err == errAgentFailed {
+		if err = n.failures(); err == nil {
+			err = errDataLost
+		}
+	}
+	return err
 }
 
 // ULFM reports whether the MPI tolerates an agent's death (then Recv

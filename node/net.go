@@ -21,13 +21,23 @@ type Net interface {
 	// Send queues a frame for agent to: its header (frameHeader bytes)
 	// and the bytes that follow it, which arrive as one frame. Both are
 	// then the Net's, which may hold on to them until the frame has left
-	// and gives them back to bufs.
-	Send(to int, header, data []byte) error
+	// and gives them back to bufs. If sent is not nil, data is memory
+	// lent to the Net (a sender's own buffer, Proxy.Take): the Net calls
+	// sent once it no longer reads data (the frame left, or never will),
+	// and does not give data to bufs.
+	Send(to int, header, data []byte, sent func()) error
 	// Backlog is how many bytes the Net holds that have not left yet.
 	Backlog() int
 	// Recv returns the next frame that has arrived, if any, without
-	// waiting.
+	// waiting. A message frame of more than longData bytes comes as its
+	// header alone (its long flag set): its bytes wait until RecvData
+	// takes them, so that they can go straight where they belong.
 	Recv() (from int, frame []byte, ok bool, err error)
+	// RecvData receives into dst the bytes of the oldest long frame from
+	// agent from whose bytes are not taken yet (an agent's come in the
+	// order of their headers). The error is a *NodesFailed if that agent
+	// has just failed, errDataLost if it had failed before.
+	RecvData(from int, dst []byte) error
 	// Idle is called when an agent's loop found nothing to do; it may
 	// wait a little for frames to arrive.
 	Idle()
@@ -50,10 +60,18 @@ const (
 	frameAck   = 6 // the synchronous message id has an outcome at its receiver's node: matched, or why not
 )
 
+// longData is the size above which a message frame's bytes come apart
+// from its header (Net.Recv).
+const longData = 64<<10 - frameHeader
+
+// errDataLost: the bytes of a long frame will never come, as the agent
+// that sent them had failed.
+var errDataLost = errors.New("node: a long frame's bytes are lost with their agent")
+
 // frameHeader is the size of a frame's header:
 //
 //	+0  kind u8
-//	+1  u8        the transport's own (mpinet.go: a long frame's header)
+//	+1  long u8   1: a header whose bytes follow apart (Net.RecvData)
 //	+2  sync u8   1: a synchronous message; acknowledge id when it matches
 //	+3  outcome u8  frameAck: launch.SyncOutcome's (0: matched)
 //	+4  ctx  u32  wire context (frameMsg)
@@ -66,12 +84,14 @@ const frameHeader = 32
 
 type frame struct {
 	kind     uint8
+	long     bool // the header alone; n bytes follow through RecvData
 	sync     bool
 	outcome  uint8
 	ctx      uint32
 	src, dst int
 	tag      int
 	id       uint64
+	n        int
 	data     []byte
 }
 
@@ -92,16 +112,29 @@ func (f *frame) header() []byte {
 	return b
 }
 
+// giveBack ends a Net's use of a frame's data: back to bufs, or to its
+// lender (sent).
+func giveBack(data []byte, sent func()) {
+	if sent != nil {
+		sent()
+		return
+	}
+	bufs.put(data)
+}
+
 func decode(b []byte) (frame, error) {
 	if len(b) < frameHeader {
 		return frame{}, fmt.Errorf("node: a frame of %d bytes", len(b))
 	}
 	n := binary.LittleEndian.Uint32(b[20:])
-	if int(n) != len(b)-frameHeader {
+	long := b[1] == 1 && len(b) == frameHeader && b[0] == frameMsg
+	if !long && int(n) != len(b)-frameHeader {
 		return frame{}, fmt.Errorf("node: a frame says %d bytes and carries %d", n, len(b)-frameHeader)
 	}
 	return frame{
 		kind:    b[0],
+		long:    long,
+		n:       int(n),
 		sync:    b[2] == 1,
 		outcome: b[3],
 		id:      binary.LittleEndian.Uint64(b[24:]),
@@ -143,6 +176,7 @@ type loopBox struct {
 	mu   sync.Mutex
 	q    []loopFrame // q[head:] wait; the array is reused once all are taken
 	head int
+	long map[int][][]byte // by sender: the bytes of long frames, in order
 	wake chan struct{}
 }
 
@@ -173,18 +207,36 @@ func (n *loopNet) Allgather(v int) ([]int, error) {
 	return append([]int(nil), g.vals...), nil
 }
 
-func (n *loopNet) Send(to int, header, data []byte) error {
+func (n *loopNet) Send(to int, header, data []byte, sent func()) error {
 	if n.closed {
+		if sent != nil {
+			sent()
+		}
 		return errors.New("node: send on a closed net")
 	}
-	frame := bufs.get(len(header) + len(data))
-	copy(frame[copy(frame, header):], data)
-	bufs.put(header)
-	bufs.put(data)
 	b := &n.l.boxes[to]
-	b.mu.Lock()
-	b.q = append(b.q, loopFrame{n.me, frame})
-	b.mu.Unlock()
+	if header[0] == frameMsg && len(data) > longData {
+		// As over the MPI: the header now, the bytes when taken.
+		bytes := bufs.get(len(data))
+		copy(bytes, data)
+		giveBack(data, sent)
+		header[1] = 1
+		b.mu.Lock()
+		if b.long == nil {
+			b.long = map[int][][]byte{}
+		}
+		b.long[n.me] = append(b.long[n.me], bytes)
+		b.q = append(b.q, loopFrame{n.me, header})
+		b.mu.Unlock()
+	} else {
+		frame := bufs.get(len(header) + len(data))
+		copy(frame[copy(frame, header):], data)
+		bufs.put(header)
+		giveBack(data, sent)
+		b.mu.Lock()
+		b.q = append(b.q, loopFrame{n.me, frame})
+		b.mu.Unlock()
+	}
 	select {
 	case b.wake <- struct{}{}:
 	default:
@@ -205,6 +257,26 @@ func (n *loopNet) Recv() (int, []byte, bool, error) {
 		b.q, b.head = b.q[:0], 0
 	}
 	return f.from, f.frame, true, nil
+}
+
+func (n *loopNet) RecvData(from int, dst []byte) error {
+	b := &n.l.boxes[n.me]
+	b.mu.Lock()
+	q := b.long[from]
+	if len(q) == 0 {
+		b.mu.Unlock()
+		return fmt.Errorf("node: no long frame's bytes from agent %d", from)
+	}
+	bytes := q[0]
+	q[0] = nil
+	b.long[from] = q[1:]
+	b.mu.Unlock()
+	if len(bytes) != len(dst) {
+		return fmt.Errorf("node: a long frame of %d bytes received into %d", len(bytes), len(dst))
+	}
+	copy(dst, bytes)
+	bufs.put(bytes)
+	return nil
 }
 
 func (n *loopNet) Idle() {}

@@ -23,6 +23,10 @@ import (
 // most peerMapSlots regions, and an entry is replaced at once when the
 // peer's descriptor number turns up with a new allocation id (the old
 // one was closed, so the region was freed).
+//
+// A proxy that lends a mapped buffer to its agent (borrowRndv) pins its
+// entry until the agent gives it back: a pinned entry is never replaced,
+// since the agent's MPI reads the memory after the lock is let go.
 
 const peerMapSlots = 8
 
@@ -32,6 +36,7 @@ type peerMap struct {
 	id   uint32 // the owner's allocation id
 	b    []byte // our mapping; nil: mapping failed, use process_vm_*
 	used uint64 // last use, for eviction; 0: the slot is empty
+	pins int    // buffers lent from this mapping and not given back
 }
 
 type peerMaps struct {
@@ -58,36 +63,53 @@ func publishMem(addr uintptr, n int, word, base interface{ Store(uint64) }) {
 // with word and base) is mapped here, for n bytes, or nil when the copy
 // must go through process_vm_readv/writev instead.
 func (e *engine) peerPtr(w int, word, base uint64, raddr uintptr, n int) unsafe.Pointer {
-	if word == 0 {
-		return nil
-	}
-	m := e.peerMap(w, int(uint32(word)), uint32(word>>32))
-	off := raddr - uintptr(base)
-	if m == nil || off+uintptr(n) > uintptr(len(m)) || raddr < uintptr(base) {
-		return nil
-	}
-	return unsafe.Pointer(unsafe.SliceData(m[off:]))
+	p, _ := e.peerAt(w, word, base, raddr, n)
+	return p
 }
 
-// peerMap returns our mapping of rank w's region (fd, id), mapping it the
-// first time; nil if it cannot be mapped.
-func (e *engine) peerMap(w, fd int, id uint32) []byte {
+// peerAt is peerPtr that also returns the cache entry of the mapping.
+func (e *engine) peerAt(w int, word, base uint64, raddr uintptr, n int) (unsafe.Pointer, *peerMap) {
+	if word == 0 {
+		return nil, nil
+	}
+	s := e.peerMap(w, int(uint32(word)), uint32(word>>32))
+	if s == nil {
+		return nil, nil
+	}
+	m := s.b
+	off := raddr - uintptr(base)
+	if m == nil || off+uintptr(n) > uintptr(len(m)) || raddr < uintptr(base) {
+		return nil, nil
+	}
+	return unsafe.Pointer(unsafe.SliceData(m[off:])), s
+}
+
+// peerMap returns the cache entry of rank w's region (fd, id), mapping it
+// the first time (its b is nil if it cannot be mapped); nil when every
+// entry that could make room is pinned.
+func (e *engine) peerMap(w, fd int, id uint32) *peerMap {
 	pm := &e.pmaps
 	pm.tick++
-	victim := &pm.slots[0]
+	var victim *peerMap
 	for i := range pm.slots {
 		s := &pm.slots[i]
 		if s.used != 0 && s.rank == w && s.fd == fd {
 			if s.id == id {
 				s.used = pm.tick
-				return s.b
+				return s
 			}
-			victim = s // the descriptor was reused: that region is freed
-			break
+			if s.pins == 0 {
+				victim = s // the descriptor was reused: that region is freed
+				break
+			}
+			continue // lent out: it goes when it is given back
 		}
-		if s.used < victim.used {
+		if s.pins == 0 && (victim == nil || s.used < victim.used) {
 			victim = s
 		}
+	}
+	if victim == nil {
+		return nil
 	}
 	e.dropPeerMap(victim)
 	b, err := mapPeerMem(e.pid(w), fd)
@@ -95,7 +117,7 @@ func (e *engine) peerMap(w, fd int, id uint32) []byte {
 		b = nil // remembered, so that the next piece does not retry
 	}
 	*victim = peerMap{rank: w, fd: fd, id: id, b: b, used: pm.tick}
-	return b
+	return victim
 }
 
 func (e *engine) dropPeerMap(s *peerMap) {

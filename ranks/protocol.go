@@ -122,7 +122,17 @@ func (e *engine) trySend(r *request) bool {
 	var gen uint32
 	ackMsg := false
 	if r.sync || kind == kRndv {
-		if hs = e.allocHS(); hs < 0 {
+		if r.dataLost {
+			e.dropSend(r, newErr(ErrProcFailed, r.op, -1, "the message's bytes were lost with their node"))
+			return true
+		}
+		if hs = e.allocHS(); hs < 0 && r.unready {
+			// Fragments would copy bytes not here yet: wait for a slot,
+			// or for the bytes (the agent receives them within its
+			// patience).
+			return false
+		}
+		if hs < 0 {
 			// Every handshake slot is held by messages not yet matched
 			// (or being copied). MPI's progress rule says this message
 			// must still reach the receiver: send it by a protocol that
@@ -147,7 +157,11 @@ func (e *engine) trySend(r *request) bool {
 			p.pipeTail.Store(0)
 			p.pipeHead.Store(0)
 		}
-		p.state.Store(hsPosted)
+		if r.unready {
+			p.state.Store(hsLatePosted)
+		} else {
+			p.state.Store(hsPosted)
+		}
 	}
 	if kind == kInline && n <= shortMax && !r.sync && e.streamsTo(w) {
 		cl, ok := e.prods[w].TryClaimShort()

@@ -46,13 +46,20 @@ type proxy struct {
 
 func init() {
 	ext.NewProxy = func(seg *shm.Segment, slot int) (any, error) { return newProxy(seg, slot) }
-	ext.ProxyTake = func(p any, alloc func(n int) []byte) (ctx uint32, src, tag int, data []byte, ack func(outcome uint8), ok bool, err error) {
-		return p.(*proxy).take(alloc)
+	ext.ProxyTake = func(p any, alloc func(n int) []byte, lendAbove int) (ctx uint32, src, tag int, data []byte, ack func(outcome uint8), release func(), ok bool, err error) {
+		return p.(*proxy).take(alloc, lendAbove)
 	}
 	ext.ProxySend = func(p any, ctx uint32, dst, tag int, data []byte, sync bool) (any, error) {
 		return p.(*proxy).send(ctx, dst, tag, data, sync)
 	}
 	ext.ProxyFinalize = func(p any) { p.(*proxy).finalize() }
+	ext.ProxySendLate = func(p any, ctx uint32, dst, tag, n int) (any, any, error) {
+		r, l, err := p.(*proxy).sendLate(ctx, dst, tag, n)
+		if l == nil {
+			return r, nil, err // no typed nil in the interface
+		}
+		return r, l, err
+	}
 }
 
 // newProxy claims slot, which must be a rank of another node, for this
@@ -81,7 +88,12 @@ func newProxy(seg *shm.Segment, slot int) (*proxy, error) {
 // to call once the receiver's node knows the outcome: 0, matched (the
 // sender completes), or why it never will be (rejRevoked, rejDropped,
 // rejCollDead: the sender completes with that error); nil otherwise.
-func (p *proxy) take(alloc func(n int) []byte) (ctx uint32, src, tag int, data []byte, ack func(outcome uint8), ok bool, err error) {
+//
+// A message of more than lendAbove bytes (0: none) whose sender's buffer
+// is AllocMem memory is lent rather than copied: data is the sender's
+// buffer itself, mapped here, and the sender's send completes only when
+// release is called (borrowRndv). Otherwise release is nil.
+func (p *proxy) take(alloc func(n int) []byte, lendAbove int) (ctx uint32, src, tag int, data []byte, ack func(outcome uint8), release func(), ok bool, err error) {
 	e := p.e
 	e.lock()
 	e.progress()
@@ -108,7 +120,15 @@ func (p *proxy) take(alloc func(n int) []byte) (ctx uint32, src, tag int, data [
 	}
 	if m == nil {
 		e.unlock()
-		return 0, 0, 0, nil, nil, false, nil
+		return 0, 0, 0, nil, nil, nil, false, nil
+	}
+	if lendAbove > 0 && m.kind == kRndv && m.flags&fSyncRndv == 0 && m.n > lendAbove && !e.gone[m.src] {
+		if data, release = e.borrowRndv(m); data != nil {
+			src, tag = m.src, m.tag
+			e.putUmsg(m)
+			e.unlock()
+			return c.ctx, src, tag, data, nil, release, true, nil
+		}
 	}
 	if m.kind != kRndv && m.flags&(fSync|fAckMsg) != 0 || m.kind == kRndv && m.flags&fSyncRndv != 0 {
 		msrc, kind, flags, hs, gen := m.src, m.kind, m.flags, m.hs, m.gen
@@ -137,7 +157,37 @@ func (p *proxy) take(alloc func(n int) []byte) (ctx uint32, src, tag int, data [
 	e.unlock()
 	data = alloc(n)
 	_, err = h.recv(unsafe.Pointer(unsafe.SliceData(data)), n, 1, opProxy)
-	return c.ctx, src, tag, data, ack, true, err
+	return c.ctx, src, tag, data, ack, nil, true, err
+}
+
+// borrowRndv lends the buffer of rendezvous message m, if its sender's
+// buffer is AllocMem memory that this engine can map: the agent then
+// hands the sender's own memory to the system MPI, with no copy on the
+// sender's node (issue 27: a 4 MiB message's copy into the agent's
+// buffer took a sixth of the sending node's core). The handshake stays
+// open, so the sender's send does not complete and its buffer is not
+// reused, until release: then the sender sees hsDone, as after a copy.
+// The mapping is pinned in the cache meanwhile. If the sender fails
+// meanwhile, the memory stays mapped here, and the message goes on as
+// one sent before the failure. Returns nil when the buffer cannot be
+// mapped, and the message is then copied as any other.
+func (e *engine) borrowRndv(m *umsg) (data []byte, release func()) {
+	p := e.hsPtr(m.src, m.hs)
+	if p.gen.Load() != m.gen {
+		return nil, nil
+	}
+	ptr, s := e.peerAt(m.src, p.srcMem.Load(), p.srcBase.Load(), uintptr(p.addr.Load()), m.n)
+	if ptr == nil {
+		return nil, nil
+	}
+	s.pins++
+	src, hs, gen := m.src, m.hs, m.gen
+	return unsafe.Slice((*byte)(ptr), m.n), func() {
+		e.lock()
+		s.pins--
+		e.ack(src, hs, gen)
+		e.unlock()
+	}
 }
 
 // send starts sending data, as the proxied rank, to world rank dst on the
@@ -168,6 +218,171 @@ func (p *proxy) send(ctx uint32, dst, tag int, data []byte, sync bool) (*Request
 	c.newOp(r, true, sync, unsafe.Pointer(unsafe.SliceData(data)), len(data), 1, dst, tag, "Proxy")
 	e.startSend(r)
 	return h, nil
+}
+
+// Late messages: the bytes of a long message from another node come
+// through the system MPI only when the agent receives them, and the
+// agent can receive them straight into the receiver's buffer if it knows
+// that buffer. So the proxy sends the message's descriptor first, with
+// no bytes (sendLate, hsLatePosted): order holds, since the descriptor
+// takes the message's place among the sender's messages. When the
+// receiver matches it, it publishes its buffer as for a cooperative copy
+// and leaves all of the copy to the proxy. The agent then receives the
+// bytes into that buffer if it is AllocMem memory it can map (Direct),
+// and otherwise into a buffer of its own, after which the copy goes on as
+// for any rendezvous (Filled). A receiver that has not matched within
+// the agent's patience does not hold the bytes up: the agent receives
+// them into its own buffer, and the message is then an ordinary
+// rendezvous (hsPosted). If the bytes never come (their node died: Lost),
+// the receive completes with the sender's failure (hsLost).
+
+// Late's states, for LateSend.Target (ext.LateWait and the rest).
+const (
+	lateWait   = ext.LateWait
+	lateDirect = ext.LateDirect
+	lateBuffer = ext.LateBuffer
+	lateDone   = ext.LateDone
+)
+
+// lateSend is a proxy's send whose bytes are on their way (sendLate).
+// Its methods are called by the agent, until the request completes.
+type lateSend struct {
+	e   *engine
+	r   *request
+	n   int
+	pin *peerMap // the receiver's mapping, while the agent writes into it
+}
+
+// sendLate starts sending, as the proxied rank, n bytes that have not
+// arrived yet, to world rank dst on the communicator of wire context
+// ctx. The late handle is nil (and the request too) when the message
+// cannot go late: it is not a rendezvous message, or no handshake slot
+// is free; the agent then receives the bytes first and sends them.
+func (p *proxy) sendLate(ctx uint32, dst, tag, n int) (*Request, *lateSend, error) {
+	e := p.e
+	e.lock()
+	defer e.unlock()
+	c := e.comm(ctx)
+	if c == nil {
+		c = p.looseComm(ctx)
+	}
+	if dst < 0 || dst >= c.size {
+		return nil, nil, newErr(ErrRank, "Proxy", -1, "rank %d in a communicator of %d", dst, c.size)
+	}
+	if n <= e.eager || n <= doubleMax || len(e.hsFree) == 0 {
+		return nil, nil, nil
+	}
+	r, h := e.newRequest()
+	c.newOp(r, true, false, nil, n, 1, dst, tag, "Proxy")
+	r.unready = true
+	e.startSend(r)
+	return h, &lateSend{e: e, r: r, n: n}, nil
+}
+
+// Target says where the bytes should go now: lateWait (the receiver has
+// not matched: wait, within the agent's patience), lateDirect (into dst,
+// the receiver's own buffer, mapped here: call Filled(nil) after),
+// lateBuffer (into a buffer of the agent's: call Filled with it), or
+// lateDone (the send has completed: the receiver is gone, or refused the
+// message; the bytes are to be received and dropped).
+func (l *lateSend) Target() (dst []byte, state int) {
+	e, r := l.e, l.r
+	e.lock()
+	defer e.unlock()
+	e.progress()
+	if r.done {
+		return nil, lateDone
+	}
+	if r.hs < 0 {
+		return nil, lateWait // queued behind others to the same receiver
+	}
+	p := e.hsPtr(e.me, r.hs)
+	switch p.state.Load() {
+	case hsLatePosted:
+		return nil, lateWait
+	case hsCoop:
+		if int(p.accept.Load()) != l.n {
+			return nil, lateBuffer // a truncating receive: only part of the bytes go there
+		}
+		ptr, s := e.peerAt(r.wpeer, p.dstMem.Load(), p.dstBase.Load(), uintptr(p.dstAddr.Load()), l.n)
+		if ptr == nil {
+			return nil, lateBuffer
+		}
+		if _, ok := claimPiece(&p.claim, false); !ok {
+			return nil, lateBuffer
+		}
+		s.pins++
+		l.pin = s
+		return unsafe.Slice((*byte)(ptr), l.n), lateDirect
+	}
+	return nil, lateBuffer
+}
+
+// Filled says the bytes are here: in data (a buffer of the agent's that
+// stays untouched until the request completes), or, for nil, in the
+// receiver's buffer that Target gave.
+func (l *lateSend) Filled(data []byte) {
+	e, r := l.e, l.r
+	e.lock()
+	defer e.unlock()
+	if r.done {
+		return
+	}
+	if data == nil {
+		l.unpin()
+		r.unready = false
+		if r.hs >= 0 {
+			p := e.hsPtr(e.me, r.hs)
+			p.copied.Add(uint64(l.n))
+			e.dbs[r.wpeer].Ring()
+		}
+		return
+	}
+	r.buf = unsafe.Pointer(unsafe.SliceData(data))
+	if r.hs >= 0 {
+		p := e.hsPtr(e.me, r.hs)
+		p.addr.Store(uint64(uintptr(r.buf)))
+		publishMem(uintptr(r.buf), r.nbytes, &p.srcMem, &p.srcBase)
+		// Not matched yet: an ordinary rendezvous from now on.
+		p.state.CompareAndSwap(hsLatePosted, hsPosted)
+	}
+	r.unready = false
+	e.progress()
+}
+
+// Lost says the bytes will never come: their node died. The receiver,
+// matched or not, completes with the sender's failure.
+func (l *lateSend) Lost() {
+	e, r := l.e, l.r
+	e.lock()
+	defer e.unlock()
+	l.unpin()
+	if r.done {
+		return
+	}
+	if r.hs < 0 {
+		r.dataLost = true // trySend drops it
+		e.progress()
+		return
+	}
+	p := e.hsPtr(e.me, r.hs)
+	for {
+		s := p.state.Load()
+		if s != hsLatePosted && s != hsCoop && s != hsPiped {
+			break
+		}
+		if p.state.CompareAndSwap(s, hsLost) {
+			e.dbs[r.wpeer].Ring()
+			break
+		}
+	}
+}
+
+func (l *lateSend) unpin() {
+	if l.pin != nil {
+		l.pin.pins--
+		l.pin = nil
+	}
 }
 
 // proxyMark counts this proxy in rank w's ProxyQueued (job.CtlBlock): it

@@ -93,6 +93,10 @@ type request struct {
 	// holdDone: a proxy's rendezvous receive of a synchronous send; its
 	// end leaves the sender waiting (rndvDone)
 	holdDone bool
+	// unready: a proxy's send whose bytes have not arrived from their
+	// node yet (sendLate); dataLost: and never will. lateRecv: a receive
+	// that matched such a send, and leaves the whole copy to its sender.
+	unready, dataLost, lateRecv bool
 
 	// Rarely set, and placed where they move no other field. A part
 	// and a buffered send are internal orphans: recycleOrphan handles
@@ -130,6 +134,7 @@ func (r *request) reset() {
 	r.st = Status{}
 	r.chunk, r.hs, r.gen, r.off, r.accept = -1, -1, 0, 0, 0
 	r.frag, r.ackMsg, r.lost, r.holdDone = false, false, false, false
+	r.unready, r.dataLost, r.lateRecv = false, false, false
 }
 
 // newRequest hands out the state of a nonblocking or persistent call and

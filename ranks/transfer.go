@@ -46,6 +46,16 @@ func (e *engine) rndvRecv(r *request, src, tag, hs int, gen uint32, total int) {
 	}
 	r.wpeer = src
 	r.hs, r.gen, r.off, r.accept = hs, gen, 0, accept
+	// A proxy's message whose bytes are still on their way from another
+	// node (hsLatePosted): its sender copies all of it, once they are
+	// here or straight into our buffer (proxy.sendLate).
+	late := p.state.Load() == hsLatePosted
+	if p.state.Load() == hsLost {
+		e.rndvDone(r, p, src)
+		e.refresh() // the agent declared the sender failed first
+		e.complete(r, e.goneErr(r.c, src, r.op))
+		return
+	}
 	if accept == 0 {
 		e.rndvDone(r, p, src)
 		e.complete(r, nil)
@@ -56,7 +66,7 @@ func (e *engine) rndvRecv(r *request, src, tag, hs int, gen uint32, total int) {
 		// probe the receiver copies alone; after that, none is needed.
 		first := 0
 		var err error
-		if !e.cmaKnown && e.peerPtr(src, p.srcMem.Load(), p.srcBase.Load(), uintptr(p.addr.Load()), accept) == nil {
+		if !late && !e.cmaKnown && e.peerPtr(src, p.srcMem.Load(), p.srcBase.Load(), uintptr(p.addr.Load()), accept) == nil {
 			first = min(accept, coopProbe)
 			err = e.cmaRead(e.pid(src), r.buf, uintptr(p.addr.Load()), first)
 			e.cmaKnown = err == nil
@@ -78,10 +88,15 @@ func (e *engine) rndvRecv(r *request, src, tag, hs int, gen uint32, total int) {
 			p.copied.Store(uint64(first))
 			p.base.Store(uint64(first))
 			pieceLen := coopPieceLen(accept - first)
+			if late {
+				pieceLen = accept // one piece, the sender's
+			}
 			pieces := (accept - first + pieceLen - 1) / pieceLen
 			p.pieceLen.Store(uint64(pieceLen))
 			p.claim.Store(uint64(pieces) << 32)
-			p.state.Store(hsCoop)
+			if !e.lateMatched(r, p, src, late, hsCoop) {
+				return
+			}
 			e.dbs[src].Ring()
 			// The copy starts in advance, after the drain that matched
 			// this message has offered every other one it matched too:
@@ -98,12 +113,51 @@ func (e *engine) rndvRecv(r *request, src, tag, hs int, gen uint32, total int) {
 		}
 	}
 	p.accept.Store(uint64(accept))
-	p.state.Store(hsPiped)
+	if !e.lateMatched(r, p, src, late, hsPiped) {
+		return
+	}
 	e.dbs[src].Ring()
 	e.warmChunks(src)
 	e.active.push(r)
 	e.noteGone(src)
 	testStage(e, "matched")
+}
+
+// lateMatched moves the handshake p of r's message to state (hsCoop or
+// hsPiped) once matched. For a late message (hsLatePosted when r
+// matched) the receive leaves the copy to its sender (lateRecv), unless
+// the bytes arrived meanwhile (hsPosted: the usual copy); if they were
+// lost instead (hsLost), r completes with the sender's failure and
+// lateMatched reports false.
+func (e *engine) lateMatched(r *request, p *hsSlot, src int, late bool, state uint32) bool {
+	if late && !p.state.CompareAndSwap(hsLatePosted, state) {
+		if p.state.Load() == hsLost {
+			e.rndvDone(r, p, src)
+			e.refresh()
+			e.complete(r, e.goneErr(r.c, src, r.op))
+			return false
+		}
+		late = false
+	}
+	if !late {
+		p.state.Store(state)
+	}
+	r.lateRecv = late
+	return true
+}
+
+// lateLost completes a late receive (lateRecv) whose bytes will never
+// arrive (hsLost), and reports whether it did.
+func (e *engine) lateLost(r *request, p *hsSlot) bool {
+	if !r.lateRecv || p.state.Load() != hsLost {
+		return false
+	}
+	e.active.remove(r)
+	e.rndvDone(r, p, r.wpeer)
+	r.hs = -1
+	e.refresh()
+	e.complete(r, e.goneErr(r.c, r.wpeer, r.op))
+	return true
 }
 
 // stageHook, set only by tests, runs at named stages of a matched
@@ -221,7 +275,10 @@ func (e *engine) coopRecv(r *request) {
 	src := r.wpeer
 	p := e.hsPtr(src, r.hs)
 	claim, copied := &p.claim, &p.copied
-	for r.op != opProxy || !e.leaveToSender(r, copied.Load()) {
+	if e.lateLost(r, p) {
+		return
+	}
+	for !r.lateRecv && (r.op != opProxy || !e.leaveToSender(r, copied.Load())) {
 		i, ok := claimPiece(claim, true)
 		if !ok {
 			break
@@ -401,9 +458,13 @@ func (e *engine) advanceSend(r *request) {
 		r.hs = -1
 		e.complete(r, refusedErr(r.c, r.op, r.peer, why))
 	case hsCoop:
-		e.coopSend(r, p)
+		if !r.unready {
+			e.coopSend(r, p)
+		}
 	case hsPiped:
-		e.pushPipe(r, p)
+		if !r.unready {
+			e.pushPipe(r, p)
+		}
 	}
 }
 
@@ -433,6 +494,9 @@ func (e *engine) pushPipe(r *request, p *hsSlot) {
 func (e *engine) pullPipe(r *request) {
 	src := r.wpeer
 	p := e.hsPtr(src, r.hs)
+	if e.lateLost(r, p) {
+		return
+	}
 	tailW, headW := &p.pipeTail, &p.pipeHead
 	moved := false
 	for {

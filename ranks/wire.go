@@ -17,7 +17,7 @@ import (
 // synchronous send's acknowledgement or a large message's rendezvous.
 //
 //	line 0: written once per use
-//	  +0   state    uint32  hsFree / hsPosted / hsPiped / hsCoop / hsDone / hsRevoked
+//	  +0   state    uint32  hsFree / hsPosted / hsPiped / hsCoop / hsDone / hsRevoked / ... (below)
 //	  +4   gen      uint32  bumped on each use; descriptors carry it
 //	  +8   srcMem   uint64  the sender's buffer is AllocMem memory: memfd
 //	                        descriptor (low half) and allocation id (high
@@ -79,6 +79,14 @@ const (
 	hsRevoked = 5 // refused: the receiver's communicator is revoked
 	hsDropped = 6 // refused: the receiver freed the communicator (or never had it)
 	hsDead    = 7 // refused: a collective whose member failed (the receiver left it)
+	// hsLatePosted: descriptor sent by a node agent's proxy whose bytes
+	// have not arrived from the other node yet (proxy.sendLate). A
+	// receiver that matches it copies nothing itself: the proxy fills
+	// its buffer, with the system MPI straight into it where it can.
+	hsLatePosted = 8
+	// hsLost: such a message's bytes will never arrive (their node
+	// died); its receiver completes with the sender's failure.
+	hsLost = 9
 )
 
 // A cooperative copy splits what follows the probe into coopPieces

@@ -68,16 +68,22 @@ var (
 	// node, for this process, a node agent (ranks/proxy.go); the proxy is
 	// typed any here. ProxyTake receives the oldest message its inbox
 	// holds, if any: wire context, source and tag as sent, its bytes (in a
-	// buffer from alloc), and
+	// buffer from alloc, or above lendAbove bytes the sender's own
+	// AllocMem buffer, lent until release is called), and
 	// for a synchronous message the acknowledgement of its match, to call
 	// once the receiver matched it. ProxySend starts sending, as the
 	// proxied rank, a message that came from its node (synchronously if
 	// sync), and returns its *ranks.Request. ProxyFinalize marks the
 	// proxied rank finalized here.
 	NewProxy      func(seg *shm.Segment, slot int) (any, error)
-	ProxyTake     func(p any, alloc func(n int) []byte) (ctx uint32, src, tag int, data []byte, ack func(outcome uint8), ok bool, err error)
+	ProxyTake     func(p any, alloc func(n int) []byte, lendAbove int) (ctx uint32, src, tag int, data []byte, ack func(outcome uint8), release func(), ok bool, err error)
 	ProxySend     func(p any, ctx uint32, dst, tag int, data []byte, sync bool) (any, error)
 	ProxyFinalize func(p any)
+	// ProxySendLate starts sending, as the proxied rank, n bytes that
+	// are still on their way from its node: it returns the
+	// *ranks.Request and a LateSend, or two nils when the message cannot
+	// go late (ranks/proxy.go, "Late messages").
+	ProxySendLate func(p any, ctx uint32, dst, tag, n int) (req, late any, err error)
 
 	// Revoke revokes communicator comm at every member (the mechanism;
 	// ulfm holds the policy).
@@ -392,3 +398,11 @@ var StageHook func(stage string)
 // of a collective file access in every round of it, after the member's
 // part in the round (mpio's collective.go).
 var IORoundHook func(op string, round int)
+
+// LateSend's Target states (ranks/proxy.go, "Late messages").
+const (
+	LateWait   = 0 // the receiver has not matched yet
+	LateDirect = 1 // receive the bytes into the receiver's buffer given
+	LateBuffer = 2 // receive them into a buffer of the agent's, and Filled it
+	LateDone   = 3 // the send completed without them: receive and drop them
+)

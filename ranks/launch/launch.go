@@ -970,11 +970,16 @@ func (j *Job) Proxy(r int) (*Proxy, error) {
 // there (SyncOutcome), and the sender completes with it. err is the
 // receive's error (a sender that failed during a large message's copy);
 // the message is gone then.
-func (p *Proxy) Take(alloc func(n int) []byte) (ctx uint32, src, tag int, data []byte, ack func(outcome uint8), ok bool, err error) {
+//
+// A message of more than lendAbove bytes (0: none) sent from AllocMem
+// memory is lent instead of copied: data is the sender's buffer, mapped
+// in this process, and release is not nil. Its sender's send completes
+// only once release is called, after which data must not be read.
+func (p *Proxy) Take(alloc func(n int) []byte, lendAbove int) (ctx uint32, src, tag int, data []byte, ack func(outcome uint8), release func(), ok bool, err error) {
 	if alloc == nil {
 		alloc = func(n int) []byte { return make([]byte, n) }
 	}
-	return ext.ProxyTake(p.p, alloc)
+	return ext.ProxyTake(p.p, alloc, lendAbove)
 }
 
 // Outcomes of a synchronous send at its receiver's node, for Take's ack.
@@ -1009,6 +1014,47 @@ func (p *Proxy) Send(ctx uint32, dst, tag int, data []byte, sync bool) (*ranks.R
 		return nil, err
 	}
 	return r.(*ranks.Request), nil
+}
+
+// Late is a proxy's send whose bytes are still on their way from the
+// proxied rank's node (SendLate). Call its methods until the request
+// completes, from the goroutine that uses the proxy.
+type Late interface {
+	// Target says where the bytes go now: LateWait, the receiver has not
+	// matched (wait, or receive them into a buffer and call Filled);
+	// LateDirect, into dst, the receiver's own buffer (then Filled(nil));
+	// LateBuffer, into a buffer of the caller's (then Filled with it);
+	// LateDone, nowhere: the send completed without them (the receiver
+	// is gone, or refused the message).
+	Target() (dst []byte, state int)
+	// Filled says the bytes are in data, which must stay untouched until
+	// the request completes, or, for nil, in the buffer Target gave.
+	Filled(data []byte)
+	// Lost says the bytes will never come: the receiver completes with
+	// the sender's failure.
+	Lost()
+}
+
+// Late's Target states.
+const (
+	LateWait   = ext.LateWait
+	LateDirect = ext.LateDirect
+	LateBuffer = ext.LateBuffer
+	LateDone   = ext.LateDone
+)
+
+// SendLate starts sending, as the proxied rank, a message of n bytes
+// that have not arrived from its node yet: its receiver can match it
+// now, and its bytes can then go straight into the receiver's buffer.
+// late is nil when the message cannot be sent so (too short for a
+// rendezvous, or no handshake slot free): then send it with Send once
+// its bytes are here.
+func (p *Proxy) SendLate(ctx uint32, dst, tag, n int) (req *ranks.Request, late Late, err error) {
+	r, l, err := ext.ProxySendLate(p.p, ctx, dst, tag, n)
+	if err != nil || l == nil {
+		return nil, nil, err
+	}
+	return r.(*ranks.Request), l.(Late), nil
 }
 
 // Finalize marks the proxied rank finalized in this node's segment, as
