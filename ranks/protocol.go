@@ -158,6 +158,7 @@ func (e *engine) trySend(r *request) bool {
 			p.pipeHead.Store(0)
 		}
 		if r.unready {
+			p.ready.Store(0)
 			p.state.Store(hsLatePosted)
 		} else {
 			p.state.Store(hsPosted)

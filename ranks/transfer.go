@@ -278,6 +278,11 @@ func (e *engine) coopRecv(r *request) {
 	if e.lateLost(r, p) {
 		return
 	}
+	if r.lateRecv && p.ready.Load() == 1 {
+		// The late bytes are in the sender's buffer now: copy them as
+		// from any sender (lateSend.Filled leaves that to us).
+		r.lateRecv = false
+	}
 	for !r.lateRecv && (r.op != opProxy || !e.leaveToSender(r, copied.Load())) {
 		i, ok := claimPiece(claim, true)
 		if !ok {

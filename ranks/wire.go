@@ -37,6 +37,9 @@ import (
 //	                        write; the receiver copies it instead
 //	  +88  base     uint64  byte offset where the pieces start
 //	  +96  pieceLen uint64  bytes per piece (the last may be shorter)
+//	  +104 ready    uint64  a late message (hsLatePosted): 1 once its bytes
+//	                        are in the sender's buffer (addr); its
+//	                        receiver then copies them itself
 //	line 2: the pipelined fallback when cross-process copy is refused
 //	  +128 pipeTail uint32  entries the sender has filled
 //	  +132 pipeHead uint32  entries the receiver has drained
@@ -56,7 +59,8 @@ type hsSlot struct {
 	failed   atomic.Uint64
 	base     atomic.Uint64
 	pieceLen atomic.Uint64
-	_        [24]byte
+	ready    atomic.Uint64
+	_        [16]byte
 	pipeTail atomic.Uint32
 	pipeHead atomic.Uint32
 	pipe     [hsPipeLen]pipeEntry
@@ -220,7 +224,7 @@ func init() {
 		unsafe.Sizeof(shortDesc{}) != ring.ShortPayloadSize || sData != 12 ||
 		unsafe.Offsetof(shortDesc{}.kind) != unsafe.Offsetof(desc{}.kind) ||
 		unsafe.Sizeof(hsSlot{}) != job.HSStride || unsafe.Offsetof(hsSlot{}.accept) != 32 ||
-		unsafe.Offsetof(hsSlot{}.claim) != 64 || unsafe.Offsetof(hsSlot{}.pieceLen) != 96 ||
+		unsafe.Offsetof(hsSlot{}.claim) != 64 || unsafe.Offsetof(hsSlot{}.pieceLen) != 96 || unsafe.Offsetof(hsSlot{}.ready) != 104 ||
 		unsafe.Offsetof(hsSlot{}.pipeTail) != 128 || unsafe.Offsetof(hsSlot{}.pipe) != 136 {
 		panic("ranks: desc or hsSlot drifted from its documentation")
 	}
