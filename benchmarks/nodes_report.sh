@@ -10,8 +10,10 @@
 #
 # MPI_PREFIX names another MPI (Open MPI 5: node/build-ompi5.sh);
 # otherwise the system's mpicc and mpirun. Each round: the hand-off;
-# osu_latency 8 B and osu_bw 4 MiB across nodes (Go ranks) and with the
-# MPI alone, and the latency floor of any design that forwards through a
+# osu_latency 8 B and osu_bw 4 MiB across nodes (Go ranks; osu_bw with
+# heap buffers, as OSU's malloc, and with AllocMem ones, as
+# MPI_Alloc_mem, whose bytes cross without a copy on either node) and
+# with the MPI alone, and the latency floor of any design that forwards through a
 # process beside each rank (ref/forward_floor.c: a rank and an agent per
 # node, polling with sched_yield, the agents on the same MPI and TCP); osu_allreduce 8 B over 4 nodes of 8 ranks, against the bar's
 # reference: the MPI's own allreduce over 4 processes on TCP plus shmpi's
@@ -62,7 +64,7 @@ nodes_ft() { "${mpi[@]}" "$tmp/shmnode" -ft -cores "$cores" -n 2 "$@" 2>/dev/nul
 at() { awk -v s="$1" '$1==s {print $2}'; }
 
 log "# across 2 nodes (agents over TCP, 1 rank each, $cores cores a node) vs $(mpi_version) alone over TCP; $ROUNDS rounds"
-log "# round  handoff_ns  lat_us  mpi_lat_us  lat_ratio  bw_MBs  mpi_bw_MBs  bw_ratio  ar4x8_us  mpi_ar4_us  local_ar8_us  ar_ratio  detect_us  local_detect_us  mpi_ar32_us  ar32_ratio  floor_lat_us  lat_floor_ratio  floor_ar_us  ar_floor_ratio"
+log "# round  handoff_ns  lat_us  mpi_lat_us  lat_ratio  bw_MBs  mpi_bw_MBs  bw_ratio  ar4x8_us  mpi_ar4_us  local_ar8_us  ar_ratio  detect_us  local_detect_us  mpi_ar32_us  ar32_ratio  floor_lat_us  lat_floor_ratio  floor_ar_us  ar_floor_ratio  bw_allocmem_MBs  bw_allocmem_ratio"
 : >"$tmp/rounds"
 for round in $(seq "$ROUNDS"); do
 	h=$(handoff)
@@ -70,6 +72,7 @@ for round in $(seq "$ROUNDS"); do
 	mlat=$(alone "$tmp/ref_latency" 8 | at 8)
 	flat=$(alone "$tmp/forward_floor" 10000 | at 8)
 	bw=$(nodes bin/osu_bw -m 4194304:4194304 | at 4194304)
+	bwa=$(nodes bin/osu_bw -mem alloc -m 4194304:4194304 | at 4194304)
 	mbw=$(alone "$tmp/ref_bw" 4194304 4194304 | at 4194304)
 	ar=$("$MPIRUN" --oversubscribe --mca btl tcp,self -n 4 "$tmp/shmnode" -cores 1 -n 8 bin/osu_allreduce -m 8:8 2>/dev/null | at 8)
 	mar=$("$MPIRUN" --oversubscribe --mca btl tcp,self -n 4 "$tmp/ref_coll" allreduce -m 8:8 -i 2000 -x 200 2>/dev/null | at 8)
@@ -83,11 +86,12 @@ for round in $(seq "$ROUNDS"); do
 	ldet=$(bin/fail_detect -kills 5 2>/dev/null | awk '$1 == "sigkill" {print $3}')
 	lr=$(awk -v a="$lat" -v b="$mlat" 'BEGIN {printf "%.2f", a / b}')
 	br=$(awk -v a="$bw" -v b="$mbw" 'BEGIN {printf "%.2f", a / b}')
+	bar=$(awk -v a="$bwa" -v b="$mbw" 'BEGIN {printf "%.2f", a / b}')
 	arr=$(awk -v a="$ar" -v b="$mar" -v c="$lar" 'BEGIN {printf "%.2f", a / (b + c)}')
 	ar32r=$(awk -v a="$ar" -v b="$mar32" 'BEGIN {printf "%.2f", a / b}')
 	lfr=$(awk -v a="$lat" -v b="$flat" 'BEGIN {printf "%.2f", a / b}')
 	afr=$(awk -v a="$ar" -v b="$far" 'BEGIN {printf "%.2f", a / b}')
-	echo "$round $h $lat $mlat $lr $bw $mbw $br $ar $mar $lar $arr ${det:--} ${ldet:--} $mar32 $ar32r $flat $lfr $far $afr" >>"$tmp/rounds"
+	echo "$round $h $lat $mlat $lr $bw $mbw $br $ar $mar $lar $arr ${det:--} ${ldet:--} $mar32 $ar32r $flat $lfr $far $afr $bwa $bar" >>"$tmp/rounds"
 	log "$(tail -1 "$tmp/rounds")"
 done
 med() { awk -v c="$1" '{print $c}' "$tmp/rounds" | median; }
@@ -98,6 +102,7 @@ if [ "$JSON" = 1 ]; then
 		"$(jnum "$(med 2)")" "$(jnum "$(med 3)")" "$(jnum "$(med 4)")" "$(jnum "$(med 5)")"
 	printf ' "bw_4MiB_MBs": %s, "mpi_bw_4MiB_MBs": %s, "bw_ratio": %s,\n' \
 		"$(jnum "$(med 6)")" "$(jnum "$(med 7)")" "$(jnum "$(med 8)")"
+	printf ' "bw_4MiB_allocmem_MBs": %s, "bw_allocmem_ratio": %s,\n' "$(jnum "$(med 21)")" "$(jnum "$(med 22)")"
 	printf ' "allreduce_8B_4x8_us": %s, "mpi_allreduce_8B_4_us": %s, "local_allreduce_8B_8_us": %s, "allreduce_ratio": %s,\n' \
 		"$(jnum "$(med 9)")" "$(jnum "$(med 10)")" "$(jnum "$(med 11)")" "$(jnum "$(med 12)")"
 	printf ' "mpi_allreduce_8B_32_us": %s, "allreduce_vs_mpi_32_ratio": %s,\n' "$(jnum "$(med 15)")" "$(jnum "$(med 16)")"
@@ -105,7 +110,7 @@ if [ "$JSON" = 1 ]; then
 	printf ' "allreduce_floor_8B_4x8_us": %s, "allreduce_vs_floor_ratio": %s,\n' "$(jnum "$(med 19)")" "$(jnum "$(med 20)")"
 	printf ' "detect_across_nodes_us": %s, "detect_one_node_us": %s}\n' "$(jnum "$(med 13)")" "$(jnum "$(med 14)")"
 else
-	echo "# median: handoff $(med 2) ns; latency 8 B $(med 3) us vs $(med 4) us alone (ratio $(med 5), bar <= 1.3); the forwarding floor $(med 17) us (ours / floor $(med 18)); bw 4 MiB $(med 6) vs $(med 7) MB/s (ratio $(med 8), bar >= 0.8)"
+	echo "# median: handoff $(med 2) ns; latency 8 B $(med 3) us vs $(med 4) us alone (ratio $(med 5), bar <= 1.3); the forwarding floor $(med 17) us (ours / floor $(med 18)); bw 4 MiB $(med 6) vs $(med 7) MB/s (ratio $(med 8), bar >= 0.8), from AllocMem $(med 21) MB/s (ratio $(med 22))"
 	echo "# median: allreduce 8 B 4x8 $(med 9) us vs $(med 10) + $(med 11) us (ratio $(med 12), bar <= 1.5); the floor $(med 19) us (ours / floor $(med 20)); the MPI alone over 32 processes on TCP $(med 15) us (ratio $(med 16))"
 	echo "# median: a SIGKILL reaches another node's rank in $(med 13) us; on one node $(med 14) us"
 fi
