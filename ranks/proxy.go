@@ -227,16 +227,17 @@ func (p *proxy) send(ctx uint32, dst, tag int, data []byte, sync bool) (*Request
 // no bytes (sendLate, hsLatePosted): order holds, since the descriptor
 // takes the message's place among the sender's messages. When the
 // receiver matches it, it publishes its buffer as for a cooperative copy
-// and leaves all of the copy to the proxy. The agent then receives the
-// bytes into that buffer if it is AllocMem memory it can map (Direct),
-// and otherwise into a buffer of its own, after which the copy goes on as
-// for any rendezvous (Filled). A receiver that has not matched within
+// and copies nothing until told. The agent then receives the bytes
+// straight into that buffer if it is AllocMem memory it can map and it
+// takes the whole message (Target: lateDirect), and otherwise into a
+// buffer of its own, from which the receiver then copies them (Filled,
+// hsSlot.ready). A receiver that has not matched within
 // the agent's patience does not hold the bytes up: the agent receives
 // them into its own buffer, and the message is then an ordinary
 // rendezvous (hsPosted). If the bytes never come (their node died: Lost),
 // the receive completes with the sender's failure (hsLost).
 
-// Late's states, for LateSend.Target (ext.LateWait and the rest).
+// Target's states (ext.LateWait and the rest).
 const (
 	lateWait   = ext.LateWait
 	lateDirect = ext.LateDirect
