@@ -82,6 +82,8 @@ type nodesOpts struct {
 	Started func(k int, j *launch.Job, first, world int)
 	// Net, if set, gives node k's Net in place of its Loopback.
 	Net func(k int, n Net) Net
+	// LateSkip is Config.LateSkip.
+	LateSkip int
 }
 
 type nodeRun struct {
@@ -141,7 +143,7 @@ func runNodes(t *testing.T, o nodesOpts) *nodeRun {
 			}
 			cfg := Config{Net: net, N: n, Path: path, Args: args, Env: env,
 				Cores: max(1, runtime.NumCPU()/len(o.Counts)),
-				FT:    o.FT, Timeout: o.Timeout,
+				FT:    o.FT, Timeout: o.Timeout, LateSkip: o.LateSkip,
 				Output: func(r int) (io.Writer, io.Writer) { return nr.outs[r], nr.outs[r] }}
 			if o.Started != nil {
 				cfg.Started = func(j *launch.Job, first, world int) { o.Started(k, j, first, world) }

@@ -16,7 +16,8 @@ import (
 // memory, into heap or AllocMem memory, with the receive posted before
 // the message comes (the bytes go straight into an AllocMem buffer) or
 // only well after it (past the agent's patience: they go through the
-// agent's buffer), whole or truncated. Every byte is checked, and a
+// agent's buffer), whole or truncated; or the ordinary way, bytes first
+// (Config.LateSkip). Every byte is checked, and a
 // sender's AllocMem buffer is overwritten as soon as its send completes,
 // so that bytes sent after it completed would show.
 func init() {
@@ -135,7 +136,13 @@ func lateRecv(c *ranks.Comm, k, n int, mem, posted, trunc bool, alloc func(int, 
 }
 
 func TestLateLargeAcrossNodes(t *testing.T) {
-	runNodes(t, nodesOpts{Counts: []int{2, 2}, Body: "late-large", Timeout: 60 * time.Second}).check(t)
+	// Every long message late, and the agent's default: after a late
+	// message into heap memory, the next ones go the ordinary way.
+	for _, skip := range []int{-1, 0} {
+		t.Run(fmt.Sprintf("LateSkip=%d", skip), func(t *testing.T) {
+			runNodes(t, nodesOpts{Counts: []int{2, 2}, Body: "late-large", LateSkip: skip, Timeout: 60 * time.Second}).check(t)
+		})
+	}
 }
 
 // cutNet is a Loopback Net on which agent dead fails while the bytes of
