@@ -551,3 +551,19 @@ func TestMPICPrograms(t *testing.T) {
 		})
 	}
 }
+
+// Long messages over the MPI (late-large, late_test.go): lent from the
+// sender's AllocMem buffer, received straight into the receiver's, or
+// through the agent's buffer, with every long message late and with the
+// agent's default skip after a heap receiver.
+func TestMPILateLarge(t *testing.T) {
+	for _, skip := range []string{"0", fmt.Sprint(DefaultLateSkip)} {
+		t.Run("late-skip="+skip, func(t *testing.T) {
+			c := shape{2, 2}
+			out, err := mpirun(t, mpirunOpts{Counts: c.k, Ranks: c.n, Body: "late-large", Flags: []string{"-late-skip", skip}, Env: []string{countsEnv(c)}})
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+		})
+	}
+}

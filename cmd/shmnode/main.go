@@ -44,8 +44,9 @@ func main() {
 	spin := fs.Duration("spin", node.DefaultIdleSpin, "how long the agent polls after the last message before it sleeps between polls")
 	cores := fs.Int("cores", 0, "CPUs this node's ranks and agent run on (default: the machine's; split them when several agents share a machine)")
 	tag := fs.Bool("tag-output", false, "prefix every output line with [rank], the world rank (mpirun's own tags the agent)")
+	lateSkip := fs.Int("late-skip", node.DefaultLateSkip, "after a long message from another node that could not go straight into its receiver's buffer, how many more for that rank take the agent's buffer first (0: every one waits for its receiver's match)")
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: shmnode [-n N] [-cores C] [-spin D] [-ft] [-bind] [-timeout D] [-tag-output] program [args...]\n\nOne per node, under mpirun/prterun/srun; flags:\n")
+		fmt.Fprintf(os.Stderr, "usage: shmnode [-n N] [-cores C] [-spin D] [-late-skip K] [-ft] [-bind] [-timeout D] [-tag-output] program [args...]\n\nOne per node, under mpirun/prterun/srun; flags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -55,10 +56,10 @@ func main() {
 		fs.Usage()
 		os.Exit(64)
 	}
-	os.Exit(run(*n, *cores, *ft, *bind, *tag, *timeout, *spin, fs.Arg(0), fs.Args()[1:]))
+	os.Exit(run(*n, *cores, *lateSkip, *ft, *bind, *tag, *timeout, *spin, fs.Arg(0), fs.Args()[1:]))
 }
 
-func run(n, cores int, ft, bind, tag bool, timeout, spin time.Duration, prog string, args []string) int {
+func run(n, cores, lateSkip int, ft, bind, tag bool, timeout, spin time.Duration, prog string, args []string) int {
 	sysmon.Batch() // this process's polling is every cross-node message's path
 	// A killed agent's sockets then close before its memory is torn down
 	// (internal/keeper): node kills, 4 x 2 ranks, 12 interleaved runs
@@ -81,7 +82,8 @@ func run(n, cores int, ft, bind, tag bool, timeout, spin time.Duration, prog str
 		return o, e
 	}
 	res, err := node.Run(node.Config{Net: net, N: n, Path: prog, Args: args, Bind: bind, Cores: cores, FT: ft, Timeout: timeout, IdleSpin: cmp.Or(spin, -1), // -spin 0: never poll
-		Output: output})
+		LateSkip: cmp.Or(lateSkip, -1), // -late-skip 0: every long message late
+		Output:   output})
 	for _, w := range tagged {
 		w.Flush()
 	}
