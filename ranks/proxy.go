@@ -199,12 +199,9 @@ func (p *proxy) send(ctx uint32, dst, tag int, data []byte, sync bool) (*Request
 	e := p.e
 	e.lock()
 	defer e.unlock()
-	c := e.comm(ctx)
-	if c == nil {
-		c = p.looseComm(ctx)
-	}
-	if dst < 0 || dst >= c.size {
-		return nil, newErr(ErrRank, "Proxy", -1, "rank %d in a communicator of %d", dst, c.size)
+	c, err := p.sendComm(ctx, dst)
+	if err != nil {
+		return nil, err
 	}
 	r, h := e.newRequest()
 	if tag == tagRevoke && ctx&1 == 1 {
@@ -218,6 +215,20 @@ func (p *proxy) send(ctx uint32, dst, tag int, data []byte, sync bool) (*Request
 	c.newOp(r, true, sync, unsafe.Pointer(unsafe.SliceData(data)), len(data), 1, dst, tag, "Proxy")
 	e.startSend(r)
 	return h, nil
+}
+
+// sendComm is the communicator of wire context ctx that the proxy sends
+// on, after checking that it has a rank dst. Called with the engine
+// locked.
+func (p *proxy) sendComm(ctx uint32, dst int) (*Comm, error) {
+	c := p.e.comm(ctx)
+	if c == nil {
+		c = p.looseComm(ctx)
+	}
+	if dst < 0 || dst >= c.size {
+		return nil, newErr(ErrRank, "Proxy", -1, "rank %d in a communicator of %d", dst, c.size)
+	}
+	return c, nil
 }
 
 // Late messages: the bytes of a long message from another node come
@@ -263,12 +274,9 @@ func (p *proxy) sendLate(ctx uint32, dst, tag, n int) (*Request, *lateSend, erro
 	e := p.e
 	e.lock()
 	defer e.unlock()
-	c := e.comm(ctx)
-	if c == nil {
-		c = p.looseComm(ctx)
-	}
-	if dst < 0 || dst >= c.size {
-		return nil, nil, newErr(ErrRank, "Proxy", -1, "rank %d in a communicator of %d", dst, c.size)
+	c, err := p.sendComm(ctx, dst)
+	if err != nil {
+		return nil, nil, err
 	}
 	if n <= e.eager || n <= doubleMax || len(e.hsFree) == 0 {
 		return nil, nil, nil
