@@ -344,6 +344,7 @@ func (a *agent) loop() error {
 				break
 			}
 			busy = true
+			long := len(b) == frameHeader && b[0] == frameMsg && b[1] == 1
 			kept, err := a.handle(from, b)
 			if err != nil {
 				return err
@@ -352,12 +353,13 @@ func (a *agent) loop() error {
 				bufs.put(b)
 			}
 			delivered = true
-			if len(b) > frameBig {
-				// Let the receiver copy it out before the next long
-				// frame keeps this CPU (the MPI's receive polls):
-				// cross-node osu_bw 4 MiB, 10 interleaved runs, median
-				// 2,640 against 2,400 MB/s (2026-11-26; both ranged
-				// 1.6-3.5 GB/s).
+			if long {
+				// Let the receiver match it, or copy out what came,
+				// before the next long frame keeps this CPU (the MPI's
+				// receive polls): cross-node osu_bw 4 MiB, 10
+				// interleaved runs, median 2,640 against 2,400 MB/s
+				// (2026-11-26, when every long frame's bytes came with
+				// it; both ranged 1.6-3.5 GB/s).
 				break
 			}
 		}
@@ -427,10 +429,6 @@ func (a *agent) idle(quiet time.Duration) {
 	a.net.Idle()
 	a.job.WaitEpoch(a.epoch, min(quiet/16, idleSleepMax))
 }
-
-// frameBig is the size of a frame after which the agent stops receiving
-// to let its ranks run.
-const frameBig = 64 << 10
 
 // lendAbove is the size above which a message sent from AllocMem memory
 // is lent to the Net rather than copied into the agent's buffer
@@ -643,7 +641,9 @@ func (a *agent) handleLong(from int, b []byte, f frame, ps *proxyState) error {
 // fillLate receives the bytes of the late messages from agent from, in
 // order: into their receivers' buffers where those matched and can take
 // them; into the agent's buffers for the others, once latePatience has
-// passed (or at once, if force).
+// passed. If force, all of them at once; otherwise one message's bytes
+// a call, so that the loop lets the receiver run in between, as after a
+// long frame.
 func (a *agent) fillLate(from int, force bool) error {
 	for len(a.lateQ[from]) > 0 {
 		m := a.lateQ[from][0]
@@ -690,6 +690,9 @@ func (a *agent) fillLate(from int, force bool) error {
 				m.late.Lost()
 			}
 			return err
+		}
+		if !force {
+			return nil
 		}
 	}
 	return nil
