@@ -74,7 +74,7 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 			if iter&255 == 0 {
 				if iter == 0 {
 					start = time.Now()
-				} else if time.Since(start) > e.spinTime {
+				} else if d := time.Since(start); d > e.spinTime && (d > copySpin || e.active.n == 0) {
 					spinning = false
 				}
 			}
@@ -91,6 +91,14 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 			case e.active.n > 0 || len(e.queued) > 0 || len(e.ackq) > 0:
 				// Transfers in flight need the whole engine.
 				spin.Pause()
+				if iter&255 == 255 {
+					// As the idle rounds below do, every 30 µs or so: this
+					// wait may last copySpin, and the rank's watcher must
+					// get the CPU to declare a peer's death.
+					e.unlock()
+					shm.Yield()
+					e.relock()
+				}
 			default:
 				// Only a message or a change of the failure table can end
 				// this wait: poll for them with plain loads.
@@ -256,6 +264,17 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 	}
 	e.setStarving(false)
 }
+
+// copySpin bounds a spinning wait while this rank has transfers in
+// flight (rendezvous sends and receives in active). The clock is read
+// every 256 rounds, and a round with a transfer in flight is one PAUSE,
+// not the idle round's 64: such a wait went to sleep after some 30 µs,
+// where an idle one polls about 0.4 ms (guide.md, SHMPI_SPIN). It then
+// slept in the middle of copies and of waits for a match that come in
+// tens of microseconds, and paid a global barrier and a wake-up for
+// each: Gather and Reduce of 1 MiB at 2 ranks, docs/performance.md
+// (2026-11-28).
+const copySpin = 500 * time.Microsecond
 
 // offerP lets the Go scheduler run something else on this thread for a
 // moment; waits that poll call it every few microseconds. A spinning rank
