@@ -188,6 +188,70 @@ func allreduceShared[T any](st *state, mine, recv []T, op Op[T], name string) er
 	return nil
 }
 
+// reduceShared is Reduce through the shared area: allreduceShared's
+// steps 1 and 2, each member reducing its slice into the result part
+// (the root straight into its receive buffer), and step 3 at the root
+// alone. The barriers order the reuse as there: the result part is
+// rewritten only after the next chunk's first barrier, which the root
+// joins after its step 3.
+func reduceShared[T any](st *state, mine, recv []T, op Op[T], root int, name string) error {
+	var z T
+	per := st.bigChunk / int(unsafe.Sizeof(z)) // elements per member per chunk
+	n := len(mine)
+	isRoot := st.rank == root
+	inPlace := isRoot && unsafe.SliceData(mine) == unsafe.SliceData(recv)
+	for base := 0; base < n; base += per {
+		m := min(per, n-base)
+		lo, hi := st.rank*m/st.size, (st.rank+1)*m/st.size
+		in := mine[base : base+m]
+		part := bigPart[T](st, st.rank, m)
+		if inPlace {
+			copyCached(part, in)
+		} else {
+			copyCached(part[:lo], in[:lo])
+			copyCached(part[hi:], in[hi:])
+		}
+		if err := st.arrive(name); err != nil {
+			return err
+		}
+		if lo < hi {
+			acc := bigPart[T](st, st.size, m)[lo:hi]
+			if isRoot {
+				acc = recv[base+lo : base+hi]
+			}
+			for r := range st.size {
+				x := bigPart[T](st, r, m)[lo:hi]
+				if r == st.rank && !inPlace {
+					x = in[lo:hi]
+				}
+				if r == 0 {
+					copy(acc, x)
+				} else {
+					op(acc, x)
+				}
+			}
+		}
+		if err := st.arrive(name); err != nil {
+			return err
+		}
+		if isRoot {
+			res, out := bigPart[T](st, st.size, m), recv[base:base+m]
+			copyCached(out[:lo], res[:lo])
+			copyCached(out[hi:], res[hi:])
+		}
+	}
+	return nil
+}
+
+// reduceBig tells whether a Reduce of nb bytes a member goes through the
+// shared area rather than by message: where the non-roots' sends would
+// wait for the root (rendezvous, above 128 KiB), and from 64 KiB at 2
+// members, where the root's copy out of an eager message and its
+// reduction came after each other (docs/performance.md, 2026-11-28).
+func (st *state) reduceBig(nb int) bool {
+	return st.size > 1 && (nb >= 128<<10 || st.size == 2 && nb >= 64<<10)
+}
+
 // useBig tells whether an Allreduce of nb bytes a member goes through
 // the shared area.
 func (st *state) useBig(nb int) bool { return st.size > 1 && nb > inlineMax && !st.staging(nb) }

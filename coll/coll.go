@@ -399,6 +399,23 @@ func reduce[T any](c *ranks.Comm, send, recv []T, op Op[T], root int) error {
 		})
 		return st.conclude(name, bad, err)
 	}
+	if nb := len(bytesOf(mine)); st.reduceBig(nb) {
+		// As Allreduce's large path: a phase that shows every member's
+		// length first, so that all see a mismatch alike.
+		if err := st.announce(name, nb); err != nil || bad != nil {
+			return st.conclude(name, bad, err)
+		}
+		if v := st.verdict(name); v != nil {
+			return v
+		}
+		ok, err := st.bigArea(name)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return reduceShared(st, mine, recv, op, root, name)
+		}
+	}
 	if st.rank != root {
 		return st.conclude(name, bad, ranks.Send(st.cc, mine, root, st.tag()))
 	}

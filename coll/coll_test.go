@@ -141,6 +141,27 @@ func model(r *ranktest.R, m int) {
 	if !slices.Equal(got, want) {
 		r.Errorf("%s: not in rank order", what("non-commutative Allreduce"))
 	}
+	// Reduce at every root, non-commutative and in place at the root
+	// (from 64 KiB through the shared area, coll/big.go).
+	for root := range size {
+		var rgot []affine
+		if me == root {
+			rgot = make([]affine, len(mine))
+		}
+		check(coll.Reduce(c, mine, rgot, coll.Op[affine](compose), root), "Reduce non-commutative")
+		if me == root && !slices.Equal(rgot, want) {
+			r.Errorf("%s at root %d: not in rank order", what("non-commutative Reduce"), root)
+		}
+		inp := vec(me, m)
+		send := inp
+		if me == root {
+			send = nil
+		}
+		check(coll.Reduce(c, send, inp, coll.Sum[int64], root), "Reduce in place")
+		if me == root && !slices.Equal(inp, sum) {
+			r.Errorf("%s at root %d: wrong sum", what("Reduce in place"), root)
+		}
+	}
 
 	g := make([]int64, size*m)
 	for root := range size {
