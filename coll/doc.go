@@ -15,7 +15,8 @@
 // goes through a shared area the communicator's members map (big.go):
 // each member copies its data in, reduces its slice of everyone's data in
 // rank order, and copies the result out, so every rank reduces and both
-// cores work.
+// cores work. Reduce from 128 KiB a member (64 KiB at 2 members) does
+// the same, but only the root copies the result out.
 //
 // Failures. A collective on a communicator with a member known to have
 // failed returns ErrProcFailed at once, every time, acknowledged or not,
