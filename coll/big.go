@@ -138,68 +138,24 @@ func bigPart[T any](st *state, r, n int) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(&st.big.B[r*st.bigChunk])), n)
 }
 
-// allreduceShared is Allreduce through the shared area (see above).
-// A member's own slice needs no trip through the area: it copies in only
-// the other slices of its data, reduces its slice straight into its
-// receive buffer (reading its own data where it is), publishes that
-// slice, and copies out only the others' slices. Unless in place: then
-// the receive buffer holds the data, and the member copies it all in.
-func allreduceShared[T any](st *state, mine, recv []T, op Op[T], name string) error {
-	var z T
-	per := st.bigChunk / int(unsafe.Sizeof(z)) // elements per member per chunk
-	n := len(recv)
-	inPlace := unsafe.SliceData(mine) == unsafe.SliceData(recv)
-	for base := 0; base < n; base += per {
-		m := min(per, n-base)
-		lo, hi := st.rank*m/st.size, (st.rank+1)*m/st.size
-		in, out := mine[base:base+m], recv[base:base+m]
-		part := bigPart[T](st, st.rank, m)
-		if inPlace {
-			copyCached(part, in)
-		} else {
-			copyCached(part[:lo], in[:lo])
-			copyCached(part[hi:], in[hi:])
-		}
-		if err := st.arrive(name); err != nil {
-			return err
-		}
-		if lo < hi {
-			acc := out[lo:hi]
-			for r := range st.size {
-				x := bigPart[T](st, r, m)[lo:hi]
-				if r == st.rank && !inPlace {
-					x = in[lo:hi]
-				}
-				if r == 0 {
-					copy(acc, x)
-				} else {
-					op(acc, x)
-				}
-			}
-			copy(bigPart[T](st, st.size, m)[lo:hi], acc)
-		}
-		if err := st.arrive(name); err != nil {
-			return err
-		}
-		res := bigPart[T](st, st.size, m)
-		copyCached(out[:lo], res[:lo])
-		copyCached(out[hi:], res[hi:])
-	}
-	return nil
-}
-
-// reduceShared is Reduce through the shared area: allreduceShared's
-// steps 1 and 2, each member reducing its slice into the result part
-// (the root straight into its receive buffer), and step 3 at the root
-// alone. The barriers order the reuse as there: the result part is
-// rewritten only after the next chunk's first barrier, which the root
-// joins after its step 3.
+// reduceShared is Allreduce (root noRoot) or Reduce through the shared
+// area (see above). A member's own slice needs no trip through the area:
+// it copies in only the other slices of its data, and reduces its slice
+// reading its own data where it is. A member that gets the result (every
+// one in Allreduce, the root in Reduce) reduces its slice straight into
+// its receive buffer and copies out only the others' slices; Allreduce
+// publishes each slice in the result part, Reduce's other members reduce
+// theirs there. In place, the receive buffer holds the data, and the
+// member copies it all in. The barriers order the reuse as above: the
+// result part is rewritten only after the next chunk's first barrier,
+// which every member joins after its step 3.
 func reduceShared[T any](st *state, mine, recv []T, op Op[T], root int, name string) error {
 	var z T
 	per := st.bigChunk / int(unsafe.Sizeof(z)) // elements per member per chunk
 	n := len(mine)
-	isRoot := st.rank == root
-	inPlace := isRoot && unsafe.SliceData(mine) == unsafe.SliceData(recv)
+	all := root == noRoot
+	gets := all || st.rank == root
+	inPlace := gets && unsafe.SliceData(mine) == unsafe.SliceData(recv)
 	for base := 0; base < n; base += per {
 		m := min(per, n-base)
 		lo, hi := st.rank*m/st.size, (st.rank+1)*m/st.size
@@ -215,8 +171,9 @@ func reduceShared[T any](st *state, mine, recv []T, op Op[T], root int, name str
 			return err
 		}
 		if lo < hi {
-			acc := bigPart[T](st, st.size, m)[lo:hi]
-			if isRoot {
+			res := bigPart[T](st, st.size, m)[lo:hi]
+			acc := res
+			if gets {
 				acc = recv[base+lo : base+hi]
 			}
 			for r := range st.size {
@@ -230,11 +187,14 @@ func reduceShared[T any](st *state, mine, recv []T, op Op[T], root int, name str
 					op(acc, x)
 				}
 			}
+			if all {
+				copy(res, acc)
+			}
 		}
 		if err := st.arrive(name); err != nil {
 			return err
 		}
-		if isRoot {
+		if gets {
 			res, out := bigPart[T](st, st.size, m), recv[base:base+m]
 			copyCached(out[:lo], res[:lo])
 			copyCached(out[hi:], res[hi:])

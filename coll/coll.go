@@ -578,7 +578,7 @@ func allreduce[T any](c *ranks.Comm, send, recv []T, op Op[T]) error {
 			return err
 		}
 		if ok {
-			return allreduceShared(st, mine, recv, op, name)
+			return reduceShared(st, mine, recv, op, noRoot, name)
 		}
 	}
 	return st.conclude(name, nil, allreduceLarge(st, mine, recv, op, name))
