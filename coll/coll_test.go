@@ -379,6 +379,10 @@ func TestCollectivesMemberDies(t *testing.T) {
 		{"reduce", func(c *ranks.Comm, me int) error {
 			return coll.Reduce(c, make([]int64, 10), make([]int64, 10), coll.Sum[int64], 0)
 		}},
+		{"reduce-large", func(c *ranks.Comm, me int) error {
+			// Through the shared area (coll/big.go).
+			return coll.Reduce(c, make([]float64, 100000), make([]float64, 100000), coll.Sum[float64], 0)
+		}},
 		{"gathers-small", func(c *ranks.Comm, me int) error {
 			// Rooted at live members: a member's next write waits for
 			// the dead member's entry (spinning) or the root's receive.
@@ -840,6 +844,39 @@ func TestAllreduceSizeMismatch(t *testing.T) {
 					r.Check(coll.Allreduce(c, nil, v, coll.Sum[int64]), "allreduce after the mismatch")
 					if v[0] != 3 {
 						r.Fatalf("allreduce after the mismatch gave %d, want 3", v[0])
+					}
+				}
+			})
+		})
+	}
+}
+
+// Reduce through the shared area with one member's length different:
+// every member gets ErrCount (the announce phase shows the lengths), and
+// the next Reduce works.
+func TestReduceSizeMismatchLarge(t *testing.T) {
+	for _, cores := range []int{2, 3} {
+		t.Run(fmt.Sprint("cores=", cores), func(t *testing.T) {
+			ranktest.RunOpts(t, ranktest.Options{N: 3, Cores: cores, Quiet: true}, func(r *ranktest.R) {
+				c := r.Comm
+				const n = 20000 // 160 KB of int64: above Reduce's 128 KiB
+				for odd := range 3 {
+					m := n
+					if r.Rank == odd {
+						m = n + 1
+					}
+					err := coll.Reduce(c, make([]int64, m), make([]int64, m), coll.Sum[int64], 1)
+					if !errors.Is(err, ranks.ErrCount) {
+						r.Fatalf("odd member %d: %v, want ErrCount", odd, err)
+					}
+					v := make([]int64, n)
+					for i := range v {
+						v[i] = int64(r.Rank + i)
+					}
+					got := make([]int64, n)
+					r.Check(coll.Reduce(c, v, got, coll.Sum[int64], 1), "reduce after the mismatch")
+					if r.Rank == 1 && (got[0] != 3 || got[n-1] != int64(3+3*(n-1))) {
+						r.Fatalf("reduce after the mismatch gave %d ... %d", got[0], got[n-1])
 					}
 				}
 			})
