@@ -227,14 +227,15 @@ func copyCached[T any](dst, src []T) {
 	spin.CopyCached(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src)), len(src)*int(unsafe.Sizeof(z)))
 }
 
-// alltoallShared is Alltoall through the shared area, for members that
-// sleep: each copies its whole send buffer to its part and publishes its
-// length in its line; after a barrier each copies its block out of every
-// part (a length that differs from its own is ErrCount, at every member
-// alike); a second barrier keeps the parts until all have read them.
-// A member with bad arguments (bad) takes its part all the same, so that
-// nobody waits for it.
-func alltoallShared(st *state, send, recv []byte, bad error, name string) error {
+// exchangeShared is Alltoall, or Allgather (gather), through the shared
+// area, for members that sleep: each copies its whole send buffer to its
+// part and publishes its length in its line; after a barrier each copies
+// its block out of every part (Allgather: every part whole; a length
+// that differs from its own is ErrCount, at every member alike); a second
+// barrier keeps the parts until all have read them. A member with bad
+// arguments (bad) takes its part all the same, so that nobody waits for
+// it.
+func exchangeShared(st *state, send, recv []byte, gather bool, bad error, name string) error {
 	n := len(send)
 	copyCached(bigPart[byte](st, st.rank, n), send)
 	var word [8]byte
@@ -252,7 +253,13 @@ func alltoallShared(st *state, send, recv []byte, bad error, name string) error 
 			break
 		}
 	}
-	if bad == nil && mismatch == nil {
+	switch {
+	case bad != nil || mismatch != nil:
+	case gather:
+		for r := range st.size {
+			copy(recv[r*n:(r+1)*n], bigPart[byte](st, r, n))
+		}
+	default:
 		mb := n / st.size
 		for r := range st.size {
 			copy(recv[r*mb:(r+1)*mb], bigPart[byte](st, r, n)[st.rank*mb:(st.rank+1)*mb])

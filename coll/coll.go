@@ -932,6 +932,17 @@ func allgather[T any](c *ranks.Comm, send, recv []T) error {
 		}
 		return nil
 	}
+	// Members that sleep: through the shared area, as Alltoall, when a
+	// member's block fits its part (docs/performance.md, 2026-11-28).
+	if b := bytesOf(mine); !st.spin && st.size > 2 && len(b) <= bigChunk() {
+		ok, err := st.bigArea(name)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return exchangeShared(st, b, bytesOf(recv), true, bad, name)
+		}
+	}
 	if bad != nil {
 		return st.conclude(name, bad, st.absorb(name, all, all))
 	}
@@ -1033,7 +1044,7 @@ func alltoall[T any](c *ranks.Comm, send, recv []T) error {
 			return err
 		}
 		if ok {
-			return alltoallShared(st, bytesOf(src), bytesOf(recv), bad, name)
+			return exchangeShared(st, bytesOf(src), bytesOf(recv), false, bad, name)
 		}
 	}
 	if bad != nil {

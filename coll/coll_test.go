@@ -376,6 +376,10 @@ func TestCollectivesMemberDies(t *testing.T) {
 			return nil
 		}},
 		{"gather", func(c *ranks.Comm, me int) error { return coll.Gather(c, make([]int, 10), make([]int, 40), 0) }},
+		{"allgather-large", func(c *ranks.Comm, me int) error {
+			// Through the shared area where members sleep (coll/big.go).
+			return coll.Allgather(c, make([]byte, 100000), make([]byte, 400000))
+		}},
 		{"reduce", func(c *ranks.Comm, me int) error {
 			return coll.Reduce(c, make([]int64, 10), make([]int64, 10), coll.Sum[int64], 0)
 		}},

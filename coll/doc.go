@@ -16,7 +16,10 @@
 // each member copies its data in, reduces its slice of everyone's data in
 // rank order, and copies the result out, so every rank reduces and both
 // cores work. Reduce from 128 KiB a member (64 KiB at 2 members) does
-// the same, but only the root copies the result out.
+// the same, but only the root copies the result out. Where members sleep,
+// Alltoall and Allgather go through the same area when a member's data
+// fits its part, so that no pair of members waits for the other's turn
+// on a CPU.
 //
 // Failures. A collective on a communicator with a member known to have
 // failed returns ErrProcFailed at once, every time, acknowledged or not,
