@@ -25,12 +25,14 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shmpi/shmpi/internal/keeper"
 	"github.com/shmpi/shmpi/internal/lineout"
 	"github.com/shmpi/shmpi/internal/sysmon"
 	"github.com/shmpi/shmpi/node"
+	"github.com/shmpi/shmpi/ranks/launch"
 )
 
 func init() { runtime.LockOSThread() } // MPI_THREAD_FUNNELED: main keeps the thread
@@ -66,6 +68,20 @@ func run(n, cores, lateSkip int, ft, bind, tag bool, timeout, spin time.Duration
 	// (2026-11-27), the agent's death (its pidfd readable) 3.5 -> 2.7 ms
 	// after the kill, the last survivor's allreduce 10.4 -> 8.5 ms.
 	keeper.Start()
+	// The MPI's start (MPI_Init, the agents' first allgather) comes
+	// before the job's deadline runs: if it outlives that deadline, say
+	// so rather than hang with nothing said (a CI run of the Open MPI
+	// 4.1 suite, 2026-11-28, hung with no output at all).
+	var started atomic.Bool
+	if timeout > 0 {
+		startWatch := time.AfterFunc(timeout, func() {
+			if !started.Load() {
+				fmt.Fprintf(os.Stderr, "shmnode: the MPI's start (MPI_Init, the agents' first exchange) did not end within %v\n", timeout)
+				os.Exit(124)
+			}
+		})
+		defer startWatch.Stop()
+	}
 	net, err := node.NewMPINet()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "shmnode:", err)
@@ -83,7 +99,9 @@ func run(n, cores, lateSkip int, ft, bind, tag bool, timeout, spin time.Duration
 	}
 	res, err := node.Run(node.Config{Net: net, N: n, Path: prog, Args: args, Bind: bind, Cores: cores, FT: ft, Timeout: timeout, IdleSpin: cmp.Or(spin, -1), // -spin 0: never poll
 		LateSkip: cmp.Or(lateSkip, -1), // -late-skip 0: every long message late
-		Output:   output})
+		Output:   output,
+		Started:  func(*launch.Job, int, int) { started.Store(true) }})
+	started.Store(true) // Run returned: its own deadline or error speaks
 	for _, w := range tagged {
 		w.Flush()
 	}
