@@ -493,6 +493,9 @@ func init() {
 					return
 				}
 				fired = true
+				if pid[0] <= 0 { // kill(0 or -1) would reach the test runner
+					panic(fmt.Sprintf("rank 0's pid is %d", pid[0]))
+				}
 				syscall.Kill(pid[0], syscall.SIGKILL)
 				for ext.MemberState(c, 0) != ext.Failed {
 					runtime.Gosched()

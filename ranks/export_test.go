@@ -18,6 +18,13 @@ func KillAtStage(stage string, victim int) (reached func() bool) {
 	var e0 *engine
 	kill := func(e *engine) {
 		stageHook = nil
+		// The victim may not have reached Init yet (the stage can come
+		// first under load); its pid reads 0 until then, and kill(0, ...)
+		// would SIGKILL this rank's whole process group: the test runner
+		// and whatever started it (a CI run ended so, exit 137).
+		for e.pid(victim) <= 0 {
+			time.Sleep(20 * time.Microsecond) // polling the victim's start, not ordering ranks
+		}
 		syscall.Kill(e.pid(victim), syscall.SIGKILL)
 		for e.t.State(victim) != job.StFailed {
 			e.checkLiveness()

@@ -241,6 +241,9 @@ func TestCopyWithKilledTarget(t *testing.T) {
 				}
 				for i := 0; ; i++ {
 					if i == 300 {
+						if peer[3] <= 0 { // kill(0 or -1) would reach the test runner
+							r.Fatalf("the target's pid is %d", peer[3])
+						}
 						syscall.Kill(int(peer[3]), syscall.SIGKILL)
 					}
 					err := op(i)
