@@ -228,45 +228,96 @@ func copyCached[T any](dst, src []T) {
 }
 
 // exchangeShared is Alltoall, or Allgather (gather), through the shared
-// area, for members that sleep: each copies its whole send buffer to its
-// part and publishes its length in its line; after a barrier each copies
-// its block out of every part (Allgather: every part whole; a length
-// that differs from its own is ErrCount, at every member alike); a second
-// barrier keeps the parts until all have read them. A member with bad
-// arguments (bad) takes its part all the same, so that nobody waits for
-// it.
+// area, for members that sleep. Each member copies its send buffer to
+// its part and publishes its length in its line; after a barrier each
+// copies its block out of every part (Allgather: every part whole); a
+// length that differs from its own is ErrCount at every member alike; a
+// last barrier keeps the parts until all have read them. A member with
+// bad arguments (bad) takes its part all the same, so that nobody waits
+// for it.
+//
+// A send buffer larger than a part goes in rounds, a slice of every
+// block a round, through the two halves of each part in turn: one
+// barrier a round suffices, since a half is rewritten (round j+2) only
+// after every member passed round j+1's barrier, which it joins once it
+// has copied out of round j. Slices are multiples of 64 bytes: no two
+// members write one cache line. By message instead, every pair of
+// members must be scheduled in turn: 8 ranks, 128 KiB blocks (a 1 MiB
+// send buffer, above this machine's 512 KiB part), 1,022 µs against
+// Open MPI's 699 (docs/performance.md, 2026-11-28).
 func exchangeShared(st *state, send, recv []byte, gather bool, bad error, name string) error {
 	n := len(send)
-	copyCached(bigPart[byte](st, st.rank, n), send)
+	blk, per := n, 1 // a member's block, and the blocks of its send buffer
+	if !gather {
+		blk, per = n/st.size, st.size
+	}
+	s, halves := blk, 1 // a round's slice of each block
+	if blk*per > st.bigChunk {
+		s, halves = (st.bigChunk/2/per)&^63, 2
+	}
+	rounds := 1
+	if s > 0 && blk > s {
+		rounds = (blk + s - 1) / s
+	}
 	var word [8]byte
 	binary.LittleEndian.PutUint64(word[:], uint64(n))
 	if err := st.publish(name, word[:]); err != nil {
 		return err
 	}
-	if err := st.arrive(name); err != nil {
-		return err
-	}
 	var mismatch error
-	for r := range st.size {
-		if d := st.read(r); len(d) != 8 || binary.LittleEndian.Uint64(d) != uint64(n) {
-			mismatch = &ranks.Error{Class: ranks.ErrCount, Op: name, Rank: r, Detail: "a member sent a block of another size"}
-			break
+	for j := range rounds {
+		off := j * s
+		l := min(s, blk-off)
+		h := (j % halves) * (st.bigChunk / 2)
+		part := func(r int) []byte { return st.big.B[r*st.bigChunk+h : (r+1)*st.bigChunk] }
+		mine := part(st.rank)
+		for d := range per {
+			copyCached(mine[d*s:d*s+l], send[d*blk+off:d*blk+off+l])
 		}
-	}
-	switch {
-	case bad != nil || mismatch != nil:
-	case gather:
-		for r := range st.size {
-			copy(recv[r*n:(r+1)*n], bigPart[byte](st, r, n))
+		if err := st.arrive(name); err != nil {
+			return err
 		}
-	default:
-		mb := n / st.size
+		if j == 0 {
+			for r := range st.size {
+				if d := st.read(r); len(d) != 8 || binary.LittleEndian.Uint64(d) != uint64(n) {
+					mismatch = &ranks.Error{Class: ranks.ErrCount, Op: name, Rank: r, Detail: "a member sent a block of another size"}
+					break
+				}
+			}
+			// Every member decides alike here: the lengths and the
+			// header's verdict were written before this barrier.
+			if mismatch != nil || st.verdict(name) != nil {
+				break
+			}
+		}
+		if bad != nil {
+			continue
+		}
+		at := 0 // where this member's slice lies in a part
+		if !gather {
+			at = st.rank * s
+		}
 		for r := range st.size {
-			copy(recv[r*mb:(r+1)*mb], bigPart[byte](st, r, n)[st.rank*mb:(st.rank+1)*mb])
+			copy(recv[r*blk+off:r*blk+off+l], part(r)[at:at+l])
 		}
 	}
 	if err := st.arrive(name); err != nil {
 		return err
 	}
 	return st.conclude(name, bad, mismatch)
+}
+
+// exchangeFits tells whether Alltoall or Allgather (gather) of n bytes
+// a member goes through the shared area: in one round, or in rounds
+// whose slices are at least 32 KiB. With smaller slices the rounds'
+// barriers (every member woken, each time) cost more than messages
+// save: 64 ranks, Alltoall of 32 / 64 / 128 KiB blocks in 4 KiB slices,
+// 35.4 / 72.0 / 129.1 ms against 33.0 / 52.8 / 91.9 by message
+// (2026-11-28).
+func (st *state) exchangeFits(n int, gather bool) bool {
+	per := 1
+	if !gather {
+		per = st.size
+	}
+	return n <= bigChunk() || bigChunk()/2/per >= 32<<10
 }

@@ -934,7 +934,7 @@ func allgather[T any](c *ranks.Comm, send, recv []T) error {
 	}
 	// Members that sleep: through the shared area, as Alltoall, when a
 	// member's block fits its part (docs/performance.md, 2026-11-28).
-	if b := bytesOf(mine); !st.spin && st.size > 2 && len(b) <= bigChunk() {
+	if b := bytesOf(mine); !st.spin && st.size > 2 && st.exchangeFits(len(b), true) {
 		ok, err := st.bigArea(name)
 		if err != nil {
 			return err
@@ -1038,7 +1038,7 @@ func alltoall[T any](c *ranks.Comm, send, recv []T) error {
 	// member's blocks fit its part. By message every pair of members must
 	// be scheduled in turn: 4,032 messages a call at 64 ranks, 6.9-9.7
 	// ms from 128 B to 2 KiB blocks on 2 cores (coll_sweep, 2026-11-27).
-	if !st.spin && st.size > 2 && len(bytesOf(src)) <= bigChunk() {
+	if !st.spin && st.size > 2 && st.exchangeFits(len(bytesOf(src)), false) {
 		ok, err := st.bigArea(name)
 		if err != nil {
 			return err

@@ -380,6 +380,13 @@ func TestCollectivesMemberDies(t *testing.T) {
 			// Through the shared area where members sleep (coll/big.go).
 			return coll.Allgather(c, make([]byte, 100000), make([]byte, 400000))
 		}},
+		{"allgather-rounds", func(c *ranks.Comm, me int) error {
+			// Blocks larger than a part of the shared area: in rounds.
+			return coll.Allgather(c, make([]byte, 3<<20), make([]byte, 12<<20))
+		}},
+		{"alltoall-rounds", func(c *ranks.Comm, me int) error {
+			return coll.Alltoall(c, make([]byte, 4<<20), make([]byte, 4<<20))
+		}},
 		{"reduce", func(c *ranks.Comm, me int) error {
 			return coll.Reduce(c, make([]int64, 10), make([]int64, 10), coll.Sum[int64], 0)
 		}},
