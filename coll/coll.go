@@ -897,10 +897,11 @@ func scattervSteps[T any](st *state, send []T, counts, displs []int, recv []T, r
 		bad := st.argErr(errf(ranks.ErrBuffer, name, "root's receive buffer shorter than its block"))
 		return st.conclude(name, bad, st.absorb(name, nil, all))
 	}
+	var local func()
 	if recv != nil {
-		copy(recv, src)
+		local = func() { copyOwn(recv, src) }
 	}
-	return st.conclude(name, nil, exchange(st, nil, func(r int) []T { return send[displs[r] : displs[r]+counts[r]] }, name))
+	return st.conclude(name, nil, exchangeLocal(st, nil, func(r int) []T { return send[displs[r] : displs[r]+counts[r]] }, local, name))
 }
 
 func allgather[T any](c *ranks.Comm, send, recv []T) error {
