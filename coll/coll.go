@@ -1024,9 +1024,13 @@ func alltoall[T any](c *ranks.Comm, send, recv []T) error {
 	if st.span {
 		return spanAlltoall(st, send, recv, name)
 	}
+	// In place, the blocks are read from recv: the paths through shared
+	// memory copy all of them in before they write any (the area's
+	// rounds copy slice j of every block in before they write slice j),
+	// and only the message path needs them aside.
 	src := send
 	if send == nil {
-		src = append([]T(nil), recv...)
+		src = recv
 	}
 	var bad error
 	if len(src) != len(recv) || len(recv)%st.size != 0 {
@@ -1080,6 +1084,9 @@ func alltoall[T any](c *ranks.Comm, send, recv []T) error {
 	}
 	if bad != nil {
 		return st.conclude(name, bad, st.absorb(name, all, all))
+	}
+	if send == nil {
+		src = append([]T(nil), recv...)
 	}
 	counts, displs := make([]int, st.size), make([]int, st.size)
 	for r := range st.size {

@@ -206,6 +206,13 @@ func model(r *ranktest.R, m int) {
 			r.Errorf("%s: block from %d wrong", what("Alltoall"), q)
 		}
 	}
+	inPlace := slices.Clone(send)
+	check(coll.Alltoall(c, nil, inPlace), "Alltoall in place")
+	for q := range size {
+		if !slices.Equal(inPlace[q*m:(q+1)*m], vec(q*size+me, m)) {
+			r.Errorf("%s: block from %d wrong", what("Alltoall in place"), q)
+		}
+	}
 	rsb := make([]int64, m)
 	full := make([]int64, size*m)
 	for p := range size {
@@ -692,6 +699,10 @@ func TestSmallCollectivesDoNotAllocate(t *testing.T) {
 					{"Bcast", func() { r.Check(coll.Bcast(c, b, 1), "bcast") }},
 					{"Reduce", func() { r.Check(coll.Reduce(c, b, rv[:2], coll.Sum[int64], 0), "reduce") }},
 					{"Gather", func() { r.Check(coll.Gather(c, b, gv[:r.Size*2], 0), "gather") }},
+					{"Alltoall", func() { r.Check(coll.Alltoall(c, gv[:r.Size], rv[:r.Size]), "alltoall") }},
+					// In place, the blocks used to be set aside in a new
+					// slice at every call.
+					{"Alltoall-in-place", func() { r.Check(coll.Alltoall(c, nil, gv[:r.Size]), "alltoall") }},
 				}
 				if opts.Cores > 0 {
 					// Where members sleep these go by message, and a
