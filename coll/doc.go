@@ -17,9 +17,11 @@
 // rank order, and copies the result out, so every rank reduces and both
 // cores work. Reduce from 128 KiB a member (64 KiB at 2 members) does
 // the same, but only the root copies the result out. Where members sleep,
-// Alltoall and Allgather go through the same area when a member's data
-// fits its part, so that no pair of members waits for the other's turn
-// on a CPU.
+// Alltoall and Allgather go through the same area, in rounds when a
+// member's data exceeds its part (Alltoall only while a round's slice of
+// a block is at least 32 KiB), so that no pair of members waits for the
+// other's turn on a CPU. By message, each member copies its own block
+// while its transfers run.
 //
 // Failures. A collective on a communicator with a member known to have
 // failed returns ErrProcFailed at once, every time, acknowledged or not,
