@@ -399,7 +399,8 @@ const firstSlots = 3
 // PopulateFirstSlots pre-faults, for writing, the collective lines and
 // agreement records of the first context slots (the world's, and those
 // the first communicators made will take: AllocContext takes the lowest
-// free one), and rank r's holds. Every member of a new communicator
+// free one), rank r's part of their scratch and its holds, and for
+// reading every rank's holds. Every member of a new communicator
 // touches those pages at its first collective, and each first touch is
 // a page fault of 2-5 µs here; at 64 ranks on 2 cores the first Dup and
 // Allreduce took 3.3-6.0 ms against 1.2-1.5 ms for the fourth, with
@@ -408,12 +409,26 @@ const firstSlots = 3
 // communicator. ulfm_recovery, 16 interleaved runs each (2026-11-27):
 // 64 ranks 3,256 → 2,948 µs and 4,146 → 3,700; 16 ranks 1,120 → 1,043;
 // 8 ranks 656 → 598. At 1,024 ranks it is 103 pages a rank, shared.
+//
+// The scratch part (a page a slot, 4 with ScratchMemberBig) is where a
+// member stages its first collective of 25 B to half its part; the holds of
+// every rank (16 a page) are read by each survivor of a failure
+// (ReleaseAll). A trace of ulfm_recovery at 64 ranks found a fault a
+// survivor at each (the benchmark's own max of its 7 phases is such a
+// collective, and it ran while the last survivors were still in the
+// measured allreduce); 30 interleaved runs each (2026-11-28): 3,082 →
+// 2,504 µs, the allreduce phase 1,234 → 864.
 func (m *Map) PopulateFirstSlots(r int) {
 	for s := uint32(0); s < firstSlots; s++ {
 		m.Seg.Populate(m.coll0+uint64(s)*m.collStride, int(m.collStride))
 		m.Seg.Populate(m.agree0+uint64(s)*m.agreeStride, int(m.agreeStride))
+		if s < ScratchSlots {
+			per := m.scratchStride / uint64(m.N)
+			m.Seg.Populate(m.scratch0+uint64(s)*m.scratchStride+uint64(r)*per, int(per))
+		}
 	}
 	m.Seg.Populate(m.holds0+uint64(r)*holdsSize, holdsSize)
+	m.Seg.PopulateRead(m.holds0, m.N*holdsSize)
 }
 
 // PopulateProxy is Populate for a node agent's proxy of rank r of
