@@ -342,6 +342,10 @@ func (c *Comm) createSpanning(members, world []int, tag int, op string) (*Comm, 
 	})
 }
 
+// slotLost, as a member's slot in createSpanning's gather, says that its
+// node's slot never reached it: the member that allocates it failed.
+const slotLost = ^uint32(0)
+
 // createSpanningAs is createSpanning with the adoption given: adopt makes
 // this rank's communicator from its node's slot and every member's.
 func (c *Comm) createSpanningAs(members, world []int, tag int, op string, adopt func(mine [2]uint32, table []uint32) (*Comm, error)) (*Comm, error) {
@@ -360,6 +364,10 @@ func (c *Comm) createSpanningAs(members, world []int, tag int, op string, adopt 
 		}
 	}
 	var mine [2]uint32 // this node's slot and generation (0: none was free)
+	// lost is why this member has no slot of its node: the member that
+	// allocates it failed. The leader still waits for a word from this
+	// member, so it goes on with a slot that says so (slotLost).
+	var lost error
 	if sub := local[0]; c.rank == sub {
 		if slot, gen, ok := e.t.AllocContext(e.me, localWorld); ok {
 			mine = [2]uint32{slot, gen}
@@ -373,7 +381,10 @@ func (c *Comm) createSpanningAs(members, world []int, tag int, op string, adopt 
 		e.lock()
 		e.t.ReleaseOrphans(e.me, c.group[sub], e.holdsLocally)
 		e.unlock()
-		return nil, relabel(err, op)
+		// Returning here left the leader, alive, waiting for this
+		// member's slot, and every other member for the leader's table
+		// (ft_split across 3 nodes, its rank 3 killed at its 30th call).
+		mine, lost = [2]uint32{slotLost, 0}, err
 	}
 	// From here this rank holds mine until it adopts it: abandon gives
 	// the hold up on every error.
@@ -385,6 +396,11 @@ func (c *Comm) createSpanningAs(members, world []int, tag int, op string, adopt 
 		for i, m := range members[1:] {
 			if _, err := Recv(c.coll, table[2+2*(i+1):2+2*(i+2)], m, tag|tagSpanSlot); err != nil && failed == nil {
 				failed = err
+			}
+		}
+		for i := range members {
+			if table[2+2*i] == slotLost && failed == nil {
+				failed = newErr(ErrProcFailed, op, -1, "a member failed during the creation")
 			}
 		}
 		if failed != nil {
@@ -411,6 +427,9 @@ func (c *Comm) createSpanningAs(members, world []int, tag int, op string, adopt 
 		if _, err := Recv(c.coll, table, leader, tag|tagSpanTable); err != nil {
 			return nil, c.abandon(mine, err, op)
 		}
+	}
+	if lost != nil {
+		return nil, c.abandon(mine, lost, op)
 	}
 	switch table[0] {
 	case spanNoSlot:
