@@ -139,7 +139,7 @@ func (c *Comm) Split(color, key int) (*Comm, error) {
 			return
 		}
 		members := byKey(table, 2, func(r int) bool { return table[2*r] == int64(color) })
-		nc, err = c.create(members, tagCreate, "Split")
+		nc, err = c.createAfterTable(members, tagCreate, "Split")
 	})
 	return nc, err
 }
@@ -201,7 +201,7 @@ func (c *Comm) createGroup(g Group, tag int, op string) (*Comm, error) {
 		return nil, nil
 	}
 	notify := op == "Create"
-	return c.createWith(members, tagCreateUser+tag, notify, op)
+	return c.createWith(members, tagCreateUser+tag, notify, -1, op)
 }
 
 // membersSpan reports whether members (ranks of c) live on several nodes.
@@ -229,13 +229,23 @@ func (c *Comm) createNotice(leader int, op string) error {
 // sends it to the others on tag. The caller has checked that c was not
 // freed when the creation started (an Idup may run after a Free).
 func (c *Comm) create(members []int, tag int, op string) (*Comm, error) {
-	return c.createWith(members, tag, false, op)
+	return c.createWith(members, tag, false, -1, op)
+}
+
+// createAfterTable is create after splitTable: rank 0 of c handed out
+// the table the members come from, and if it died doing so, a member
+// may never have learned that it is one. Across nodes every wait of the
+// creation for another member then also ends at rank 0's failure
+// (recvUnless), rather than wait for a member that will never come.
+func (c *Comm) createAfterTable(members []int, tag int, op string) (*Comm, error) {
+	return c.createWith(members, tag, false, c.group[0], op)
 }
 
 // createWith is create; with notify the leader also tells the ranks of
 // c outside members whether it found a slot (createNotice), before it
-// hands the slot out.
-func (c *Comm) createWith(members []int, tag int, notify bool, op string) (*Comm, error) {
+// hands the slot out. unless, if not -1, is a world rank whose failure
+// also ends a creation across nodes (createAfterTable).
+func (c *Comm) createWith(members []int, tag int, notify bool, unless int, op string) (*Comm, error) {
 	e := c.e
 	e.lock()
 	err := c.collLive(op)
@@ -250,7 +260,9 @@ func (c *Comm) createWith(members []int, tag int, notify bool, op string) (*Comm
 		remote = remote || e.lay.Remote(world[i])
 	}
 	if remote {
-		return c.createSpanning(members, world, tag, op)
+		return c.createSpanningAs(members, world, tag, unless, op, func(mine [2]uint32, table []uint32) (*Comm, error) {
+			return c.adoptSpanning(world, mine, table, op)
+		})
 	}
 	leader := members[0]
 	var msg [2]uint32 // slot, generation; generation 0: no slot was free
@@ -337,9 +349,35 @@ func (c *Comm) createWith(members []int, tag int, notify bool, op string) (*Comm
 // of it: the leader sends a table that says so (or dies, which its
 // members see), and each member gives up its hold on its node's slot.
 func (c *Comm) createSpanning(members, world []int, tag int, op string) (*Comm, error) {
-	return c.createSpanningAs(members, world, tag, op, func(mine [2]uint32, table []uint32) (*Comm, error) {
+	return c.createSpanningAs(members, world, tag, -1, op, func(mine [2]uint32, table []uint32) (*Comm, error) {
 		return c.adoptSpanning(world, mine, table, op)
 	})
+}
+
+// recvUnless is Recv of b from member src of c on the collective twin's
+// tag, which also ends, with ErrProcFailed, once world rank unless (if
+// not -1) has failed: the receive is then withdrawn.
+func (c *Comm) recvUnless(b []uint32, src, tag, unless int, op string) error {
+	if unless < 0 {
+		_, err := Recv(c.coll, b, src, tag)
+		return err
+	}
+	h, err := Irecv(c.coll, b, src, tag)
+	if err != nil {
+		return err
+	}
+	e := c.e
+	e.lock()
+	e.block(func() bool { return h.done() || e.failed[unless] }, job.OpRecv, src, tag, c.coll.ctx, c.group[src])
+	done := h.done()
+	e.unlock()
+	if !done {
+		h.Cancel()
+		h.Wait()
+		return newErr(ErrProcFailed, op, -1, "world rank %d, which handed out the table of the creation, failed", unless)
+	}
+	_, err = h.Wait()
+	return err
 }
 
 // slotLost, as a member's slot in createSpanning's gather, says that its
@@ -347,8 +385,10 @@ func (c *Comm) createSpanning(members, world []int, tag int, op string) (*Comm, 
 const slotLost = ^uint32(0)
 
 // createSpanningAs is createSpanning with the adoption given: adopt makes
-// this rank's communicator from its node's slot and every member's.
-func (c *Comm) createSpanningAs(members, world []int, tag int, op string, adopt func(mine [2]uint32, table []uint32) (*Comm, error)) (*Comm, error) {
+// this rank's communicator from its node's slot and every member's. Its
+// waits for other members' words also end when world rank unless fails
+// (-1: none; createAfterTable).
+func (c *Comm) createSpanningAs(members, world []int, tag, unless int, op string, adopt func(mine [2]uint32, table []uint32) (*Comm, error)) (*Comm, error) {
 	const (
 		spanOK     = 0
 		spanNoSlot = 1 // a node had no free slot
@@ -377,7 +417,7 @@ func (c *Comm) createSpanningAs(members, world []int, tag int, op string, adopt 
 		for _, m := range local[1:] {
 			_ = Send(c.coll, mine[:], m, tag)
 		}
-	} else if _, err := Recv(c.coll, mine[:], sub, tag); err != nil {
+	} else if err := c.recvUnless(mine[:], sub, tag, unless, op); err != nil {
 		e.lock()
 		e.t.ReleaseOrphans(e.me, c.group[sub], e.holdsLocally)
 		e.unlock()
@@ -394,7 +434,7 @@ func (c *Comm) createSpanningAs(members, world []int, tag int, op string, adopt 
 		copy(table[2:], mine[:])
 		var failed error
 		for i, m := range members[1:] {
-			if _, err := Recv(c.coll, table[2+2*(i+1):2+2*(i+2)], m, tag|tagSpanSlot); err != nil && failed == nil {
+			if err := c.recvUnless(table[2+2*(i+1):2+2*(i+2)], m, tag|tagSpanSlot, unless, op); err != nil && failed == nil {
 				failed = err
 			}
 		}

@@ -154,7 +154,7 @@ func (c *Comm) SplitTypeInfo(kind, key int, info *Info) (*Comm, error) {
 		if err != nil || plan.members == nil {
 			return
 		}
-		nc, err = c.create(plan.members, tagCreate, op)
+		nc, err = c.createAfterTable(plan.members, tagCreate, op)
 		if err == nil && kind == TypeHWUnguided && info != nil {
 			err = info.Set(HWResourceKey, levelNames[plan.level])
 		}

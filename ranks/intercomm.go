@@ -450,7 +450,7 @@ func (local *Comm) interSpanning(lm []int, remote []int, low bool, op string) (*
 		union = slices.Concat(remote, lworld)
 	}
 	w := e.comms[0]
-	nc, err := w.createSpanningAs(union, union, tagInterSpanUnion, op, func(mine [2]uint32, table []uint32) (*Comm, error) {
+	nc, err := w.createSpanningAs(union, union, tagInterSpanUnion, -1, op, func(mine [2]uint32, table []uint32) (*Comm, error) {
 		e.lock()
 		defer e.unlock()
 		if !e.t.Adoptable(e.me, mine[0], mine[1]) {
