@@ -234,9 +234,10 @@ func (c *Comm) create(members []int, tag int, op string) (*Comm, error) {
 
 // createAfterTable is create after splitTable: rank 0 of c handed out
 // the table the members come from, and if it died doing so, a member
-// may never have learned that it is one. Across nodes every wait of the
-// creation for another member then also ends at rank 0's failure
-// (recvUnless), rather than wait for a member that will never come.
+// may never have learned that it is one. Every wait of the creation for
+// another member's word (across nodes the slots, on one node the
+// acknowledgements) then also ends at rank 0's failure (recvUnless),
+// rather than wait for a member that will never come.
 func (c *Comm) createAfterTable(members []int, tag int, op string) (*Comm, error) {
 	return c.createWith(members, tag, false, c.group[0], op)
 }
@@ -244,7 +245,7 @@ func (c *Comm) createAfterTable(members []int, tag int, op string) (*Comm, error
 // createWith is create; with notify the leader also tells the ranks of
 // c outside members whether it found a slot (createNotice), before it
 // hands the slot out. unless, if not -1, is a world rank whose failure
-// also ends a creation across nodes (createAfterTable).
+// also ends the creation's waits for other members (createAfterTable).
 func (c *Comm) createWith(members []int, tag int, notify bool, unless int, op string) (*Comm, error) {
 	e := c.e
 	e.lock()
