@@ -144,10 +144,87 @@ func hierAllreduce[T any](c *ranks.Comm, h *hier, send, recv []T, op Op[T]) erro
 	if mine == nil {
 		mine = append([]T(nil), recv...)
 	}
+	if ls, ok := h.sleepers(len(bytesOf(mine))); ok {
+		return h.held(ls, name, bytesOf(mine), bytesOf(recv), func() error {
+			if err := reduceLines(ls, recv, op, ls.size, name); err != nil {
+				return err
+			}
+			return leadersAllreduce(st, h, recv, op, name)
+		})
+	}
 	if err := reduce(h.local, mine, recv, op, 0); err != nil {
 		return err
 	}
 	return h.fromLeader(name, bytesOf(recv), func() error { return leadersAllreduce(st, h, recv, op, name) })
+}
+
+// sleepers returns the collective state of this node's communicator if
+// its members sleep in their waits (they outnumber the node's cores) and
+// n bytes fit a line: then a small collective's node-local phases take
+// held's shape.
+func (h *hier) sleepers(n int) (*state, bool) {
+	ls, _ := ext.SlotsOf(h.local)[ext.SlotColl].(*state)
+	if ls == nil || ls.spin || ls.size < 2 || n > inlineMax {
+		return nil, false
+	}
+	return ls, true
+}
+
+// held runs the node-local phases of a small hierarchical collective
+// whose node's members sleep, as the allreduce floor's agents and ranks
+// do (benchmarks/ref/allreduce_floor.c): every member writes its
+// contribution p in its line and counts itself in; the one that
+// completes the count wakes the leader (local rank 0), unless it is the
+// leader; the leader runs phase (which reads the lines and crosses the
+// nodes) and leaves its outcome and out (at most inlineMax bytes) in the
+// header, and one futex wake releases every other member, which copies
+// out. The other members sleep at once: their wait lasts at least a
+// crossing of the nodes, and a yield only delays the processes that
+// carry it. By messages (reduce, then fromLeader's Bcast), each member's
+// contribution woke the sleeping leader, and the leader woke each member
+// in turn.
+func (h *hier) held(ls *state, name string, p, out []byte, phase func() error) error {
+	if _, err := begin(h.local, name); err != nil {
+		return err
+	}
+	if err := ls.publish(name, p); err != nil {
+		return err
+	}
+	ls.a++
+	full := ls.a * uint64(ls.size)
+	last := ls.hdr.arrive.Add(1) == full
+	if ls.rank != 0 {
+		if last {
+			ext.Wake(ls.c, 0) // the leader may sleep on the count
+		}
+		ext.SleepAtOnce(ls.c, true)
+		err := ext.Wait(ls.c, name, &ls.hdr.done, ls.counterDone)
+		ext.SleepAtOnce(ls.c, false)
+		if err != nil {
+			return err
+		}
+		if ls.hdr.resN == resFailed {
+			return errf(ranks.ErrProcFailed, name, "a member failed (the node's leader says)")
+		}
+		return ls.result(name, out)
+	}
+	if !last {
+		if err := ext.Wait(ls.c, name, nil, ls.countFull); err != nil {
+			return err
+		}
+	}
+	if mis := ls.firstSizeMismatch(); mis >= 0 {
+		ls.releaseWith(nil, mis)
+		return checkLen(name, mis, -1, len(p))
+	}
+	if err := phase(); err != nil {
+		ls.hdr.resN = resFailed
+		ls.hdr.done.Store(uint32(ls.a))
+		ext.Release(ls.c, &ls.hdr.done)
+		return err
+	}
+	ls.releaseWith(out, -1)
+	return nil
 }
 
 // fromLeader runs phase at the node's leader and gives its outcome and
@@ -193,6 +270,11 @@ func hierBarrier(c *ranks.Comm, h *hier) error {
 	st, err := begin(c, name)
 	if err != nil {
 		return err
+	}
+	if ls, ok := h.sleepers(0); ok {
+		return h.held(ls, name, nil, nil, func() error {
+			return leadersExchange(st, h, []byte{0}, func(_, _ []byte) {}, name)
+		})
 	}
 	if err := barrier(h.local); err != nil {
 		return err

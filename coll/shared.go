@@ -98,8 +98,9 @@ type header struct {
 // resNone that the count was completed by a member that leaves no result
 // (a plain arrive: its kind of contribution differed from a reduction's).
 const (
-	resBad  = 0xffff
-	resNone = 0xfffe
+	resBad    = 0xffff
+	resNone   = 0xfffe
+	resFailed = 0xfffd // the leader's phase across nodes failed (hier.held)
 )
 
 // The kinds of a line half's content (the high bits of line.n).
@@ -174,6 +175,7 @@ func init() {
 		}
 		st.stride = uint64(st.rounds) + 1
 		st.counterDone = func() bool { return int32(st.hdr.done.Load()-uint32(st.a)) >= 0 }
+		st.countFull = func() bool { return st.hdr.arrive.Load() >= st.a*uint64(st.size) }
 		st.seqDone = func() bool { return reached(st.waitW, st.waitV) }
 		st.seqNeeded = func(r int) bool { return !reached(&st.line(r).seq, st.waitEnd) }
 		ext.SlotsOf(comm)[ext.SlotColl] = st
@@ -205,6 +207,7 @@ type state struct {
 	// time runs a communicator's collectives (nonblocking.go), so fields
 	// can carry their arguments.
 	counterDone    func() bool    // arrive phase st.a complete (counter)
+	countFull      func() bool    // every member counted in arrive phase st.a (hier.held)
 	seqDone        func() bool    // waitW reached waitV
 	seqNeeded      func(int) bool // member's seq has not reached waitEnd
 	waitW          *atomic.Uint32

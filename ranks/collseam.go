@@ -39,6 +39,12 @@ func init() {
 	ext.WaitYielded = func(comm any, op string, word *atomic.Uint32, done func() bool, yields int) error {
 		return comm.(*Comm).collWait(op, word, done, nil, yields)
 	}
+	ext.SleepAtOnce = func(comm any, on bool) {
+		e := comm.(*Comm).e
+		e.lock()
+		e.sleepAtOnce = on
+		e.unlock()
+	}
 	ext.SleepersWord = func(comm any) *atomic.Uint32 { c := comm.(*Comm); return c.e.t.Sleepers(c.slot) }
 	ext.WaitNeeding = func(comm any, op string, word *atomic.Uint32, done func() bool, needed func(r int) bool) error {
 		return comm.(*Comm).collWait(op, word, done, needed, 0)
