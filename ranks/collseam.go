@@ -42,7 +42,11 @@ func init() {
 	ext.SleepAtOnce = func(comm any, on bool) {
 		e := comm.(*Comm).e
 		e.lock()
-		e.sleepAtOnce = on
+		if on {
+			e.sleepAtOnce++ // a count: goroutines of the rank may each be in such a wait
+		} else {
+			e.sleepAtOnce--
+		}
 		e.unlock()
 	}
 	ext.SleepersWord = func(comm any) *atomic.Uint32 { c := comm.(*Comm); return c.e.t.Sleepers(c.slot) }

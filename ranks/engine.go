@@ -177,10 +177,10 @@ type engine struct {
 	starving  bool          // our starving flag is up
 	fenceWord atomic.Uint32 // a private word for a full fence
 
-	yieldBudget int  // collective waits when oversubscribed: sched_yields before sleeping
-	p2pYields   int  // other waits when oversubscribed: sched_yields before sleeping (job.EnvP2PYields)
-	preYields   int  // yields the next blockOn's caller made already (collWait from C)
-	sleepAtOnce bool // waits sleep without yielding first (ext.SleepAtOnce)
+	yieldBudget int // collective waits when oversubscribed: sched_yields before sleeping
+	p2pYields   int // other waits when oversubscribed: sched_yields before sleeping (job.EnvP2PYields)
+	preYields   int // yields the next blockOn's caller made already (collWait from C)
+	sleepAtOnce int // if not 0, waits sleep without yielding first (ext.SleepAtOnce)
 
 	killAt    int64  // fault injection: die at this entry into the engine (killinject.go)
 	spawnKill string // fault injection: die at this point of a spawn (spawn.go)

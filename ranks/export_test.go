@@ -1,6 +1,7 @@
 package ranks
 
 import (
+	"github.com/shmpi/shmpi/internal/ext"
 	"math/bits"
 	"syscall"
 	"time"
@@ -111,3 +112,13 @@ func (w *World) KnocksQueued(port string) int {
 	}
 	return n
 }
+
+// Yields is how many times this rank's waits yielded the CPU.
+func (w *World) Yields() uint64 {
+	w.e.lock()
+	defer w.e.unlock()
+	return w.e.tool.yields
+}
+
+// SleepAtOnce is ext.SleepAtOnce.
+func SleepAtOnce(c *Comm, on bool) { ext.SleepAtOnce(c, on) }

@@ -146,3 +146,46 @@ func TestSmallMessageBytesIntact(t *testing.T) {
 		}
 	})
 }
+
+// A rank whose waits are marked to sleep at once (ext.SleepAtOnce, as
+// coll's node-local phases across nodes mark theirs) sleeps without
+// yielding first, however many times the marks nest; unmarked, a rank
+// that outnumbers the cores yields before it sleeps.
+func TestSleepAtOnce(t *testing.T) {
+	o := ranktest.Options{N: 2, Cores: 1, Env: []string{"SHMPI_P2P_YIELDS=8"}, Quiet: true}
+	ranktest.RunOpts(t, o, func(r *ranktest.R) {
+		c := r.Comm
+		b := make([]byte, 1)
+		const rounds = 300
+		marked := r.Rank == 1
+		if marked {
+			ranks.SleepAtOnce(c, true)
+			ranks.SleepAtOnce(c, true)
+			ranks.SleepAtOnce(c, false) // still marked once
+		}
+		y, s := r.World.Yields(), r.World.Sleeps()
+		for i := range rounds {
+			b[0] = byte(i)
+			if r.Rank == 0 {
+				r.Check(ranks.Send(c, b, 1, 1), "send")
+				_, err := ranks.Recv(c, b, 1, 2)
+				r.Check(err, "recv")
+				continue
+			}
+			_, err := ranks.Recv(c, b, 0, 1)
+			r.Check(err, "recv")
+			r.Check(ranks.Send(c, b, 0, 2), "send")
+		}
+		yields, sleeps := r.World.Yields()-y, r.World.Sleeps()-s
+		if marked {
+			ranks.SleepAtOnce(c, false)
+			if yields != 0 || sleeps < rounds/10 {
+				r.Errorf("marked: %d yields and %d sleeps in %d rounds, want no yield and some sleeps", yields, sleeps, rounds)
+			}
+			return
+		}
+		if yields == 0 {
+			r.Errorf("unmarked: no yield in %d rounds (%d sleeps)", rounds, sleeps)
+		}
+	})
+}

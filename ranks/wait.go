@@ -131,7 +131,7 @@ func (e *engine) blockOn(pred func() bool, op job.Op, name string, peer, tag int
 				}
 			}
 		} else {
-			if !e.sleepAtOnce && (yields < e.p2pYields || watch != nil && yields < e.yieldBudget) ||
+			if e.sleepAtOnce == 0 && (yields < e.p2pYields || watch != nil && yields < e.yieldBudget) ||
 				e.patientUntil != 0 && int64(time.Since(procStart)) < e.patientUntil {
 				// Oversubscribed (or done spinning): hand the CPU to the
 				// ranks that share it rather than sleep and pay a

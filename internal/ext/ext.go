@@ -129,8 +129,9 @@ var (
 	WaitYielded func(comm any, op string, word *atomic.Uint32, done func() bool, yields int) error
 	// SleepAtOnce, with on true, makes the waits of the caller's rank
 	// sleep without yielding the CPU first, until it is called again with
-	// on false: for a wait whose end must come from another node, where
-	// a yield only delays the processes that carry it (coll's hier.held).
+	// on false (the calls nest: goroutines of a rank may each mark their
+	// wait): for a wait whose end must come from another node, where a
+	// yield only delays the processes that carry it (coll's hier.held).
 	SleepAtOnce func(comm any, on bool)
 	// SleepersWord is the count of comm's members asleep in Wait, which
 	// Release reads (job.Map.Sleepers).
