@@ -1,11 +1,11 @@
 package ranks
 
 import (
-	"github.com/shmpi/shmpi/internal/ext"
 	"math/bits"
 	"syscall"
 	"time"
 
+	"github.com/shmpi/shmpi/internal/ext"
 	"github.com/shmpi/shmpi/internal/job"
 )
 
