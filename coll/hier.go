@@ -1,6 +1,7 @@
 package coll
 
 import (
+	"errors"
 	"unsafe"
 
 	"github.com/shmpi/shmpi/internal/ext"
@@ -83,7 +84,7 @@ func makeHier(c *ranks.Comm) *hier {
 	h := &hier{me: -1}
 	local, err := c.SplitType(ranks.TypeShared, c.Rank())
 	if err != nil {
-		h.err = err
+		h.err = failedFirst(c, err)
 		return h
 	}
 	// A member's failure anywhere ends the node's waits too, this
@@ -95,7 +96,7 @@ func makeHier(c *ranks.Comm) *hier {
 	// nonblocking or persistent Allreduce), where the public ones would
 	// queue behind it and wait for it.
 	if err := allgather(local, []int{c.Rank()}, mine); err != nil {
-		h.err = err
+		h.err = failedFirst(c, err)
 		local.Free()
 		return h
 	}
@@ -105,7 +106,7 @@ func makeHier(c *ranks.Comm) *hier {
 	}
 	all := make([]int, 2*c.Size())
 	if err := allgather(c, []int{mine[0], consecutive}, all); err != nil {
-		h.err = err
+		h.err = failedFirst(c, err)
 		local.Free()
 		return h
 	}
@@ -123,6 +124,18 @@ func makeHier(c *ranks.Comm) *hier {
 	}
 	h.local = local
 	return h
+}
+
+// failedFirst is err, the error of a step of making c's hierarchy, unless
+// a member of c is known to have failed: then that failure, which
+// explains the step's error (a member that saw it first returned from
+// its collective and may have finalized, so its peers see "finalized"),
+// as st.fail says for a collective's steps.
+func failedFirst(c *ranks.Comm, err error) error {
+	if cerr := ext.Check(c, "SplitType"); cerr != nil && errors.Is(cerr, ranks.ErrProcFailed) {
+		return cerr
+	}
+	return err
 }
 
 // hierAllreduce: Reduce on the node, an allreduce among the leaders (a

@@ -1,8 +1,10 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/shmpi/shmpi/coll"
 	"github.com/shmpi/shmpi/ranks"
@@ -74,5 +76,50 @@ func TestHeldCollectivesAcrossNodes(t *testing.T) {
 		t.Run(fmt.Sprint(counts), func(t *testing.T) {
 			runNodes(t, nodesOpts{Counts: counts, Body: "held"}).check(t)
 		})
+	}
+}
+
+// A member dies inside the loop of small collectives whose node-local
+// phases are held (nodes of one core): killed by the runtime at its
+// op-th entry (SHMPI_KILL), so anywhere in a phase (counting in, asleep
+// for the release, the leader's crossing). Every survivor's loop must
+// end with ErrProcFailed, none may hang on a member that left, and
+// every Allreduce that succeeds must hold every member's contribution
+// (the victim's counts if it counted in).
+func init() {
+	bodies["held-fail"] = func(w *ranks.World, c *ranks.Comm) error {
+		me, n := c.Rank(), c.Size()
+		want := int64(n * (n - 1) / 2)
+		for it := range 400 {
+			var err error
+			if it%4 == 3 {
+				err = coll.Barrier(c)
+			} else {
+				s := []int64{int64(me)}
+				if err = coll.Allreduce(c, nil, s, coll.Sum); err == nil && s[0] != want {
+					return fmt.Errorf("round %d: sum %d, want %d", it, s[0], want)
+				}
+			}
+			if errors.Is(err, ranks.ErrProcFailed) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("round %d: %v", it, err)
+			}
+		}
+		return errors.New("every collective succeeded: the victim did not die")
+	}
+}
+
+func TestHeldCollectivesFailureAcrossNodes(t *testing.T) {
+	counts := []int{3, 3, 2}
+	// Rank 1: a member of node 0; rank 3: node 1's leader.
+	for _, victim := range []int{1, 3} {
+		for op := 12; op <= 160; op += 8 {
+			t.Run(fmt.Sprintf("kill-%d-at-op-%d", victim, op), func(t *testing.T) {
+				env := []string{fmt.Sprintf("SHMPI_KILL=%d@op=%d", victim, op)}
+				runNodes(t, nodesOpts{Counts: counts, Body: "held-fail", FT: true, Env: env, Timeout: 30 * time.Second}).check(t, victim)
+			})
+		}
 	}
 }
