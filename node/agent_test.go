@@ -156,7 +156,14 @@ func runNodes(t *testing.T, o nodesOpts) *nodeRun {
 	select {
 	case <-done:
 	case <-time.After(o.Timeout + 30*time.Second):
-		t.Fatalf("agents still running %v after their deadline", 30*time.Second)
+		// The agents' own deadline did not end them: say where every
+		// goroutine of this process (the agents are among them) waits.
+		buf := make([]byte, 1<<22)
+		buf = buf[:runtime.Stack(buf, true)]
+		if path := os.Getenv("SHMPI_NODE_TEST_STACKS"); path != "" {
+			os.WriteFile(path, buf, 0o644)
+		}
+		t.Fatalf("agents still running %v after their deadline; goroutines:\n%s", 30*time.Second, buf)
 	}
 	for k, err := range nr.errs {
 		if err != nil {
