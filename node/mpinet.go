@@ -51,6 +51,13 @@ static int net_have_ulfm(void) { return HAVE_ULFM; }
 
 static int net_init(int *rank, int *size) {
 	int provided, rc;
+#if defined(OPEN_MPI)
+	// The agent's loop yields the CPU itself between polls (node/agent.go,
+	// idle); the MPI's own yield in every progress call that finds
+	// nothing, which Open MPI turns on when processes outnumber cores,
+	// only adds switches to it. Unless the user chose otherwise.
+	setenv("OMPI_MCA_mpi_yield_when_idle", "0", 0);
+#endif
 	rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
 	if (rc != MPI_SUCCESS) return rc;
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
