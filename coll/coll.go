@@ -240,30 +240,8 @@ func exchangeLocal[T any](st *state, from, to func(r int) []T, local func(), nam
 		clear(rs)
 		st.reqs = rs[:0]
 	}()
-	for _, recv := range []bool{true, false} {
-		buf := to
-		if recv {
-			buf = from
-		}
-		if buf == nil {
-			continue
-		}
-		for r := range st.size {
-			if r == st.rank {
-				continue
-			}
-			var q *ranks.Request
-			var err error
-			if recv {
-				q, err = ranks.Irecv(st.cc, buf(r), r, st.tag())
-			} else {
-				q, err = ranks.Isend(st.cc, buf(r), r, st.tag())
-			}
-			if err != nil {
-				return relabel(err, name)
-			}
-			rs = append(rs, q)
-		}
+	if err := postExchange(st, from, to, &rs, name); err != nil {
+		return err
 	}
 	if local != nil {
 		local()
@@ -289,6 +267,44 @@ func exchangeLocal[T any](st *state, from, to func(r int) []T, local func(), nam
 		}
 	}
 	return ferr
+}
+
+// postExchange posts exchangeLocal's receives (from) and sends (to),
+// appending their requests to *rs.
+func postExchange[T any](st *state, from, to func(r int) []T, rs *[]*ranks.Request, name string) error {
+	if from == nil && !st.spin {
+		// A root's fan-out (Bcast, Scatter) where members sleep: each
+		// member copies its block from the root's buffer (ranks' pullMin
+		// has the figures), and the root copies nothing.
+		ext.PullSends(st.cc, true)
+		defer ext.PullSends(st.cc, false)
+	}
+	for _, recv := range []bool{true, false} {
+		buf := to
+		if recv {
+			buf = from
+		}
+		if buf == nil {
+			continue
+		}
+		for r := range st.size {
+			if r == st.rank {
+				continue
+			}
+			var q *ranks.Request
+			var err error
+			if recv {
+				q, err = ranks.Irecv(st.cc, buf(r), r, st.tag())
+			} else {
+				q, err = ranks.Isend(st.cc, buf(r), r, st.tag())
+			}
+			if err != nil {
+				return relabel(err, name)
+			}
+			*rs = append(*rs, q)
+		}
+	}
+	return nil
 }
 
 func barrier(c *ranks.Comm) error {

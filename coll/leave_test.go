@@ -3,6 +3,7 @@ package coll_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/shmpi/shmpi/coll"
@@ -27,6 +28,14 @@ func TestCollectiveLivePeerLeaves(t *testing.T) {
 	cases := []collective{
 		{"bcast-large", func(c *ranks.Comm, me int) error { return coll.Bcast(c, make([]float64, big), 0) }},
 		{"bcast-medium", func(c *ranks.Comm, me int) error { return coll.Bcast(c, make([]byte, 3000), 0) }},
+		// Root 3 does not know of the death and sends to rank 0, which
+		// left: 32 KiB blocks go by rendezvous where members sleep
+		// (ranks' pullMin), and such a send must not wait for rank 0.
+		// Rank 2 dies once rank 3 is about to enter.
+		{"bcast-pull-root3", func(c *ranks.Comm, me int) error { return coll.Bcast(c, make([]byte, 32<<10), 3) }},
+		{"scatter-pull-root3", func(c *ranks.Comm, me int) error {
+			return coll.Scatter(c, make([]byte, 4*32<<10), make([]byte, 32<<10), 3)
+		}},
 		{"scatter-small", func(c *ranks.Comm, me int) error {
 			return coll.Scatter(c, make([]int32, 4), make([]int32, 1), 0)
 		}},
@@ -61,6 +70,10 @@ func TestCollectiveLivePeerLeaves(t *testing.T) {
 			if spinning {
 				name, cores = name+"/spinning", 4
 			}
+			goFrom := 1 // the member about to enter when rank 2 dies
+			if strings.HasSuffix(tc.name, "-root3") {
+				goFrom = 3
+			}
 			t.Run(name, func(t *testing.T) {
 				o := ranktest.Options{N: 4, Cores: cores, Dies: []int{2}, Quiet: true}
 				ranktest.RunOpts(t, o, func(r *ranktest.R) {
@@ -68,8 +81,8 @@ func TestCollectiveLivePeerLeaves(t *testing.T) {
 					var err error
 					switch r.Rank {
 					case 2:
-						// Dies once rank 1 is about to enter the collective.
-						_, err := ranks.Recv(c, make([]byte, 1), 1, 77)
+						// Dies once goFrom is about to enter the collective.
+						_, err := ranks.Recv(c, make([]byte, 1), goFrom, 77)
 						r.Check(err, "go")
 						r.Kill()
 					case 0:
@@ -81,11 +94,11 @@ func TestCollectiveLivePeerLeaves(t *testing.T) {
 						if !errors.Is(err, ranks.ErrProcFailed) {
 							r.Errorf("%s at the member that knew of the death: %v, want ErrProcFailed", tc.name, err)
 						}
-					case 1:
-						r.Check(ranks.Send(c, []byte{1}, 2, 77), "go")
-						err = tc.run(c, 1)
-					case 3:
-						err = tc.run(c, 3)
+					case 1, 3:
+						if r.Rank == goFrom {
+							r.Check(ranks.Send(c, []byte{1}, 2, 77), "go")
+						}
+						err = tc.run(c, r.Rank)
 					}
 					if err != nil && !errors.Is(err, ranks.ErrProcFailed) {
 						r.Errorf("%s: %v, want nil or ErrProcFailed", tc.name, err)

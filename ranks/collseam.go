@@ -49,6 +49,16 @@ func init() {
 		}
 		e.unlock()
 	}
+	ext.PullSends = func(comm any, on bool) {
+		e := comm.(*Comm).e
+		e.lock()
+		if on {
+			e.pullSends++
+		} else {
+			e.pullSends--
+		}
+		e.unlock()
+	}
 	ext.SleepersWord = func(comm any) *atomic.Uint32 { c := comm.(*Comm); return c.e.t.Sleepers(c.slot) }
 	ext.WaitNeeding = func(comm any, op string, word *atomic.Uint32, done func() bool, needed func(r int) bool) error {
 		return comm.(*Comm).collWait(op, word, done, needed, 0)

@@ -181,6 +181,7 @@ type engine struct {
 	p2pYields   int // other waits when oversubscribed: sched_yields before sleeping (job.EnvP2PYields)
 	preYields   int // yields the next blockOn's caller made already (collWait from C)
 	sleepAtOnce int // if not 0, waits sleep without yielding first (ext.SleepAtOnce)
+	pullSends   int // if not 0, new sends above pullMin go by rendezvous (ext.PullSends)
 
 	killAt    int64  // fault injection: die at this entry into the engine (killinject.go)
 	spawnKill string // fault injection: die at this point of a spawn (spawn.go)

@@ -77,6 +77,7 @@ func nilComm(op string) error { return newErr(ErrComm, op, -1, "nil communicator
 // newOp builds a request under the engine lock.
 func (c *Comm) newOp(r *request, send, sync bool, p unsafe.Pointer, n, esize, peer, tag int, op string) {
 	r.c, r.op, r.send, r.sync = c, op, send, sync
+	r.pull = send && c.e.pullSends > 0
 	r.buf, r.nbytes, r.esize, r.peer, r.tag = p, n, esize, peer, tag
 	r.anySrc = !send && peer == AnySource
 	r.wpeer = -1

@@ -78,6 +78,15 @@ func (e *engine) sendSelf(r *request) {
 
 // trySend posts r to its destination's inbox. It reports false if it must
 // wait: the ring is full, or no chunk or handshake slot is free.
+// pullMin is the size above which a send marked pull (a collective's
+// fan-out from its root where members sleep: ext.PullSends) goes by
+// rendezvous, the receiver copying from the sender's buffer, rather than
+// through a chunk, which both sides copy. 8 ranks on 2 cores, osu_bcast
+// 16-64 KiB, 5 runs (2026-11-28), µs, chunks / rendezvous: 16.0-21.2
+// against 9.3-12.8 in the runs where copies were fast, and 35.6-96.9
+// against 13.9-21.5 where they were slow; osu_scatter 16-64 KiB alike.
+const pullMin = 8 << 10
+
 func (e *engine) trySend(r *request) bool {
 	if r.frag {
 		return e.sendFrags(r) // a fragmented send under way
@@ -88,7 +97,7 @@ func (e *engine) trySend(r *request) bool {
 	switch {
 	case n <= inlineMax || n <= doubleMax && e.doubles:
 		kind = kInline
-	case n <= e.eager:
+	case n <= e.eager && !(r.pull && n > pullMin):
 		kind = kChunk
 		if r.chunk < 0 {
 			k := e.allocChunk(w)

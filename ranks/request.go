@@ -62,6 +62,7 @@ type request struct {
 
 	send       bool
 	sync       bool // synchronous send: completes once matched
+	pull       bool // a send above pullMin goes by rendezvous, not a chunk (ext.PullSends)
 	persistent bool
 	active     bool // persistent: started and not yet waited for
 	orphan     bool // its handle was freed while it was pending

@@ -133,6 +133,12 @@ var (
 	// wait): for a wait whose end must come from another node, where a
 	// yield only delays the processes that carry it (coll's hier.held).
 	SleepAtOnce func(comm any, on bool)
+	// PullSends, with on true, makes the sends the caller's rank starts
+	// go by rendezvous above a few KiB, where a chunk would carry them:
+	// the receiver copies from the sender's buffer, once, instead of both
+	// copying through the chunk (a root's fan-out in Bcast and Scatter
+	// where members sleep). Calls nest, as SleepAtOnce's.
+	PullSends func(comm any, on bool)
 	// SleepersWord is the count of comm's members asleep in Wait, which
 	// Release reads (job.Map.Sleepers).
 	SleepersWord func(comm any) *atomic.Uint32
