@@ -240,7 +240,18 @@ func exchangeLocal[T any](st *state, from, to func(r int) []T, local func(), nam
 		clear(rs)
 		st.reqs = rs[:0]
 	}()
-	if err := postExchange(st, from, to, &rs, name); err != nil {
+	// A root's fan-out (Bcast, Scatter) where members sleep: each member
+	// copies its block from the root's buffer (ranks' pullMin has the
+	// figures), and the root copies nothing.
+	pull := from == nil && !st.spin
+	if pull {
+		ext.PullSends(st.cc, true)
+	}
+	err := postTransfers(st, st.size, st.rank, from, to, &rs, name)
+	if pull {
+		ext.PullSends(st.cc, false)
+	}
+	if err != nil {
 		return err
 	}
 	if local != nil {
@@ -269,16 +280,10 @@ func exchangeLocal[T any](st *state, from, to func(r int) []T, local func(), nam
 	return ferr
 }
 
-// postExchange posts exchangeLocal's receives (from) and sends (to),
-// appending their requests to *rs.
-func postExchange[T any](st *state, from, to func(r int) []T, rs *[]*ranks.Request, name string) error {
-	if from == nil && !st.spin {
-		// A root's fan-out (Bcast, Scatter) where members sleep: each
-		// member copies its block from the root's buffer (ranks' pullMin
-		// has the figures), and the root copies nothing.
-		ext.PullSends(st.cc, true)
-		defer ext.PullSends(st.cc, false)
-	}
+// postTransfers posts a receive into from(r) and a send of to(r) (nil
+// funcs: none of that kind) on the collective twin for each member r of n
+// but skip, receives first, and appends the requests to *rs.
+func postTransfers[T any](st *state, n, skip int, from, to func(r int) []T, rs *[]*ranks.Request, name string) error {
 	for _, recv := range []bool{true, false} {
 		buf := to
 		if recv {
@@ -287,8 +292,8 @@ func postExchange[T any](st *state, from, to func(r int) []T, rs *[]*ranks.Reque
 		if buf == nil {
 			continue
 		}
-		for r := range st.size {
-			if r == st.rank {
+		for r := range n {
+			if r == skip {
 				continue
 			}
 			var q *ranks.Request

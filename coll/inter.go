@@ -81,27 +81,8 @@ func (st *state) interRoot(op string, root int) error {
 // twin, and waits for them all; a block of another size is ErrCount.
 func interExchange[T any](st *state, from, to func(r int) []T, name string) error {
 	rs := make([]*ranks.Request, 0, 2*st.ic.rsize)
-	for _, recv := range []bool{true, false} {
-		buf := to
-		if recv {
-			buf = from
-		}
-		if buf == nil {
-			continue
-		}
-		for r := range st.ic.rsize {
-			var q *ranks.Request
-			var err error
-			if recv {
-				q, err = ranks.Irecv(st.cc, buf(r), r, st.tag())
-			} else {
-				q, err = ranks.Isend(st.cc, buf(r), r, st.tag())
-			}
-			if err != nil {
-				return relabel(err, name)
-			}
-			rs = append(rs, q)
-		}
+	if err := postTransfers(st, st.ic.rsize, -1, from, to, &rs, name); err != nil {
+		return err
 	}
 	var ferr error
 	for i, q := range rs {
