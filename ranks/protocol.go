@@ -76,17 +76,18 @@ func (e *engine) sendSelf(r *request) {
 	c.unexp.push(m)
 }
 
-// trySend posts r to its destination's inbox. It reports false if it must
-// wait: the ring is full, or no chunk or handshake slot is free.
 // pullMin is the size above which a send marked pull (a collective's
 // fan-out from its root where members sleep: ext.PullSends) goes by
 // rendezvous, the receiver copying from the sender's buffer, rather than
 // through a chunk, which both sides copy. 8 ranks on 2 cores, osu_bcast
-// 16-64 KiB, 5 runs (2026-11-28), µs, chunks / rendezvous: 16.0-21.2
-// against 9.3-12.8 in the runs where copies were fast, and 35.6-96.9
-// against 13.9-21.5 where they were slow; osu_scatter 16-64 KiB alike.
+// 16-64 KiB, 5 runs (2026-11-28), µs, chunks / rendezvous: 14.1-22.2
+// against 9.3-15.4 in the runs where copies were fast, and 34.6-105.3
+// against 13.2-21.5 where they were slow (docs/performance.md);
+// osu_scatter 16-64 KiB alike.
 const pullMin = 8 << 10
 
+// trySend posts r to its destination's inbox. It reports false if it must
+// wait: the ring is full, or no chunk or handshake slot is free.
 func (e *engine) trySend(r *request) bool {
 	if r.frag {
 		return e.sendFrags(r) // a fragmented send under way
